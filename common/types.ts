@@ -1,0 +1,231 @@
+// Types shared by workflows, activities, the API and the CLI.
+// This module imports nothing, so the workflow bundle can use it safely.
+
+/** How premises are found for a run. `drift`: top-1 per sub-query; `monolithic`: the whole
+ * statement as one query, top-k (the RAutoformalizer baseline); `oracle`: the gold premises;
+ * `none`: no premises at all. */
+export type RetrievalMode = 'drift' | 'monolithic' | 'oracle' | 'none';
+
+/** Per-run switches. Ablations and baselines are configurations, never separate code paths. */
+export interface RunConfig {
+  /** false: no decomposition; the whole statement becomes the only sub-query. */
+  decompose: boolean;
+  retrieval: RetrievalMode;
+  /** k for monolithic retrieval. */
+  topK: number;
+  /** false: no example theorems in the formalizer's context. */
+  illustrate: boolean;
+  /** m: the most example theorems chosen by greedy coverage. */
+  examples: number;
+  /** Repair rounds after the first attempt; 0 disables repair. */
+  repairRounds: number;
+  /** false: skip the LLM judge. */
+  judge: boolean;
+}
+
+export const DEFAULT_RUN_CONFIG: RunConfig = {
+  decompose: true,
+  retrieval: 'drift',
+  topK: 5,
+  illustrate: true,
+  examples: 3,
+  repairRounds: 3,
+  judge: true,
+};
+
+/** What a `formalize` workflow is started with. */
+export interface FormalizeInput {
+  statement: string;
+  library: string;
+  config: RunConfig;
+  /** Full names that must never be retrieved or shown (the item under evaluation). */
+  exclude?: string[];
+  /** Gold premises, used by `oracle` retrieval. */
+  goldPremises?: string[];
+}
+
+/** One atomic concept of a statement: an informal phrase and the decomposer's guess at its
+ * formal form (e.g. `Nat.Prime p`). */
+export interface SubQuery {
+  phrase: string;
+  formal: string;
+}
+
+/** A library declaration shown to the formalizer as a premise. */
+export interface Premise {
+  name: string;
+  kind: string;
+  /** The pretty-printed declaration (signature). */
+  declaration: string;
+  /** Source text where the corpus has it. */
+  source?: string;
+  module?: string;
+  /** Index of the sub-query that found it, for `drift` retrieval. */
+  subquery?: number;
+  score?: number;
+}
+
+/** An example theorem chosen to show how premises are used. */
+export interface Example {
+  name: string;
+  /** The formal statement of the theorem. */
+  formal: string;
+  /** Its informal statement, where the corpus has one. */
+  informal?: string;
+  /** The retrieved premises this example newly covered when it was chosen. */
+  covers: string[];
+}
+
+export type Severity = 'error' | 'warning' | 'info';
+
+/** A Lean message; positions are 1-based lines and 0-based columns, as Lean reports them. */
+export interface LeanMessage {
+  severity: Severity;
+  line: number;
+  column: number;
+  endLine?: number;
+  endColumn?: number;
+  text: string;
+}
+
+/** `ok`: compiled (warnings about `sorry` allowed); `error`: Lean reported errors (or the
+ * statement was rejected before Lean); `skipped`: no Lean is configured, nothing was checked;
+ * `timeout`: the check ran out of time. */
+export type CompileStatus = 'ok' | 'error' | 'skipped' | 'timeout';
+
+export interface CompileResult {
+  status: CompileStatus;
+  messages: LeanMessage[];
+  /** Why the check was skipped or rejected, in words. */
+  reason?: string;
+  durationMs: number;
+}
+
+/** One formalization attempt and what Lean said about it. Round 0 is the first attempt. */
+export interface Attempt {
+  round: number;
+  statement: string;
+  compile: CompileResult;
+}
+
+export interface JudgeVerdict {
+  /** 0..10 */
+  grade: number;
+  /** true iff the statement compiled and the grade is at least 9. */
+  faithful: boolean;
+  explanation: string;
+}
+
+export type Stage =
+  | 'starting'
+  | 'decompose'
+  | 'retrieve'
+  | 'illustrate'
+  | 'formalize'
+  | 'compile'
+  | 'repair'
+  | 'judge'
+  | 'done';
+
+export interface Progress {
+  stage: Stage;
+  /** Repair round in progress (0 before any repair). */
+  round: number;
+  /** Stages finished so far, in order, for progress displays. */
+  completed: Stage[];
+}
+
+export type Outcome = 'faithful' | 'unfaithful' | 'compiled' | 'not-compiled' | 'unchecked';
+
+export interface FormalizeResult {
+  statement: string;
+  library: string;
+  config: RunConfig;
+  /** The last attempt's Lean statement. */
+  formalStatement: string;
+  /** true iff Lean accepted the last attempt. */
+  compiled: boolean;
+  /** false when no Lean is configured: the statement was not checked. */
+  checked: boolean;
+  outcome: Outcome;
+  attempts: Attempt[];
+  judge: JudgeVerdict | null;
+  subqueries: SubQuery[];
+  premises: Premise[];
+  examples: Example[];
+  /** Notes on how the run went (e.g. "retrieval: lexical only"). */
+  notes: string[];
+}
+
+// ---- Activity signatures (the workflow proxies these) ----
+
+export interface RetrieveInput {
+  library: string;
+  statement: string;
+  subqueries: SubQuery[];
+  mode: RetrievalMode;
+  topK: number;
+  exclude: string[];
+  gold: string[];
+}
+
+export interface RetrieveOutput {
+  premises: Premise[];
+  notes: string[];
+}
+
+export interface IllustrateInput {
+  library: string;
+  statement: string;
+  premises: string[];
+  m: number;
+  exclude: string[];
+}
+
+export interface RepairContext {
+  /** The previous attempt. */
+  statement: string;
+  messages: LeanMessage[];
+  /** For unknown identifiers: the closest real names, by identifier. */
+  suggestions?: Record<string, string[]>;
+}
+
+export interface FormalizeStageInput {
+  statement: string;
+  premises: Premise[];
+  examples: Example[];
+  /** Present on a repair round. */
+  repair?: RepairContext;
+}
+
+export interface JudgeInput {
+  statement: string;
+  formalStatement: string;
+  compiled: boolean;
+}
+
+/** Activities of the main task queue. */
+export interface MainActivities {
+  decompose(input: { statement: string }): Promise<SubQuery[]>;
+  retrieve(input: RetrieveInput): Promise<RetrieveOutput>;
+  illustrate(input: IllustrateInput): Promise<Example[]>;
+  formalize(input: FormalizeStageInput): Promise<string>;
+  judge(input: JudgeInput): Promise<JudgeVerdict>;
+}
+
+/** Activities of the `lean` task queue. */
+export interface LeanActivities {
+  compile(input: { code: string }): Promise<CompileResult>;
+}
+
+export const MAIN_TASK_QUEUE = 'driftline';
+export const LEAN_TASK_QUEUE = 'lean';
+
+/** Search attributes registered on the dev server and set by the workflow. */
+export const SEARCH_ATTRIBUTES = {
+  stage: 'DriftlineStage',
+  outcome: 'DriftlineOutcome',
+  library: 'DriftlineLibrary',
+  config: 'DriftlineConfig',
+  sweep: 'DriftlineSweep',
+} as const;
