@@ -1,0 +1,98 @@
+// Formalize: instructions, then the retrieved premises, then the chosen examples, then the
+// statement; on a repair round, the previous attempt and what Lean said about it.
+import type { Example, FormalizeStageInput, LeanMessage, Premise, RepairContext } from '../../common/types';
+import type { ChatMessage } from './client';
+
+export { extractLeanStatement } from './extract-lean';
+
+/** Source text beyond this many characters is cut: premises are there for names and shapes. */
+export const MAX_SOURCE_CHARS = 1500;
+
+const INSTRUCTIONS = `You translate informal mathematics into Lean 4 statements that use Mathlib.
+You state theorems; you never prove them.
+
+Rules for your answer:
+- Give exactly ONE Lean 4 declaration (\`theorem\`) that says what the informal statement says,
+  in a single \`\`\`lean code block.
+- Its proof must be exactly \`:= by sorry\`. Write no tactics and no proof terms.
+- Do not write \`import\` lines: the checker puts the library header in front of your code.
+  \`open\` lines before the theorem are fine when you need them.
+- Use only names that exist in the library. Never introduce new definitions, structures,
+  axioms or constants, and never stand in for a concept with a placeholder such as \`True\`.
+- Keep every hypothesis and quantifier of the informal statement, with the right types
+  (ℕ, ℤ, ℚ, ℝ, ℂ, ZMod n, a group, a topological space, ...); add only the assumptions the
+  statement takes for granted (such as the type classes its objects need).
+
+The premises below are real library declarations that are likely relevant; the examples show
+how such declarations are used in real theorems. Use them where they fit; ignore the rest.`;
+
+function premiseBlock(p: Premise, i: number): string {
+  const lines = [`${i + 1}. ${p.name} (${p.kind})`, '```lean', p.declaration.trim(), '```'];
+  if (p.source && p.source.trim() !== p.declaration.trim()) {
+    const source = p.source.trim();
+    const shown = source.length > MAX_SOURCE_CHARS ? `${source.slice(0, MAX_SOURCE_CHARS)}\n-- (source cut)` : source;
+    lines.push('Source:', '```lean', shown, '```');
+  }
+  return lines.join('\n');
+}
+
+function exampleBlock(e: Example, i: number): string {
+  const informal = e.informal?.trim() ? `Informal: ${e.informal.trim()}` : `Informal: (not available; theorem ${e.name})`;
+  return [`Example ${i + 1}.`, informal, 'Formal:', '```lean', e.formal.trim(), '```'].join('\n');
+}
+
+/** One compiler message as `line:col severity: text`. */
+export function formatLeanMessage(m: LeanMessage): string {
+  return `${m.line}:${m.column} ${m.severity}: ${m.text.trim()}`;
+}
+
+/** The `sorry` warning is expected for a statement and only distracts the repair. */
+function isSorryWarning(m: LeanMessage): boolean {
+  return m.severity !== 'error' && /declaration uses 'sorry'/.test(m.text);
+}
+
+function repairRequest(repair: RepairContext): string {
+  const messages = repair.messages.filter((m) => !isSorryWarning(m));
+  const parts = [
+    'Lean did not accept that statement. Its messages (line:column severity: text):',
+    messages.length ? messages.map(formatLeanMessage).join('\n') : '(no messages were reported)',
+  ];
+  const suggestions = Object.entries(repair.suggestions ?? {}).filter(([, names]) => names.length > 0);
+  if (suggestions.length) {
+    parts.push(
+      '',
+      'Unknown identifiers, with real library names close to them:',
+      ...suggestions.map(([unknown, names]) => `- ${unknown}: ${names.join(', ')}`),
+    );
+  }
+  parts.push(
+    '',
+    'Fix the statement so that it compiles while keeping the meaning of the informal statement.',
+    'Answer with the corrected theorem in one ```lean block, ending in `:= by sorry`.',
+  );
+  return parts.join('\n');
+}
+
+export function buildFormalizeMessages(input: FormalizeStageInput): ChatMessage[] {
+  const sections: string[] = [];
+  if (input.premises.length) {
+    sections.push(`## Premises\n\n${input.premises.map(premiseBlock).join('\n\n')}`);
+  }
+  if (input.examples.length) {
+    sections.push(`## Examples\n\n${input.examples.map(exampleBlock).join('\n\n')}`);
+  }
+  sections.push(`## Statement to formalize\n\n${input.statement.trim()}`);
+
+  const messages: ChatMessage[] = [
+    { role: 'system', content: INSTRUCTIONS },
+    { role: 'user', content: sections.join('\n\n') },
+  ];
+  if (input.repair) {
+    // The previous attempt is shown as the model's own turn, so the fix reads as a follow-up.
+    messages.push(
+      { role: 'assistant', content: '```lean\n' + input.repair.statement.trim() + '\n```' },
+      { role: 'user', content: repairRequest(input.repair) },
+    );
+  }
+  return messages;
+}
