@@ -1,0 +1,77 @@
+// The Retrieve stage over a PremiseIndex: which premises the formalizer sees, per mode.
+// Pure given the index, so every mode is tested without any server.
+import type { Premise, RetrieveInput, RetrieveOutput } from '../../common/types';
+import type { Declaration, } from './corpus';
+import type { Hit, PremiseIndex } from './premise-index';
+
+export function toPremise(decl: Declaration, extra: { subquery?: number; score?: number } = {}): Premise {
+  const p: Premise = { name: decl.name, kind: decl.kind, declaration: decl.signature };
+  if (decl.source !== undefined) p.source = decl.source;
+  if (decl.module !== undefined) p.module = decl.module;
+  if (extra.subquery !== undefined) p.subquery = extra.subquery;
+  if (extra.score !== undefined) p.score = extra.score;
+  return p;
+}
+
+/** What the run's trace says about how premises were searched. */
+export function searchNote(index: PremiseIndex): string {
+  return index.kind === 'lexical'
+    ? 'retrieval: lexical (BM25) only, no embedder configured'
+    : `retrieval: ${index.kind}`;
+}
+
+export function retrievePremises(index: PremiseIndex, input: RetrieveInput): RetrieveOutput {
+  const exclude = input.exclude;
+  const notes: string[] = [];
+  switch (input.mode) {
+    case 'none':
+      return { premises: [], notes: ['retrieval: none (disabled by configuration)'] };
+
+    case 'oracle': {
+      const excluded = new Set(exclude);
+      const premises: Premise[] = [];
+      const missing: string[] = [];
+      const seen = new Set<string>();
+      for (const name of input.gold) {
+        if (excluded.has(name) || seen.has(name)) continue;
+        seen.add(name);
+        const decl = index.get(name);
+        if (decl) premises.push(toPremise(decl));
+        else missing.push(name);
+      }
+      notes.push(`retrieval: oracle (${premises.length} gold premises)`);
+      if (missing.length > 0) notes.push(`oracle: not in library ${index.library}: ${missing.join(', ')}`);
+      return { premises, notes };
+    }
+
+    case 'monolithic': {
+      notes.push(searchNote(index));
+      const hits = index.searchPremises(input.statement, input.topK, { exclude });
+      return { premises: hits.map((h) => toPremise(h.decl, { score: h.score })), notes };
+    }
+
+    case 'drift': {
+      notes.push(searchNote(index));
+      // Without sub-queries (decomposition off or empty), the statement is the only one.
+      const queries = input.subqueries.length > 0
+        ? input.subqueries.map((q) => `${q.phrase} ${q.formal}`)
+        : [input.statement];
+      if (input.subqueries.length === 0) notes.push('drift: no sub-queries; the statement was the only query');
+      const premises: Premise[] = [];
+      const seen = new Set<string>();
+      queries.forEach((q, i) => {
+        const top: Hit | undefined = index.searchPremises(q, 1, { exclude })[0];
+        // De-duplicated; a premise keeps the first sub-query that found it.
+        if (!top || seen.has(top.decl.name)) return;
+        seen.add(top.decl.name);
+        premises.push(toPremise(top.decl, { subquery: i, score: top.score }));
+      });
+      return { premises, notes };
+    }
+
+    default: {
+      const mode: never = input.mode;
+      throw new Error(`unknown retrieval mode ${String(mode)}`);
+    }
+  }
+}
