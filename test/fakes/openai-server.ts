@@ -1,0 +1,302 @@
+// A fake OpenAI-compatible server for tests: real HTTP, real chat-completions wire format,
+// replies from scripts (per model) or a handler. The code under test talks to it exactly as it
+// would talk to a real provider.
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface FakeMessage {
+  role: string;
+  content: string;
+}
+
+export interface FakeRequest {
+  model: string;
+  messages: FakeMessage[];
+  response_format?: { type: string; json_schema?: { name: string; schema: unknown; strict?: boolean } };
+  body: Record<string, unknown>;
+  /** The Authorization header as received. */
+  authorization?: string;
+}
+
+/** What the fake answers. `delayMs` works with any reply (to provoke client timeouts). */
+export type FakeReply =
+  | { content: string; delayMs?: number }
+  | {
+      status: number;
+      /** Sent as `Retry-After`: seconds, or an HTTP date string. */
+      retryAfter?: number | string;
+      /** Sent as `retry-after-ms`. */
+      retryAfterMs?: number;
+      message?: string;
+      delayMs?: number;
+    }
+  /** Drop the connection without answering. */
+  | { hangUp: true; delayMs?: number };
+
+export type FakeHandler = (req: FakeRequest) => FakeReply | Promise<FakeReply>;
+
+/** Model names tests configure per role; the default brain recognizes them. */
+export const FAKE_MODELS = {
+  decomposer: 'fake-decomposer',
+  formalizer: 'fake-formalizer',
+  judge: 'fake-judge',
+} as const;
+
+export interface FakeOpenAIOptions {
+  /** Answers requests no script covers; defaults to {@link defaultBrain}. */
+  handler?: FakeHandler;
+  /** Initial scripts: model name (or `*` for any model) → replies, used in order. */
+  script?: Record<string, FakeReply[]>;
+  /** When set, requests without `Authorization: Bearer <apiKey>` get HTTP 401. */
+  apiKey?: string;
+}
+
+export interface FakeOpenAI {
+  /** Base URL ending in `/v1`. */
+  url: string;
+  /** Every chat-completions request received, in order. */
+  requests: FakeRequest[];
+  /** Queues replies for a model (or `*`), served before the handler. */
+  script(model: string, ...replies: FakeReply[]): void;
+  /** Number of requests received for a model. */
+  callsTo(model: string): number;
+  close(): Promise<void>;
+}
+
+// ---- the default brain: plausible answers by role, for end-to-end runs ----
+
+type FakeRole = 'decomposer' | 'formalizer' | 'judge';
+
+function roleOf(req: FakeRequest): FakeRole {
+  const model = req.model.toLowerCase();
+  if (model.includes('decompos')) return 'decomposer';
+  if (model.includes('judge')) return 'judge';
+  if (model.includes('formaliz')) return 'formalizer';
+  // Other model names: go by the schema asked for, then by the instructions.
+  const schema = JSON.stringify(req.response_format?.json_schema?.schema ?? '');
+  if (schema.includes('subqueries')) return 'decomposer';
+  if (schema.includes('grade')) return 'judge';
+  const system = req.messages.find((m) => m.role === 'system')?.content.toLowerCase() ?? '';
+  if (system.includes('sub-quer')) return 'decomposer';
+  if (system.includes('grade')) return 'judge';
+  return 'formalizer';
+}
+
+function firstUserText(req: FakeRequest): string {
+  return req.messages.find((m) => m.role === 'user')?.content ?? '';
+}
+
+/** The informal statement inside a prompt: after the last `Statement` heading, if any. */
+function statementIn(text: string): string {
+  const heading = [...text.matchAll(/^(?:#+[ \t]*)?statement[^\n]*\n+/gim)].at(-1);
+  if (!heading) return text.trim();
+  const rest = text.slice((heading.index ?? 0) + heading[0].length);
+  return rest.split(/\n\s*\n(?=#|[A-Z][\w ]*:)/)[0]!.trim();
+}
+
+const CONCEPTS: Array<[RegExp, string, string]> = [
+  [/\bprimes?\b/i, 'p is a prime number', 'Nat.Prime p'],
+  [/\beven\b/i, 'n is even', 'Even n'],
+  [/\bodd\b/i, 'n is odd', 'Odd n'],
+  [/\bdivid/i, 'a divides b', 'a ∣ b'],
+  [/\bprimitive root/i, 'a is a primitive root modulo p', 'IsPrimitiveRoot a (p - 1)'],
+  [/\border\b/i, 'the multiplicative order of a', 'orderOf a'],
+  [/\bgroups?\b/i, 'G is a group', 'Group G'],
+  [/\bcontinuous/i, 'f is continuous', 'Continuous f'],
+  [/\breal\b/i, 'a real number', 'x : ℝ'],
+  [/\bintegers?\b/i, 'an integer', 'n : ℤ'],
+  [/\bnatural\b/i, 'a natural number', 'n : ℕ'],
+  [/\bsum\b/i, 'a finite sum', 'Finset.sum s f'],
+  [/\bsquare/i, 'the square of x', 'x ^ 2'],
+];
+
+function brainDecompose(req: FakeRequest): string {
+  const statement = statementIn(firstUserText(req));
+  const subqueries = CONCEPTS.filter(([re]) => re.test(statement)).map(([, phrase, formal]) => ({ phrase, formal }));
+  if (subqueries.length === 0) subqueries.push({ phrase: statement.slice(0, 200) || 'the statement', formal: 'Prop' });
+  return JSON.stringify({ subqueries });
+}
+
+function brainFormalize(req: FakeRequest): string {
+  const statement = statementIn(firstUserText(req));
+  const binders: string[] = [];
+  let claim = 'True';
+  if (/\bprimes?\b/i.test(statement)) {
+    binders.push('(p : ℕ)', '(hp : Nat.Prime p)');
+    claim = '2 ≤ p';
+  } else if (/\beven\b/i.test(statement)) {
+    binders.push('(n : ℕ)');
+    claim = 'Even (2 * n)';
+  }
+  const header = ['theorem fake_formalization', ...binders].join(' ');
+  return `Here is the statement.\n\n\`\`\`lean\n${header} : ${claim} := by sorry\n\`\`\``;
+}
+
+function brainJudge(req: FakeRequest): string {
+  const text = firstUserText(req);
+  const notCompiled = /(accepted by lean|compil\w*|compile_pass)\s*[:=]\s*(no|false)\b/i.test(text);
+  return JSON.stringify(
+    notCompiled
+      ? { grade: 2, faithful: false, explanation: 'Lean did not accept the statement.' }
+      : { grade: 10, faithful: true, explanation: 'The Lean statement says the same as the informal one.' },
+  );
+}
+
+/** Answers every role sensibly, so end-to-end tests need no scripts. */
+export const defaultBrain: FakeHandler = (req) => {
+  switch (roleOf(req)) {
+    case 'decomposer':
+      return { content: brainDecompose(req) };
+    case 'judge':
+      return { content: brainJudge(req) };
+    default:
+      return { content: brainFormalize(req) };
+  }
+};
+
+// ---- strict-schema check, as a real provider does it ----
+
+/** Why a strict JSON schema would be refused, or null when it is acceptable. */
+function strictSchemaProblem(node: unknown, path = '$'): string | null {
+  if (Array.isArray(node)) {
+    for (const [i, n] of node.entries()) {
+      const p = strictSchemaProblem(n, `${path}[${i}]`);
+      if (p) return p;
+    }
+    return null;
+  }
+  if (node === null || typeof node !== 'object') return null;
+  const obj = node as Record<string, unknown>;
+  if (obj.type === 'object' || obj.properties) {
+    if (obj.additionalProperties !== false) return `${path}: additionalProperties must be false`;
+    const keys = Object.keys((obj.properties ?? {}) as object);
+    const required = new Set((obj.required as string[] | undefined) ?? []);
+    const missing = keys.filter((k) => !required.has(k));
+    if (missing.length) return `${path}: every property must be required (missing ${missing.join(', ')})`;
+  }
+  for (const [key, value] of Object.entries(obj)) {
+    const sub = key === 'properties' && value && typeof value === 'object'
+      ? Object.entries(value).map(([k, v]) => strictSchemaProblem(v, `${path}.${k}`)).find(Boolean) ?? null
+      : strictSchemaProblem(value, path);
+    if (sub) return sub;
+  }
+  return null;
+}
+
+// ---- HTTP ----
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (res.destroyed) return;
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  const type = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
+  sendJson(res, status, { error: { message, type, param: null, code: null } }, headers);
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let completionCounter = 0;
+
+export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
+  const handler = opts.handler ?? defaultBrain;
+  const queues = new Map<string, FakeReply[]>();
+  const requests: FakeRequest[] = [];
+  const script = (model: string, ...replies: FakeReply[]) => {
+    queues.set(model, [...(queues.get(model) ?? []), ...replies]);
+  };
+  for (const [model, replies] of Object.entries(opts.script ?? {})) script(model, ...replies);
+
+  const next = async (req: FakeRequest): Promise<FakeReply> =>
+    queues.get(req.model)?.shift() ?? queues.get('*')?.shift() ?? handler(req);
+
+  const server = createServer(async (req, res) => {
+    try {
+      const path = (req.url ?? '').split('?')[0];
+      if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+        return sendError(res, 404, `No route for ${req.method} ${req.url}`);
+      }
+      let body: Record<string, unknown>;
+      try {
+        body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+      } catch {
+        return sendError(res, 400, 'Request body is not valid JSON');
+      }
+      const request: FakeRequest = {
+        model: String(body.model ?? ''),
+        messages: (body.messages ?? []) as FakeMessage[],
+        response_format: body.response_format as FakeRequest['response_format'],
+        body,
+        authorization: req.headers.authorization,
+      };
+      requests.push(request);
+
+      if (opts.apiKey !== undefined && request.authorization !== `Bearer ${opts.apiKey}`) {
+        return sendError(res, 401, 'Incorrect API key provided.');
+      }
+      const format = request.response_format;
+      if (format?.type === 'json_schema' && format.json_schema?.strict) {
+        const problem = strictSchemaProblem(format.json_schema.schema);
+        if (problem) return sendError(res, 400, `Invalid schema for response_format '${format.json_schema.name}': ${problem}`);
+      }
+
+      const reply = await next(request);
+      if (reply.delayMs) await sleep(reply.delayMs);
+      if ('hangUp' in reply) {
+        res.socket?.destroy();
+        return;
+      }
+      if ('status' in reply) {
+        const headers: Record<string, string> = {};
+        if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
+        if (reply.retryAfterMs !== undefined) headers['retry-after-ms'] = String(reply.retryAfterMs);
+        return sendError(res, reply.status, reply.message ?? `Scripted HTTP ${reply.status}`, headers);
+      }
+      sendJson(res, 200, {
+        id: `chatcmpl-fake-${++completionCounter}`,
+        object: 'chat.completion',
+        created: Math.floor(Date.now() / 1000),
+        model: request.model,
+        choices: [
+          {
+            index: 0,
+            message: { role: 'assistant', content: reply.content, refusal: null },
+            logprobs: null,
+            finish_reason: 'stop',
+          },
+        ],
+        usage: {
+          prompt_tokens: JSON.stringify(request.messages).length >> 2,
+          completion_tokens: reply.content.length >> 2,
+          total_tokens: (JSON.stringify(request.messages).length + reply.content.length) >> 2,
+        },
+      });
+    } catch (err) {
+      sendError(res, 500, `Fake server failure: ${(err as Error).message}`);
+    }
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    script,
+    callsTo: (model) => requests.filter((r) => r.model === model).length,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        // Slow scripted replies may still hold sockets open; don't wait for them.
+        server.closeAllConnections();
+        server.close((err) => (err ? reject(err) : resolve()));
+      }),
+  };
+}
