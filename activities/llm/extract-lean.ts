@@ -1,14 +1,15 @@
 // Pulls the Lean statement out of a formalizer's free-text reply and normalizes it to a
 // statement-only declaration ending in `:= by sorry` (the proof is never our job).
 
-const DECLARATION =
-  /^[ \t]*(?:@\[[^\]\n]*\][ \t]*\n?[ \t]*)?(?:(?:private|protected|noncomputable|nonrec)[ \t]+)*(?:theorem|lemma|example)\b/gm;
+// Source only: a shared global RegExp carries `lastIndex` from one call into the next.
+const DECLARATION_SOURCE =
+  /^[ \t]*(?:@\[[^\]\n]*\][ \t]*\n?[ \t]*)?(?:(?:private|protected|noncomputable|nonrec)[ \t]+)*(?:theorem|lemma|example)\b/.source;
+const declarations = () => new RegExp(DECLARATION_SOURCE, 'gm');
 
 const FENCE = /```[ \t]*([\w-]*)[^\n]*\n([\s\S]*?)(?:```|$)/g;
 
 function hasDeclaration(text: string): boolean {
-  DECLARATION.lastIndex = 0;
-  return DECLARATION.test(text);
+  return declarations().test(text);
 }
 
 /** The code to work on: the last fenced block holding a declaration, else the whole reply. */
@@ -48,7 +49,7 @@ function proofStart(code: string, from: number): number {
 
 export function extractLeanStatement(reply: string): string {
   const code = pickCode(reply).replace(/^[ \t]*import[ \t]+.*$\n?/gm, '');
-  const starts = [...code.matchAll(DECLARATION)].map((m) => m.index ?? 0);
+  const starts = [...code.matchAll(declarations())].map((m) => m.index ?? 0);
   const start = starts.at(-1);
   if (start === undefined) {
     throw new Error(
