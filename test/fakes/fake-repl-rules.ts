@@ -1,0 +1,192 @@
+// What the fake REPL "elaborates": scripted diagnostics for one command, positioned the way Lean
+// positions them (1-based lines, 0-based columns counted in code points). Pure.
+
+export type FakeSeverity = 'error' | 'warning' | 'info';
+
+export interface FakeReplScript {
+  /** Delay of a command that imports (a header). */
+  headerDelayMs?: number;
+  /** Delay of a command with declarations. */
+  bodyDelayMs?: number;
+  /** Names reported as `unknown identifier 'X'` wherever they occur as a whole identifier. */
+  unknownIdentifiers?: string[];
+  /** Names reported as `unknown constant 'X'`. */
+  unknownConstants?: string[];
+  /** Regex (source): every identifier that matches it entirely is an unknown identifier. */
+  unknownIdentifierPattern?: string;
+  /** Regexes (source): each match is reported as a type mismatch. */
+  typeMismatchPatterns?: string[];
+  /** Any other diagnostic: each match of `pattern` yields `message` at the match. */
+  diagnostics?: { pattern: string; severity?: FakeSeverity; message: string }[];
+  /** Modules that cannot be imported. */
+  missingModules?: string[];
+  /** A command containing this text makes the process die mid-reply. Default `CRASH_REPL`. */
+  crashMarker?: string;
+  /** A command containing this text is never answered. Default `HANG_REPL`. */
+  hangMarker?: string;
+  /** A command containing this text gets stray stdout lines before its reply. Default `NOISE_REPL`. */
+  noiseMarker?: string;
+  /** A command containing this text gets an info message of `bigReplyChars` characters. Default `BIG_REPLY`. */
+  bigReplyMarker?: string;
+  bigReplyChars?: number;
+}
+
+export interface Pos {
+  line: number;
+  column: number;
+}
+
+export interface FakeMessage {
+  severity: FakeSeverity;
+  pos: Pos;
+  endPos: Pos | null;
+  data: string;
+}
+
+export interface FakeSorry {
+  pos: Pos;
+  endPos: Pos;
+  goal: string;
+  proofState: number;
+}
+
+export interface Elaboration {
+  messages: FakeMessage[];
+  sorries: FakeSorry[];
+  imports: string[];
+}
+
+const IDENT_CHAR = /[\p{L}\p{N}_.'!?₀-₉]/u;
+
+/** Position of string index `index` in `text`, as Lean reports it. */
+export function positionAt(text: string, index: number): Pos {
+  const before = text.slice(0, index);
+  const lineStart = before.lastIndexOf('\n') + 1;
+  return { line: before.split('\n').length, column: Array.from(before.slice(lineStart)).length };
+}
+
+function* occurrences(text: string, name: string): Generator<number> {
+  for (let i = text.indexOf(name); i >= 0; i = text.indexOf(name, i + 1)) {
+    const before = text[i - 1];
+    const after = text[i + name.length];
+    if ((before === undefined || !IDENT_CHAR.test(before)) && (after === undefined || !IDENT_CHAR.test(after))) yield i;
+  }
+}
+
+function at(text: string, index: number, length: number, severity: FakeSeverity, data: string): FakeMessage {
+  return { severity, pos: positionAt(text, index), endPos: positionAt(text, index + length), data };
+}
+
+const IMPORT = /^\s*import\s+(\S+)/;
+
+/** Scripted elaboration of one command. `fresh`: run without `env` (imports allowed). */
+export function elaborate(cmd: string, script: FakeReplScript, fresh: boolean): Elaboration {
+  const messages: FakeMessage[] = [];
+  const imports: string[] = [];
+  const lines = cmd.split('\n');
+  let offset = 0;
+  let inHeader = true;
+  for (const line of lines) {
+    const match = IMPORT.exec(line);
+    if (match && match[1]) {
+      if (!fresh || !inHeader) {
+        messages.push(at(cmd, offset + line.indexOf('import'), 'import'.length, 'error', "invalid 'import' command, it must be used in the beginning of the file"));
+      } else {
+        imports.push(match[1]);
+      }
+    } else if (line.trim() !== '' && !line.trim().startsWith('--')) {
+      inHeader = false;
+    }
+    offset += line.length + 1;
+  }
+  // Like Lean's processHeader: an import failure is reported at the start of the header.
+  for (const module of imports) {
+    if (script.missingModules?.includes(module)) {
+      messages.push({ severity: 'error', pos: { line: 1, column: 0 }, endPos: null, data: `unknown module prefix '${module.split('.')[0]}'\n\nNo directory '${module.split('.')[0]}' or file '${module}.olean' in the search path entries:\n/fake/.lake/build/lib/lean` });
+    }
+  }
+
+  for (const name of script.unknownIdentifiers ?? []) {
+    for (const i of occurrences(cmd, name)) messages.push(at(cmd, i, name.length, 'error', `unknown identifier '${name}'`));
+  }
+  for (const name of script.unknownConstants ?? []) {
+    for (const i of occurrences(cmd, name)) messages.push(at(cmd, i, name.length, 'error', `unknown constant '${name}'`));
+  }
+  if (script.unknownIdentifierPattern) {
+    const pattern = new RegExp(`^(?:${script.unknownIdentifierPattern})$`, 'u');
+    for (const m of cmd.matchAll(/[\p{L}_][\p{L}\p{N}_.'!?₀-₉]*/gu)) {
+      if (pattern.test(m[0]) && !script.unknownIdentifiers?.includes(m[0])) {
+        messages.push(at(cmd, m.index, m[0].length, 'error', `unknown identifier '${m[0]}'`));
+      }
+    }
+  }
+  for (const source of script.typeMismatchPatterns ?? []) {
+    for (const m of cmd.matchAll(new RegExp(source, 'gu'))) {
+      messages.push(at(cmd, m.index, m[0].length, 'error', `type mismatch\n  ${m[0]}\nhas type\n  ℕ : Type\nbut is expected to have type\n  Prop : Type`));
+    }
+  }
+  for (const d of script.diagnostics ?? []) {
+    for (const m of cmd.matchAll(new RegExp(d.pattern, 'gu'))) messages.push(at(cmd, m.index, m[0].length, d.severity ?? 'error', d.message));
+  }
+  const bigMarker = script.bigReplyMarker ?? 'BIG_REPLY';
+  if (cmd.includes(bigMarker)) {
+    const size = script.bigReplyChars ?? 1_000_000;
+    messages.push(at(cmd, cmd.indexOf(bigMarker), bigMarker.length, 'info', 'x'.repeat(size)));
+  }
+
+  const sorries = findSorries(cmd);
+  // Lean only warns about `sorry` when the declaration elaborated without errors.
+  if (!messages.some((m) => m.severity === 'error')) messages.push(...sorryWarnings(cmd));
+  messages.sort((a, b) => a.pos.line - b.pos.line || a.pos.column - b.pos.column);
+  return { messages, sorries, imports };
+}
+
+const DECLARATION = /\b(theorem|lemma|def|example|instance|abbrev)\b(\s+([^\s:({[⦃]+))?/gu;
+
+function declarations(cmd: string): { start: number; end: number; namePos: number; nameLength: number }[] {
+  const found = [...cmd.matchAll(DECLARATION)];
+  return found.map((m, k) => {
+    const hasName = m[1] !== 'example' && m[3] !== undefined;
+    const namePos = hasName ? m.index + m[0].length - (m[3] ?? '').length : m.index;
+    return {
+      start: m.index,
+      end: found[k + 1]?.index ?? cmd.length,
+      namePos,
+      nameLength: hasName ? (m[3] ?? '').length : (m[1] ?? '').length,
+    };
+  });
+}
+
+function sorryWarnings(cmd: string): FakeMessage[] {
+  return declarations(cmd)
+    .filter((d) => [...occurrences(cmd.slice(d.start, d.end), 'sorry')].length > 0)
+    .map((d) => at(cmd, d.namePos, d.nameLength, 'warning', "declaration uses 'sorry'"));
+}
+
+function findSorries(cmd: string): FakeSorry[] {
+  const result: FakeSorry[] = [];
+  for (const d of declarations(cmd)) {
+    const text = cmd.slice(d.start, d.end);
+    const type = statementType(text);
+    for (const i of occurrences(text, 'sorry')) {
+      result.push({ pos: positionAt(cmd, d.start + i), endPos: positionAt(cmd, d.start + i + 5), goal: `⊢ ${type}`, proofState: result.length });
+    }
+  }
+  return result;
+}
+
+/** The declaration's type: from the first `:` outside brackets to the `:=`. */
+function statementType(declaration: string): string {
+  let depth = 0;
+  let colon = -1;
+  for (let i = 0; i < declaration.length; i++) {
+    const c = declaration[i];
+    if (c === '(' || c === '[' || c === '{' || c === '⦃') depth++;
+    else if (c === ')' || c === ']' || c === '}' || c === '⦄') depth--;
+    else if (c === ':' && depth === 0) {
+      if (declaration[i + 1] === '=') return colon >= 0 ? declaration.slice(colon + 1, i).trim() : '?';
+      if (colon < 0) colon = i;
+    }
+  }
+  return '?';
+}
