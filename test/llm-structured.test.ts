@@ -99,6 +99,11 @@ describe('toStrictJsonSchema', () => {
     expect(JSON.stringify(schema)).not.toContain('minLength');
   });
 
+  it('closes even objects zod leaves open', () => {
+    const schema = toStrictJsonSchema(z.looseObject({ a: z.string() }));
+    expect(schema.additionalProperties).toBe(false);
+  });
+
   it('keeps a property literally named like a dropped keyword', () => {
     const schema = toStrictJsonSchema(z.object({ default: z.string() }));
     expect(Object.keys(schema.properties as object)).toEqual(['default']);
