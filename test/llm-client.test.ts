@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLlmClient, type LlmSettings } from '../activities/llm/client';
-import { LLM_FAILURE } from '../activities/llm/failures';
+import { LLM_FAILURE, retryDelayFromHeaders } from '../activities/llm/failures';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
 
 let fake: FakeOpenAI;
@@ -159,4 +159,18 @@ describe('an LLM that is not configured', () => {
       expect(f.message).toContain('DRIFTLINE_MODEL_');
     },
   );
+});
+
+describe('retryDelayFromHeaders', () => {
+  const h = (entries: Record<string, string>) => new Headers(entries);
+  it('reads seconds, milliseconds and HTTP dates, and ignores what it cannot read', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(retryDelayFromHeaders(h({ 'retry-after': '2.5' }), now)).toBe(2500);
+    expect(retryDelayFromHeaders(h({ 'retry-after-ms': '120', 'retry-after': '9' }), now)).toBe(120);
+    expect(retryDelayFromHeaders(h({ 'retry-after': 'Thu, 01 Jan 2026 00:00:10 GMT' }), now)).toBe(10_000);
+    expect(retryDelayFromHeaders(h({ 'retry-after': 'Wed, 31 Dec 2025 23:00:00 GMT' }), now)).toBe(0);
+    expect(retryDelayFromHeaders(h({ 'retry-after': 'soon' }), now)).toBeUndefined();
+    expect(retryDelayFromHeaders(h({ 'retry-after': '-3' }), now)).toBeUndefined();
+    expect(retryDelayFromHeaders(h({}), now)).toBeUndefined();
+  });
 });
