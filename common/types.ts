@@ -202,6 +202,8 @@ export interface JudgeInput {
   statement: string;
   formalStatement: string;
   compiled: boolean;
+  /** false when no Lean is configured: meaning is graded, but nothing can be called faithful. */
+  checked?: boolean;
 }
 
 /** Activities of the main task queue. */

@@ -1,0 +1,91 @@
+// Starting and reading formalization runs through the Temporal client; shared by the HTTP API
+// and the CLI so both name, tag and report runs the same way.
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { TypedSearchAttributes } from '@temporalio/common';
+import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY } from '../common/search-attributes';
+import { describeConfig, resolveRunConfig, statementPreview } from '../common/run-config';
+import { MAIN_TASK_QUEUE, type FormalizeInput, type FormalizeResult, type Progress, type RunConfig } from '../common/types';
+
+export interface StartRequest {
+  statement: string;
+  library: string;
+  config?: Partial<RunConfig>;
+  exclude?: string[];
+  goldPremises?: string[];
+  /** Workflow ID to use; default: `formalize-<uuid>`. A repeated ID never starts a second run. */
+  id?: string;
+}
+
+export async function startFormalization(client: Client, request: StartRequest, taskQueue = MAIN_TASK_QUEUE): Promise<string> {
+  const config = resolveRunConfig(request.config);
+  const input: FormalizeInput = {
+    statement: request.statement,
+    library: request.library,
+    config,
+    exclude: request.exclude,
+    goldPremises: request.goldPremises,
+  };
+  const id = request.id ?? `formalize-${randomUUID()}`;
+  await client.workflow.start('formalize', {
+    workflowId: id,
+    taskQueue,
+    args: [input],
+    memo: { statement: statementPreview(request.statement) },
+    typedSearchAttributes: new TypedSearchAttributes([
+      { key: STAGE_KEY, value: 'starting' },
+      { key: LIBRARY_KEY, value: request.library },
+      { key: CONFIG_KEY, value: describeConfig(config) },
+    ]),
+  });
+  return id;
+}
+
+export type RunStatus = 'running' | 'completed' | 'failed';
+
+export interface RunView {
+  id: string;
+  status: RunStatus;
+  progress: Progress | null;
+  result?: FormalizeResult;
+  error?: string;
+}
+
+function failureMessage(err: unknown): string {
+  // Walk to the root cause: the activity's own message is what tells the user what to do.
+  let current = err as { message?: string; cause?: unknown } | undefined;
+  let message = current?.message ?? String(err);
+  while (current?.cause) {
+    current = current.cause as { message?: string; cause?: unknown };
+    if (current.message) message = current.message;
+  }
+  return message;
+}
+
+/** The run's state, or null when no run has that ID. */
+export async function getFormalization(client: Client, id: string): Promise<RunView | null> {
+  const handle = client.workflow.getHandle(id);
+  let description;
+  try {
+    description = await handle.describe();
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return null;
+    throw err;
+  }
+  const status = description.status.name;
+  if (status === 'RUNNING') {
+    const progress = await handle.query<Progress>('progress').catch(() => null);
+    return { id, status: 'running', progress };
+  }
+  if (status === 'COMPLETED') {
+    const result = (await handle.result()) as FormalizeResult;
+    return { id, status: 'completed', progress: { stage: 'done', round: result.attempts.length - 1, completed: [] }, result };
+  }
+  let error = `run ended with status ${status}`;
+  try {
+    await handle.result();
+  } catch (err) {
+    error = failureMessage(err);
+  }
+  return { id, status: 'failed', progress: null, error };
+}

@@ -1,0 +1,136 @@
+// The `driftline` command line: start runs, run workers, start the whole stack.
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../infra/config';
+import { connectClient } from '../infra/connect';
+import { getFormalization, startFormalization } from '../api/runs';
+import type { FormalizeResult, RetrievalMode, RunConfig, Stage } from '../common/types';
+
+function fail(message: string): never {
+  process.stderr.write(`driftline: ${message}\n`);
+  process.exit(1);
+}
+
+function config(options: { skipFileChecks?: boolean } = {}): Config {
+  try {
+    return loadConfig(options);
+  } catch (err) {
+    if (err instanceof ConfigError) fail(err.message);
+    throw err;
+  }
+}
+
+function integer(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number ≥ 0');
+  return n;
+}
+
+const STAGE_LABELS: Record<Stage, string> = {
+  starting: 'starting',
+  decompose: 'decompose: splitting the statement into atomic concepts',
+  retrieve: 'retrieve: finding library premises',
+  illustrate: 'illustrate: choosing example theorems',
+  formalize: 'formalize: writing the Lean statement',
+  compile: 'compile: checking with Lean',
+  repair: 'repair: rewriting from the compiler messages',
+  judge: 'judge: grading faithfulness',
+  done: 'done',
+};
+
+function printResult(result: FormalizeResult): void {
+  const out = process.stdout;
+  out.write('\n');
+  out.write(`${result.formalStatement}\n\n`);
+  const compiled = !result.checked ? 'not checked (no Lean REPL configured)' : result.compiled ? 'yes' : 'no';
+  out.write(`compiled:  ${compiled}  (${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'})\n`);
+  if (result.judge) {
+    out.write(`judge:     ${result.judge.grade}/10, ${result.judge.faithful ? 'faithful' : 'not faithful'}\n`);
+    out.write(`           ${result.judge.explanation}\n`);
+  }
+  out.write(`premises:  ${result.premises.map((p) => p.name).join(', ') || '(none)'}\n`);
+  out.write(`examples:  ${result.examples.map((e) => e.name).join(', ') || '(none)'}\n`);
+  for (const note of result.notes) out.write(`note:      ${note}\n`);
+}
+
+async function formalizeCommand(statement: string, opts: Record<string, unknown>): Promise<void> {
+  const cfg = config();
+  const library = (opts.library as string | undefined) ?? cfg.libraries[0]!.name;
+  if (!cfg.libraries.some((l) => l.name === library)) {
+    fail(`unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}`);
+  }
+  if (!statement.trim()) fail('the statement is empty');
+  const runConfig: Partial<RunConfig> = {
+    retrieval: opts.retrieval as RetrievalMode,
+    decompose: opts.decompose as boolean,
+    illustrate: opts.illustrate as boolean,
+    judge: opts.judge as boolean,
+    ...(opts.examples !== undefined ? { examples: opts.examples as number } : {}),
+    ...(opts.repairRounds !== undefined ? { repairRounds: opts.repairRounds as number } : {}),
+    ...(opts.topK !== undefined ? { topK: opts.topK as number } : {}),
+  };
+  const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
+  const id = await startFormalization(client, { statement, library, config: runConfig });
+  const json = Boolean(opts.json);
+  if (!json) process.stderr.write(`run ${id} (library ${library})\n`);
+  const shown = new Set<string>();
+  for (;;) {
+    const view = await getFormalization(client, id);
+    if (!view) fail(`run ${id} disappeared`);
+    if (!json && view.progress) {
+      const key = `${view.progress.stage}:${view.progress.round}`;
+      if (!shown.has(key) && view.progress.stage !== 'starting' && view.progress.stage !== 'done') {
+        shown.add(key);
+        const round = view.progress.round > 0 && (view.progress.stage === 'repair' || view.progress.stage === 'compile') ? ` (round ${view.progress.round})` : '';
+        process.stderr.write(`  • ${STAGE_LABELS[view.progress.stage]}${round}\n`);
+      }
+    }
+    if (view.status === 'completed') {
+      if (json) process.stdout.write(`${JSON.stringify({ id, ...view.result }, null, 2)}\n`);
+      else printResult(view.result!);
+      await client.connection.close();
+      return;
+    }
+    if (view.status === 'failed') {
+      await client.connection.close();
+      fail(`run ${id} failed: ${view.error}`);
+    }
+    await new Promise((r) => setTimeout(r, 400));
+  }
+}
+
+const program = new Command();
+program.name('driftline').description('Informal mathematics to Lean 4 statements, as durable Temporal runs (DRIFT).');
+
+program
+  .command('formalize')
+  .description('formalize one statement and print the Lean statement and the verdict')
+  .argument('<statement>', 'the informal statement')
+  .option('-l, --library <name>', 'library to retrieve from (default: the first configured)')
+  .addOption(new Option('-r, --retrieval <mode>', 'premise retrieval').choices(['drift', 'monolithic', 'oracle', 'none']).default('drift'))
+  .option('--top-k <k>', 'k for monolithic retrieval', integer)
+  .option('--no-decompose', 'do not decompose; the whole statement is the only sub-query')
+  .option('--no-illustrate', 'no example theorems')
+  .option('-m, --examples <m>', 'at most m example theorems', integer)
+  .option('--repair-rounds <n>', 'repair rounds after a failed compile', integer)
+  .option('--no-judge', 'skip the LLM judge')
+  .option('--json', 'print the whole result as JSON')
+  .action(formalizeCommand);
+
+program
+  .command('worker')
+  .description('run a worker: the main queue, the Lean queue, or both')
+  .addOption(new Option('-q, --queue <queue>', 'which task queue').choices(['main', 'lean', 'all']).default('all'))
+  .action(async (opts: { queue: 'main' | 'lean' | 'all' }) => {
+    const { runWorkers } = await import('../infra/run-worker');
+    await runWorkers(config(), opts.queue);
+  });
+
+program
+  .command('start')
+  .description('start the whole stack on this machine (same as `npm start`)')
+  .action(async () => {
+    const { startStack } = await import('../infra/start');
+    await startStack();
+  });
+
+await program.parseAsync(process.argv).catch((err: Error) => fail(err.message));

@@ -1,0 +1,12 @@
+// Typed search-attribute keys, shared by the workflow (which sets them), the client (which
+// starts runs with them) and the dev server setup (which registers them).
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { SEARCH_ATTRIBUTES } from './types';
+
+export const STAGE_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.stage, SearchAttributeType.KEYWORD);
+export const OUTCOME_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.outcome, SearchAttributeType.KEYWORD);
+export const LIBRARY_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.library, SearchAttributeType.KEYWORD);
+export const CONFIG_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.config, SearchAttributeType.KEYWORD);
+export const SWEEP_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.sweep, SearchAttributeType.KEYWORD);
+
+export const ALL_SEARCH_ATTRIBUTE_KEYS = [STAGE_KEY, OUTCOME_KEY, LIBRARY_KEY, CONFIG_KEY, SWEEP_KEY];

@@ -1,0 +1,176 @@
+// The one typed place for configuration: environment variables over an optional
+// `driftline.config.json`, over defaults that run on one machine. Only entry points call this.
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { z } from 'zod';
+import { PROJECT_ROOT } from './temporal-cli';
+
+const LibrarySchema = z.object({
+  name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a library name uses letters, digits, ".", "_" or "-"'),
+  corpus: z.string().min(1),
+});
+
+export const ConfigSchema = z.object({
+  temporal: z.object({
+    /** host:port of an existing Temporal cluster; unset: `npm start` runs the dev server. */
+    address: z.string().optional(),
+    namespace: z.string().default('default'),
+    devServerPort: z.coerce.number().int().min(1).max(65535).default(7233),
+    uiPort: z.coerce.number().int().min(1).max(65535).default(8233),
+  }),
+  api: z.object({
+    host: z.string().default('127.0.0.1'),
+    port: z.coerce.number().int().min(0).max(65535).default(8080),
+    /** Largest accepted statement, in characters. */
+    maxStatementChars: z.coerce.number().int().min(1).default(20_000),
+  }),
+  dataDir: z.string().default('.driftline'),
+  libraries: z.array(LibrarySchema).min(1, 'at least one library is needed'),
+  llm: z.object({
+    baseURL: z.string().url('OPENAI_BASE_URL must be a URL such as https://api.openai.com/v1').optional(),
+    apiKey: z.string().optional(),
+    models: z.object({
+      decomposer: z.string().min(1).default('gpt-4.1'),
+      formalizer: z.string().min(1).default('gpt-4.1'),
+      judge: z.string().min(1).default('gpt-4.1'),
+    }),
+    timeoutMs: z.coerce.number().int().min(1000).default(120_000),
+    maxReasks: z.coerce.number().int().min(0).max(10).default(2),
+  }),
+  lean: z.object({
+    /** Shell command that starts a Lean REPL; unset: compile reports `skipped`. */
+    replCmd: z.string().optional(),
+    replCwd: z.string().optional(),
+    header: z.string().default('import Mathlib'),
+    timeoutMs: z.coerce.number().int().min(1000).default(120_000),
+  }),
+});
+
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Environment variable → config path. Documented in README's configuration table. */
+export const ENV_KEYS: Record<string, string> = {
+  TEMPORAL_ADDRESS: 'temporal.address',
+  TEMPORAL_NAMESPACE: 'temporal.namespace',
+  TEMPORAL_PORT: 'temporal.devServerPort',
+  TEMPORAL_UI_PORT: 'temporal.uiPort',
+  HOST: 'api.host',
+  PORT: 'api.port',
+  DRIFTLINE_MAX_STATEMENT_CHARS: 'api.maxStatementChars',
+  DRIFTLINE_DATA_DIR: 'dataDir',
+  DRIFTLINE_LIBRARIES: 'libraries',
+  OPENAI_BASE_URL: 'llm.baseURL',
+  OPENAI_API_KEY: 'llm.apiKey',
+  DRIFTLINE_MODEL_DECOMPOSER: 'llm.models.decomposer',
+  DRIFTLINE_MODEL_FORMALIZER: 'llm.models.formalizer',
+  DRIFTLINE_MODEL_JUDGE: 'llm.models.judge',
+  DRIFTLINE_LLM_TIMEOUT_MS: 'llm.timeoutMs',
+  DRIFTLINE_LLM_MAX_REASKS: 'llm.maxReasks',
+  LEAN_REPL_CMD: 'lean.replCmd',
+  LEAN_REPL_CWD: 'lean.replCwd',
+  LEAN_HEADER: 'lean.header',
+  LEAN_TIMEOUT_MS: 'lean.timeoutMs',
+};
+
+const ENV_BY_PATH = Object.fromEntries(Object.entries(ENV_KEYS).map(([env, path]) => [path, env]));
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** `name=corpus.jsonl` pairs, comma separated; the first is the default library. */
+export function parseLibraries(value: string): { name: string; corpus: string }[] {
+  return value
+    .split(',')
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq <= 0 || eq === pair.length - 1) {
+        throw new ConfigError(`DRIFTLINE_LIBRARIES: "${pair}" is not of the form name=path/to/corpus.jsonl`);
+      }
+      return { name: pair.slice(0, eq).trim(), corpus: pair.slice(eq + 1).trim() };
+    });
+}
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = target;
+  for (const key of keys.slice(0, -1)) {
+    node[key] ??= {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[keys[keys.length - 1]!] = value;
+}
+
+function defaultLibraries(root: string): string {
+  const sharedData = process.env.DRIFTLINE_SHARED_DATA ?? join(root, '..', 'shared', 'data');
+  return `connf=${join(sharedData, 'connf', 'library.jsonl')}`;
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Directory that relative paths are resolved against; default: the project root. */
+  root?: string;
+  /** Skip checking that corpus files exist (for commands that never read them). */
+  skipFileChecks?: boolean;
+}
+
+/** Reads and validates the configuration; throws ConfigError naming every bad setting. */
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const root = options.root ?? PROJECT_ROOT;
+  const raw: Record<string, unknown> = {};
+
+  const filePath = env.DRIFTLINE_CONFIG ?? join(root, 'driftline.config.json');
+  if (env.DRIFTLINE_CONFIG && !existsSync(filePath)) {
+    throw new ConfigError(`DRIFTLINE_CONFIG=${filePath} does not exist.`);
+  }
+  if (existsSync(filePath)) {
+    try {
+      Object.assign(raw, JSON.parse(readFileSync(filePath, 'utf8')));
+    } catch (err) {
+      throw new ConfigError(`${filePath} is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  for (const [name, path] of Object.entries(ENV_KEYS)) {
+    const value = env[name];
+    if (value === undefined || value === '') continue;
+    setPath(raw, path, name === 'DRIFTLINE_LIBRARIES' ? parseLibraries(value) : value);
+  }
+  raw.libraries ??= parseLibraries(defaultLibraries(root));
+  for (const section of ['temporal', 'api', 'llm', 'lean']) raw[section] ??= {};
+  (raw.llm as Record<string, unknown>).models ??= {};
+
+  const parsed = ConfigSchema.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => {
+      const path = issue.path.join('.');
+      const envName = ENV_BY_PATH[path] ?? ENV_BY_PATH[path.split('.').slice(0, -1).join('.')] ?? ENV_BY_PATH[String(issue.path[0])];
+      return `- ${envName ? `${envName} (${path})` : path || 'config'}: ${issue.message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);
+  }
+  const config = parsed.data;
+  config.dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(root, config.dataDir);
+  for (const library of config.libraries) {
+    library.corpus = isAbsolute(library.corpus) ? library.corpus : resolve(root, library.corpus);
+    if (!options.skipFileChecks && !existsSync(library.corpus)) {
+      throw new ConfigError(
+        `Library "${library.name}": corpus file ${library.corpus} does not exist. Set DRIFTLINE_LIBRARIES=name=path/to/corpus.jsonl (comma separated).`,
+      );
+    }
+  }
+  const names = config.libraries.map((l) => l.name);
+  const duplicate = names.find((n, i) => names.indexOf(n) !== i);
+  if (duplicate) throw new ConfigError(`DRIFTLINE_LIBRARIES: library "${duplicate}" is named twice.`);
+  return config;
+}
+
+/** What is not configured, in words: shown by /readyz and at start. */
+export function missingServices(config: Config): string[] {
+  const missing: string[] = [];
+  if (!config.llm.baseURL) missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint; runs fail until then.');
+  if (!config.lean.replCmd) missing.push('Lean: set LEAN_REPL_CMD to a Lean REPL command; until then statements are not compiled (compile is reported as skipped).');
+  return missing;
+}

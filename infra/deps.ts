@@ -1,0 +1,38 @@
+// Turns configuration into the clients the activity factories are handed.
+import { join } from 'node:path';
+import type { Config } from './config';
+import { createLlmClient } from '../activities/llm/client';
+import { IndexRegistry, type IndexLog } from '../activities/retrieval/index-store';
+import { createLeanRunner } from '../activities/lean/lean-runner';
+import type { MainActivityDeps, LeanActivityDeps } from '../activities';
+
+export function indexDir(config: Config): string {
+  return join(config.dataDir, 'indexes');
+}
+
+export function createIndexRegistry(config: Config, log?: IndexLog): IndexRegistry {
+  return new IndexRegistry({
+    libraries: config.libraries.map((l) => ({ name: l.name, corpusPath: l.corpus })),
+    dir: indexDir(config),
+    log,
+  });
+}
+
+export function buildMainDeps(config: Config): MainActivityDeps {
+  return {
+    llm: createLlmClient(config.llm.baseURL ? { ...config.llm, baseURL: config.llm.baseURL } : null),
+    indexes: createIndexRegistry(config),
+  };
+}
+
+export function buildLeanDeps(config: Config): LeanActivityDeps {
+  return {
+    lean: createLeanRunner({
+      replCmd: config.lean.replCmd,
+      cwd: config.lean.replCwd,
+      header: config.lean.header,
+      timeoutMs: config.lean.timeoutMs,
+    }),
+    timeoutMs: config.lean.timeoutMs,
+  };
+}

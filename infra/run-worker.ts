@@ -1,0 +1,41 @@
+// Runs one worker process: the main queue, the Lean queue, or both.
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import { createActivities, createLeanActivities } from '../activities';
+import type { Config } from './config';
+import { connectWorker } from './connect';
+import { buildLeanDeps, buildMainDeps } from './deps';
+import { createLeanWorker, createMainWorker } from './workers';
+
+export type QueueChoice = 'main' | 'lean' | 'all';
+
+export async function runWorkers(config: Config, queue: QueueChoice): Promise<void> {
+  // Worker chatter (bundling, state changes) at INFO drowns the stack's own output.
+  Runtime.install({ logger: new DefaultLogger((process.env.DRIFTLINE_WORKER_LOG_LEVEL as 'INFO' | undefined) ?? 'WARN') });
+  const connection = await connectWorker(config);
+  const namespace = config.temporal.namespace;
+  const runs: Promise<void>[] = [];
+  const closers: (() => Promise<void>)[] = [];
+  if (queue === 'main' || queue === 'all') {
+    const deps = buildMainDeps(config);
+    const worker = await createMainWorker({ connection, namespace, activities: createActivities(deps) });
+    runs.push(worker.run());
+  }
+  if (queue === 'lean' || queue === 'all') {
+    const deps = buildLeanDeps(config);
+    closers.push(() => deps.lean.close());
+    const worker = await createLeanWorker({ connection, namespace, activities: createLeanActivities(deps), concurrency: 1 });
+    runs.push(worker.run());
+  }
+  // Started by `npm start`: leave when the supervisor is gone, instead of polling forever.
+  const parent = process.ppid;
+  const watch = process.env.DRIFTLINE_SUPERVISED
+    ? setInterval(() => process.ppid !== parent && Runtime.instance().shutdown(), 1000)
+    : undefined;
+  try {
+    await Promise.all(runs);
+  } finally {
+    if (watch) clearInterval(watch);
+    for (const close of closers) await close();
+    await connection.close();
+  }
+}

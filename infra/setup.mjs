@@ -1,0 +1,17 @@
+// `npm run setup`: installs everything a fresh machine needs, from package registries only.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+function run(cmd, args) {
+  const result = spawnSync(cmd, args, { stdio: 'inherit' });
+  if (result.status !== 0) {
+    console.error(`setup: \`${cmd} ${args.join(' ')}\` failed (exit ${result.status}).`);
+    process.exit(result.status ?? 1);
+  }
+}
+
+console.log('setup: installing npm packages (pinned by package-lock.json) …');
+run('npm', existsSync('package-lock.json') ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
+console.log('setup: checking the Temporal CLI …');
+run(process.execPath, ['--import', 'tsx', '-e', "const m = await import('./infra/temporal-cli.ts'); console.log('setup: Temporal CLI at ' + m.ensureTemporalCli());"]);
+console.log('setup: done. Start the service with `npm start`.');

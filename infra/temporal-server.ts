@@ -1,0 +1,89 @@
+// Runs `temporal server start-dev` as a child process: history persisted in a file, the Web UI
+// on its port, the project's search attributes registered at start.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
+
+export interface DevServerOptions {
+  cli: string;
+  port: number;
+  uiPort: number;
+  dbFile: string;
+  namespace: string;
+  ip?: string;
+  logFile: string;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+function searchAttributeFlags(): string[] {
+  // Keyword is the only type we use; the CLI spells it with a capital.
+  return ALL_SEARCH_ATTRIBUTE_KEYS.flatMap((key) => ['--search-attribute', `${key.name}=Keyword`]);
+}
+
+async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`the Temporal dev server exited with code ${child.exitCode}`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      await connection.workflowService.getSystemInfo({});
+      await connection.close();
+      return;
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 300));
+    }
+  }
+  throw new Error(`the Temporal dev server did not answer on ${address} within ${timeoutMs} ms: ${(lastError as Error)?.message}`);
+}
+
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const ip = options.ip ?? '127.0.0.1';
+  mkdirSync(dirname(options.dbFile), { recursive: true });
+  const out = openSync(options.logFile, 'a');
+  const child = spawn(
+    options.cli,
+    [
+      'server', 'start-dev',
+      '--ip', ip,
+      '--port', String(options.port),
+      '--ui-port', String(options.uiPort),
+      '--db-filename', options.dbFile,
+      '--namespace', options.namespace,
+      '--log-level', 'warn',
+      ...searchAttributeFlags(),
+    ],
+    { stdio: ['ignore', out, out] },
+  );
+  const address = `${ip}:${options.port}`;
+  try {
+    await waitForFrontend(address, child, 60_000);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`${(err as Error).message}. See ${options.logFile}; is port ${options.port} or ${options.uiPort} already in use?`);
+  }
+  return {
+    address,
+    uiUrl: `http://${ip}:${options.uiPort}`,
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        child.once('exit', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+        child.kill('SIGTERM');
+      }),
+  };
+}

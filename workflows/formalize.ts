@@ -1,0 +1,181 @@
+// The `formalize` workflow: one formalization run, from an informal statement to a judged Lean
+// statement. Deterministic code only: every side effect is an activity.
+import { defineQuery, proxyActivities, setHandler, upsertSearchAttributes, log } from '@temporalio/workflow';
+import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
+import { resolveRunConfig } from '../common/run-config';
+import type {
+  Attempt,
+  CompileResult,
+  Example,
+  FormalizeInput,
+  FormalizeResult,
+  JudgeVerdict,
+  LeanActivities,
+  MainActivities,
+  Outcome,
+  Premise,
+  Progress,
+  Stage,
+  SubQuery,
+} from '../common/types';
+import { LEAN_TASK_QUEUE } from '../common/types';
+
+export const progressQuery = defineQuery<Progress>('progress');
+
+// Failures that no retry can fix: bad input, missing configuration, exhausted re-asks.
+const NON_RETRYABLE = [
+  'LlmNotConfigured',
+  'LlmBadRequest',
+  'LlmUnauthorized',
+  'LlmNotFound',
+  'LlmRejected',
+  'LlmBadReply',
+  'UnknownLibrary',
+];
+
+const llmRetry = {
+  initialInterval: '2s',
+  backoffCoefficient: 2,
+  maximumInterval: '1m',
+  maximumAttempts: 8,
+  nonRetryableErrorTypes: NON_RETRYABLE,
+};
+
+const { decompose, formalize: formalizeStage, judge } = proxyActivities<MainActivities>({
+  startToCloseTimeout: '3m',
+  heartbeatTimeout: '1m',
+  retry: llmRetry,
+});
+
+const { retrieve, illustrate } = proxyActivities<MainActivities>({
+  startToCloseTimeout: '2m',
+  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+const { compile } = proxyActivities<LeanActivities>({
+  taskQueue: LEAN_TASK_QUEUE,
+  // Waiting for a free REPL counts against this too; the activity heartbeats meanwhile.
+  startToCloseTimeout: '10m',
+  heartbeatTimeout: '1m',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | null): Outcome {
+  if (!checked) return 'unchecked';
+  if (!compiled) return 'not-compiled';
+  if (!verdict) return 'compiled';
+  return verdict.faithful ? 'faithful' : 'unfaithful';
+}
+
+export async function formalize(input: FormalizeInput): Promise<FormalizeResult> {
+  const config = resolveRunConfig(input.config);
+  const exclude = input.exclude ?? [];
+  const notes: string[] = [];
+  const progress: Progress = { stage: 'starting', round: 0, completed: [] };
+  setHandler(progressQuery, () => progress);
+
+  const enter = (stage: Stage): void => {
+    if (progress.stage !== 'starting' && progress.stage !== stage && !progress.completed.includes(progress.stage)) {
+      progress.completed.push(progress.stage);
+    }
+    progress.stage = stage;
+    upsertSearchAttributes([{ key: STAGE_KEY, value: stage }]);
+  };
+
+  // 1. Decompose: atomic sub-queries, only where DRIFT retrieval will use them.
+  let subqueries: SubQuery[] = [];
+  if (config.retrieval === 'drift') {
+    if (config.decompose) {
+      enter('decompose');
+      subqueries = await decompose({ statement: input.statement });
+    } else {
+      subqueries = [{ phrase: input.statement, formal: '' }];
+      notes.push('decompose: off; the whole statement is the only sub-query');
+    }
+  }
+
+  // 2. Retrieve premises.
+  let premises: Premise[] = [];
+  if (config.retrieval !== 'none') {
+    enter('retrieve');
+    const retrieved = await retrieve({
+      library: input.library,
+      statement: input.statement,
+      subqueries,
+      mode: config.retrieval,
+      topK: config.topK,
+      exclude,
+      gold: input.goldPremises ?? [],
+    });
+    premises = retrieved.premises;
+    notes.push(...retrieved.notes);
+  } else {
+    notes.push('retrieve: off');
+  }
+
+  // 3. Illustrate: example theorems that use the premises.
+  let examples: Example[] = [];
+  if (config.illustrate && config.examples > 0 && premises.length > 0) {
+    enter('illustrate');
+    examples = await illustrate({
+      library: input.library,
+      statement: input.statement,
+      premises: premises.map((p) => p.name),
+      m: config.examples,
+      exclude,
+    });
+  }
+
+  // 4. Formalize, compile, repair: at most `repairRounds` repairs after the first attempt.
+  const attempts: Attempt[] = [];
+  enter('formalize');
+  let statement = await formalizeStage({ statement: input.statement, premises, examples });
+  let result: CompileResult;
+  for (let round = 0; ; round++) {
+    enter('compile');
+    result = await compile({ code: statement });
+    attempts.push({ round, statement, compile: result });
+    if (result.status === 'ok' || result.status === 'skipped') break;
+    if (round >= config.repairRounds) {
+      log.info('repair budget exhausted', { rounds: config.repairRounds });
+      break;
+    }
+    progress.round = round + 1;
+    enter('repair');
+    statement = await formalizeStage({
+      statement: input.statement,
+      premises,
+      examples,
+      repair: { statement, messages: result.messages },
+    });
+  }
+  const checked = result.status !== 'skipped';
+  const compiled = result.status === 'ok';
+  if (!checked) notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
+
+  // 5. Judge faithfulness.
+  let verdict: JudgeVerdict | null = null;
+  if (config.judge) {
+    enter('judge');
+    verdict = await judge({ statement: input.statement, formalStatement: statement, compiled, checked });
+  }
+
+  const outcome = outcomeOf(compiled, checked, verdict);
+  enter('done');
+  upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }]);
+  return {
+    statement: input.statement,
+    library: input.library,
+    config,
+    formalStatement: statement,
+    compiled,
+    checked,
+    outcome,
+    attempts,
+    judge: verdict,
+    subqueries,
+    premises,
+    examples,
+    notes,
+  };
+}

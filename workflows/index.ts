@@ -1,0 +1,2 @@
+// Every workflow the worker registers. The worker bundles this file (and what it imports).
+export { formalize, progressQuery } from './formalize';
