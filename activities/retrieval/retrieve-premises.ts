@@ -1,7 +1,7 @@
 // The Retrieve stage over a PremiseIndex: which premises the formalizer sees, per mode.
 // Pure given the index, so every mode is tested without any server.
 import type { Premise, RetrieveInput, RetrieveOutput } from '../../common/types';
-import type { Declaration, } from './corpus';
+import type { Declaration } from './corpus';
 import type { Hit, PremiseIndex } from './premise-index';
 
 export function toPremise(decl: Declaration, extra: { subquery?: number; score?: number } = {}): Premise {
