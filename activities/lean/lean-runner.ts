@@ -159,6 +159,7 @@ export class SingleReplRunner implements LeanRunner {
     const cached = this.headerEnvs.get(source.header);
     if (cached !== undefined) return cached;
     const timeoutMs = this.settings.headerTimeoutMs ?? DEFAULT_HEADER_TIMEOUT_MS;
+    const started = Date.now();
     let reply: ReplReply;
     try {
       reply = await proc.request({ cmd: source.header }, { timeoutMs, signal });
@@ -185,7 +186,7 @@ export class SingleReplRunner implements LeanRunner {
       );
     }
     this.headerEnvs.set(source.header, reply.env);
-    this.settings.log?.info({ env: reply.env, pid: proc.pid }, 'Lean header imported');
+    this.settings.log?.info({ env: reply.env, pid: proc.pid, ms: Date.now() - started }, 'Lean header imported');
     return reply.env;
   }
 

@@ -139,7 +139,7 @@ export class ReplProcess {
     if (!this.alive) {
       return Promise.reject(
         new ReplCrashedError(
-          `The Lean REPL is not running (${describeExit(this.exitCode, this.exitSignal)}).`,
+          `The Lean REPL is not running (${this.killed ? 'killed' : describeExit(this.exitCode, this.exitSignal)}).`,
           this.exitCode,
           this.exitSignal,
           this.stderrTail.trim(),

@@ -72,7 +72,7 @@ async function handle(query: string): Promise<void> {
   await sleep((isHeader ? (script.headerDelayMs ?? 0) : 0) + (hasBody ? (script.bodyDelayMs ?? 0) : 0));
   const env = envs.length;
   envs.push([...base, ...result.imports]);
-  log(isHeader ? 'header' : 'body', `env=${env}${isHeader ? ` imports=${result.imports.join(',')}` : ` base=${String(command.env)}`}`);
+  log(isHeader ? 'header' : 'body', `env=${env}${isHeader ? ` imports=${result.imports.join(',')}` : ` base=${typeof command.env === 'number' ? command.env : 'none'}`}`);
   if (cmd.includes(script.noiseMarker ?? 'NOISE_REPL')) process.stdout.write('Processing incremental state [pos: 0..10]:\nnoise\n\n');
   const out: Record<string, unknown> = {};
   if (result.sorries.length > 0) out.sorries = result.sorries;
