@@ -13,6 +13,7 @@ export interface StartRequest {
   config?: Partial<RunConfig>;
   exclude?: string[];
   goldPremises?: string[];
+  leanTaskQueue?: string;
   /** Workflow ID to use; default: `formalize-<uuid>`. A repeated ID never starts a second run. */
   id?: string;
 }
@@ -25,6 +26,7 @@ export async function startFormalization(client: Client, request: StartRequest, 
     config,
     exclude: request.exclude,
     goldPremises: request.goldPremises,
+    ...(request.leanTaskQueue ? { leanTaskQueue: request.leanTaskQueue } : {}),
   };
   const id = request.id ?? `formalize-${randomUUID()}`;
   await client.workflow.start('formalize', {

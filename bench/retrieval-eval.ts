@@ -2,7 +2,7 @@
 // as one query, top-k premises, against the gold `mathlib_dependencies`. Precision, recall and
 // F1 are computed per item and averaged (items where P = R = 0 count F1 = 0).
 //
-//   npx tsx bench/retrieval-eval.ts [dataDir]     (default ../shared/data, or DRIFTLINE_DATA_DIR)
+//   npx tsx bench/retrieval-eval.ts [dataDir]     (default ../shared/data, or DRIFTLINE_SHARED_DATA)
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { loadCorpus } from '../activities/retrieval/corpus';
@@ -16,7 +16,7 @@ interface Item {
   mathlib_dependencies: string[];
 }
 
-const dataDir = resolve(process.argv[2] ?? process.env.DRIFTLINE_DATA_DIR ?? '../shared/data');
+const dataDir = resolve(process.argv[2] ?? process.env.DRIFTLINE_SHARED_DATA ?? '../shared/data');
 const KS = [1, 3, 5, 10];
 
 const corpus = await loadCorpus(join(dataDir, 'connf/library.jsonl'));

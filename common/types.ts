@@ -42,6 +42,8 @@ export interface FormalizeInput {
   exclude?: string[];
   /** Gold premises, used by `oracle` retrieval. */
   goldPremises?: string[];
+  /** Task queue of the Lean workers; default `lean`. */
+  leanTaskQueue?: string;
 }
 
 /** One atomic concept of a statement: an informal phrase and the decomposer's guess at its

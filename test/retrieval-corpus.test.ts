@@ -7,7 +7,7 @@ import { CorpusLineError, isTheorem, loadCorpus, parseCorpusLine } from '../acti
 
 const FIXTURES = resolve(__dirname, 'fixtures/corpus');
 // The shared data sets live beside the project, never in it.
-const DATA_DIR = resolve(process.env.DRIFTLINE_DATA_DIR ?? resolve(__dirname, '../../shared/data'));
+const DATA_DIR = resolve(process.env.DRIFTLINE_SHARED_DATA ?? resolve(__dirname, '../../shared/data'));
 const CONNF_LIBRARY = join(DATA_DIR, 'connf/library.jsonl');
 
 describe('isTheorem', () => {

@@ -43,7 +43,9 @@ const llmRetry = {
 
 const { decompose, formalize: formalizeStage, judge } = proxyActivities<MainActivities>({
   startToCloseTimeout: '3m',
-  heartbeatTimeout: '1m',
+  // The activity heartbeats every few seconds while waiting on the LLM, so a dead worker is
+  // noticed in seconds rather than after the whole timeout.
+  heartbeatTimeout: '15s',
   retry: llmRetry,
 });
 
@@ -52,11 +54,11 @@ const { retrieve, illustrate } = proxyActivities<MainActivities>({
   retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
-const { compile } = proxyActivities<LeanActivities>({
-  taskQueue: LEAN_TASK_QUEUE,
+const leanActivities = (taskQueue: string) => proxyActivities<LeanActivities>({
+  taskQueue,
   // Waiting for a free REPL counts against this too; the activity heartbeats meanwhile.
   startToCloseTimeout: '10m',
-  heartbeatTimeout: '1m',
+  heartbeatTimeout: '30s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
@@ -70,6 +72,7 @@ function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | 
 export async function formalize(input: FormalizeInput): Promise<FormalizeResult> {
   const config = resolveRunConfig(input.config);
   const exclude = input.exclude ?? [];
+  const { compile } = leanActivities(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
   const notes: string[] = [];
   const progress: Progress = { stage: 'starting', round: 0, completed: [] };
   setHandler(progressQuery, () => progress);

@@ -1,0 +1,151 @@
+// A whole driftline stack for tests: the real Temporal dev server (the binary `npm run setup`
+// installs), the real workers and activities, and protocol-faithful fakes for the LLM and Lean.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { TestWorkflowEnvironment } from '@temporalio/testing';
+import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Client } from '@temporalio/client';
+import { createActivities, createLeanActivities } from '../../activities';
+import { createLlmClient, type LlmSettings } from '../../activities/llm/client';
+import { IndexRegistry } from '../../activities/retrieval/index-store';
+import { createLeanRunner, type LeanRunner } from '../../activities/lean/lean-runner';
+import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
+import type { FormalizeResult, RunConfig } from '../../common/types';
+import { requireTemporalCli } from '../../infra/temporal-cli';
+import { createLeanWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
+import { startFormalization } from '../../api/runs';
+import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from '../fakes/openai-server';
+import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
+import type { FakeReplScript } from '../fakes/fake-repl-rules';
+
+export const FIXTURE_CORPUS = fileURLToPath(new URL('../fixtures/corpus/mini.jsonl', import.meta.url));
+export const FIXTURE_LIBRARY = 'mini';
+
+let runtimeInstalled = false;
+function quietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // already installed by another suite in this process
+  }
+}
+
+/** A Temporal dev server on a free loopback port, with our search attributes registered. */
+export async function startTemporal(): Promise<TestWorkflowEnvironment> {
+  quietRuntime();
+  return TestWorkflowEnvironment.createLocal({
+    server: {
+      executable: { type: 'existing-path', path: requireTemporalCli() },
+      ip: '127.0.0.1',
+      ui: false,
+      searchAttributes: ALL_SEARCH_ATTRIBUTE_KEYS,
+    },
+  });
+}
+
+let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
+/** The workflow bundle, built once per test file. */
+export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
+  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  return bundle;
+}
+
+export function llmSettings(url: string, overrides: Partial<LlmSettings> = {}): LlmSettings {
+  return {
+    baseURL: url,
+    apiKey: 'test-key',
+    models: { decomposer: FAKE_MODELS.decomposer, formalizer: FAKE_MODELS.formalizer, judge: FAKE_MODELS.judge },
+    timeoutMs: 10_000,
+    maxReasks: 2,
+    ...overrides,
+  };
+}
+
+export interface StackOptions {
+  llm?: FakeOpenAIOptions;
+  repl?: FakeReplScript | false;
+  /** Task queue suffix, so suites sharing a server never share workers. */
+  queue?: string;
+}
+
+export interface TestStack {
+  env: TestWorkflowEnvironment;
+  client: Client;
+  llm: FakeOpenAI;
+  repl?: FakeRepl;
+  lean: LeanRunner;
+  indexes: IndexRegistry;
+  dataDir: string;
+  mainQueue: string;
+  leanQueue: string;
+  /** Main and Lean workers, in this process. */
+  createWorkers(): Promise<Worker[]>;
+  /** Runs `fn` while both workers poll; stops them afterwards. */
+  withWorkers<T>(fn: () => Promise<T>): Promise<T>;
+  start(statement: string, config?: Partial<RunConfig>, extra?: { exclude?: string[]; goldPremises?: string[]; id?: string }): Promise<string>;
+  result(id: string): Promise<FormalizeResult>;
+  close(): Promise<void>;
+}
+
+let queueCounter = 0;
+
+export async function createStack(env: TestWorkflowEnvironment, options: StackOptions = {}): Promise<TestStack> {
+  const llm = await startFakeOpenAI(options.llm);
+  const repl = options.repl === false ? undefined : fakeRepl(options.repl ?? {});
+  const dataDir = mkdtempSync(join(tmpdir(), 'driftline-test-'));
+  const lean = createLeanRunner({ replCmd: repl?.command, header: 'import Mathlib', timeoutMs: 20_000 });
+  const indexes = new IndexRegistry({ libraries: [{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }], dir: join(dataDir, 'indexes') });
+  const suffix = options.queue ?? `q${process.pid}-${++queueCounter}`;
+  const mainQueue = `driftline-${suffix}`;
+  const leanQueue = `lean-${suffix}`;
+  const activities = createActivities({ llm: createLlmClient(llmSettings(llm.url)), indexes });
+  const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000 });
+
+  const createWorkers = async (): Promise<Worker[]> => [
+    await createMainWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      activities,
+      taskQueue: mainQueue,
+      workflowBundle: await workflowBundle(),
+    }),
+    await createLeanWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      activities: leanActivities,
+      taskQueue: leanQueue,
+    }),
+  ];
+
+  return {
+    env,
+    client: env.client,
+    llm,
+    repl,
+    lean,
+    indexes,
+    dataDir,
+    mainQueue,
+    leanQueue,
+    createWorkers,
+    async withWorkers<T>(fn: () => Promise<T>): Promise<T> {
+      const workers = await createWorkers();
+      const work = fn();
+      const [result] = await Promise.all([work, ...workers.map((w) => w.runUntil(work.catch(() => undefined)))]);
+      return result as T;
+    },
+    start: (statement, config = {}, extra = {}) =>
+      startFormalization(env.client, { statement, library: FIXTURE_LIBRARY, config, leanTaskQueue: leanQueue, ...extra }, mainQueue),
+    result: (id) => env.client.workflow.getHandle(id).result() as Promise<FormalizeResult>,
+    async close() {
+      await lean.close();
+      await llm.close();
+      repl?.cleanup();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

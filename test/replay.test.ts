@@ -1,0 +1,36 @@
+// Workflow code must stay deterministic: recorded histories replay against today's code.
+// Re-record after an intended, versioned change with: RECORD_HISTORIES=1 npx vitest run test/workflow-formalize.test.ts
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import { Worker } from '@temporalio/worker';
+import { DeterminismViolationError } from '@temporalio/workflow';
+import { workflowBundle } from './helpers/stack';
+
+const DIR = fileURLToPath(new URL('./fixtures/histories/', import.meta.url));
+const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
+
+describe('replay of recorded histories', () => {
+  it('has recorded histories to replay', () => {
+    expect(files.length).toBeGreaterThan(0);
+  });
+
+  for (const file of files) {
+    it(`replays ${file} without a determinism error`, async () => {
+      const history = historyFromJSON(JSON.parse(readFileSync(join(DIR, file), 'utf8')));
+      await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history)).resolves.toBeUndefined();
+    });
+  }
+
+  it('notices when the workflow code no longer matches a history', async () => {
+    // The same history against a workflow that schedules different activities must fail,
+    // or the test above could not catch anything.
+    const history = historyFromJSON(JSON.parse(readFileSync(join(DIR, files[0]!), 'utf8')));
+    const events = history.events ?? [];
+    const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'retrieve');
+    scheduled!.activityTaskScheduledEventAttributes!.activityType!.name = 'somethingElse';
+    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history)).rejects.toBeInstanceOf(DeterminismViolationError);
+  });
+});

@@ -1,0 +1,168 @@
+// The formalize workflow end to end, on the real Temporal dev server, with the real workers
+// and activities talking to a fake OpenAI-compatible server and a fake Lean REPL.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WorkflowFailedError } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { LIBRARY_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
+import { createStack, startTemporal, type TestStack } from './helpers/stack';
+import { FAKE_MODELS } from './fakes/openai-server';
+
+const STATEMENT = 'If p is a prime number then p is at least 2.';
+const GOOD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';
+const BAD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Primee p) : 2 ≤ p := by sorry\n```';
+const HISTORY_FIXTURE = fileURLToPath(new URL('./fixtures/histories/formalize-completed.json', import.meta.url));
+
+let env: TestWorkflowEnvironment;
+const stacks: TestStack[] = [];
+
+async function stack(options: Parameters<typeof createStack>[1] = {}): Promise<TestStack> {
+  const s = await createStack(env, options);
+  stacks.push(s);
+  return s;
+}
+
+async function activityTypes(s: TestStack, id: string): Promise<string[]> {
+  const history = await s.client.workflow.getHandle(id).fetchHistory();
+  return (history.events ?? [])
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter((name): name is string => Boolean(name));
+}
+
+beforeAll(async () => {
+  env = await startTemporal();
+});
+
+afterAll(async () => {
+  for (const s of stacks) await s.close();
+  await env?.teardown();
+});
+
+describe('formalize workflow', () => {
+  it('passes a statement through all six activities and returns it compiled and judged', async () => {
+    const s = await stack({ repl: { unknownIdentifiers: ['Nat.Primee'] } });
+    const id = await s.start(STATEMENT);
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.compiled).toBe(true);
+    expect(result.checked).toBe(true);
+    expect(result.outcome).toBe('faithful');
+    expect(result.judge).toMatchObject({ grade: 10, faithful: true });
+    expect(result.subqueries.length).toBeGreaterThan(0);
+    expect(result.premises.map((p) => p.name)).toContain('Nat.Prime');
+    expect(result.examples.length).toBeGreaterThan(0);
+    expect(result.formalStatement).toMatch(/:= by sorry$/);
+    expect(result.attempts).toHaveLength(1);
+
+    const types = await activityTypes(s, id);
+    expect(types).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']);
+
+    const description = await s.client.workflow.getHandle(id).describe();
+    expect(description.typedSearchAttributes.get(STAGE_KEY)).toBe('done');
+    expect(description.typedSearchAttributes.get(OUTCOME_KEY)).toBe('faithful');
+    expect(description.typedSearchAttributes.get(LIBRARY_KEY)).toBe('mini');
+    expect(await description.memo).toMatchObject({ statement: STATEMENT });
+
+    // Keep this history as the replay fixture when asked to (see test/replay.test.ts).
+    if (process.env.RECORD_HISTORIES) {
+      const history = await s.client.workflow.getHandle(id).fetchHistory();
+      mkdirSync(dirname(HISTORY_FIXTURE), { recursive: true });
+      writeFileSync(HISTORY_FIXTURE, historyToJSON(history));
+    }
+  });
+
+  it('repairs a compile error and then succeeds, giving the formalizer the compiler message', async () => {
+    const s = await stack({ repl: { unknownIdentifiers: ['Nat.Primee'] } });
+    s.llm.script(FAKE_MODELS.formalizer, { content: BAD }, { content: GOOD });
+    const id = await s.start(STATEMENT);
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.compiled).toBe(true);
+    expect(result.attempts).toHaveLength(2);
+    expect(result.attempts[0]!.compile.status).toBe('error');
+    expect(result.attempts[0]!.compile.messages.map((m) => m.text).join('\n')).toMatch(/unknown identifier 'Nat.Primee'/);
+    expect(result.attempts[1]!.compile.status).toBe('ok');
+    const repairRequest = s.llm.requests.filter((r) => r.model === FAKE_MODELS.formalizer)[1]!;
+    expect(JSON.stringify(repairRequest.messages)).toContain("unknown identifier 'Nat.Primee'");
+  });
+
+  it('ends with compiled: false after exactly repairRounds repairs when the formalizer never gets it right', async () => {
+    const s = await stack({
+      repl: { unknownIdentifiers: ['Nat.Primee'] },
+      llm: { handler: (req) => (req.model === FAKE_MODELS.formalizer ? { content: BAD } : req.model === FAKE_MODELS.judge ? { content: '{"grade":2,"faithful":false,"explanation":"does not compile"}' } : { content: '{"subqueries":[{"phrase":"p is prime","formal":"Nat.Prime p"}]}' }) },
+    });
+    const id = await s.start(STATEMENT, { repairRounds: 2 });
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.compiled).toBe(false);
+    expect(result.outcome).toBe('not-compiled');
+    expect(result.attempts).toHaveLength(3); // the first attempt and two repairs
+    expect(s.llm.callsTo(FAKE_MODELS.formalizer)).toBe(3);
+    expect(result.judge).toMatchObject({ faithful: false });
+    expect(result.judge!.grade).toBeLessThanOrEqual(3);
+  });
+
+  it('retries a 429 and a 500 from the LLM and the run succeeds', async () => {
+    const s = await stack();
+    s.llm.script(FAKE_MODELS.decomposer, { status: 429, retryAfter: 1 }, { status: 500 });
+    const id = await s.start(STATEMENT);
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.compiled).toBe(true);
+    expect(s.llm.callsTo(FAKE_MODELS.decomposer)).toBe(3);
+    const types = await activityTypes(s, id);
+    expect(types.filter((t) => t === 'decompose')).toHaveLength(1); // one activity, retried by Temporal
+  });
+
+  it('fails the run at once on a 401, with a message that says what to check', async () => {
+    const s = await stack();
+    s.llm.script(FAKE_MODELS.decomposer, { status: 401, message: 'Incorrect API key provided' });
+    const id = await s.start(STATEMENT);
+    const error = await s.withWorkers(() => s.result(id).then(() => undefined, (err: unknown) => err));
+
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    const cause = (error as WorkflowFailedError).cause?.cause as Error;
+    expect(cause.message).toMatch(/OPENAI_API_KEY/);
+    expect(s.llm.callsTo(FAKE_MODELS.decomposer)).toBe(1);
+  });
+
+  it('reports compile as skipped when no Lean REPL is configured, and runs no repair', async () => {
+    const s = await stack({ repl: false });
+    s.llm.script(FAKE_MODELS.formalizer, { content: BAD });
+    const id = await s.start(STATEMENT);
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.checked).toBe(false);
+    expect(result.compiled).toBe(false);
+    expect(result.outcome).toBe('unchecked');
+    expect(result.attempts).toHaveLength(1);
+    expect(result.attempts[0]!.compile.status).toBe('skipped');
+    expect(result.notes.join('\n')).toMatch(/LEAN_REPL_CMD/);
+    expect(result.judge!.faithful).toBe(false);
+    expect(s.llm.callsTo(FAKE_MODELS.formalizer)).toBe(1);
+  });
+
+  it('switches stages off by configuration: no decomposition, no retrieval, no examples, no judge', async () => {
+    const s = await stack();
+    const id = await s.start(STATEMENT, { retrieval: 'none', illustrate: false, judge: false });
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(await activityTypes(s, id)).toEqual(['formalize', 'compile']);
+    expect(result.premises).toEqual([]);
+    expect(result.judge).toBeNull();
+    expect(result.outcome).toBe('compiled');
+  });
+
+  it('uses the gold premises in oracle mode and never shows an excluded name', async () => {
+    const s = await stack();
+    const id = await s.start(STATEMENT, { retrieval: 'oracle' }, { goldPremises: ['Nat.Prime', 'ZMod'], exclude: ['Nat.Prime.two_le'] });
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.premises.map((p) => p.name).sort()).toEqual(['Nat.Prime', 'ZMod']);
+    expect(result.examples.map((e) => e.name)).not.toContain('Nat.Prime.two_le');
+    expect(await activityTypes(s, id)).not.toContain('decompose');
+  });
+});
