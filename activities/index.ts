@@ -50,12 +50,12 @@ export function createActivities(deps: MainActivityDeps): MainActivities {
 
     async retrieve(input: RetrieveInput): Promise<RetrieveOutput> {
       const index = await openIndex(deps.indexes, input.library);
-      return retrievePremises(index, input);
+      return await retrievePremises(index, input);
     },
 
     async illustrate(input: IllustrateInput): Promise<Example[]> {
       const index = await openIndex(deps.indexes, input.library);
-      return chooseExamples(index, input);
+      return await chooseExamples(index, input);
     },
 
     async formalize(input: FormalizeStageInput): Promise<string> {

@@ -32,7 +32,7 @@ const sums = KS.map(() => ({ p: 0, r: 0, f: 0 }));
 const t1 = performance.now();
 for (const item of items) {
   const gold = new Set(item.mathlib_dependencies);
-  const { premises } = retrievePremises(index, {
+  const { premises } = await retrievePremises(index, {
     library: 'connf',
     statement: item.informal_stmt,
     subqueries: [],
@@ -59,7 +59,7 @@ const searchMs = performance.now() - t1;
 let covered = 0;
 let total = 0;
 for (const item of items) {
-  const ex = selectExamples(index, {
+  const ex = await selectExamples(index, {
     statement: item.informal_stmt,
     premises: item.mathlib_dependencies,
     m: 3,

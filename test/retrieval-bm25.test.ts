@@ -55,7 +55,7 @@ describe('LexicalIndex on the fixture corpus', () => {
     const corpus = await loadCorpus(join(resolve(__dirname, 'fixtures/corpus'), 'mini.jsonl'));
     index = LexicalIndex.build('mini', corpus.declarations);
   });
-  const top = (q: string) => index.searchPremises(q, 1)[0]?.decl.name;
+  const top = async (q: string) => (await index.searchPremises(q, 1))[0]?.decl.name;
 
   it.each([
     ['a prime number p', 'Nat.Prime'],
@@ -66,42 +66,42 @@ describe('LexicalIndex on the fixture corpus', () => {
     ['the order of a', 'orderOf'],
     ['the number of elements of a finite set', 'Finset.card'],
     ["Euler's totient function", 'Nat.totient'],
-  ])('premise search: %s → %s', (query, expected) => {
-    expect(top(query)).toBe(expected);
+  ])('premise search: %s → %s', async (query, expected) => {
+    expect(await top(query)).toBe(expected);
   });
 
-  it('premise search never returns theorems; theorem search only theorems', () => {
-    const premises = index.searchPremises('prime order ZMod root', 50);
+  it('premise search never returns theorems; theorem search only theorems', async () => {
+    const premises = await index.searchPremises('prime order ZMod root', 50);
     expect(premises.length).toBeGreaterThan(3);
     expect(premises.every((h) => !['theorem', 'lemma'].includes(h.decl.kind))).toBe(true);
-    const theorems = index.searchTheorems('prime order ZMod root', 50);
+    const theorems = await index.searchTheorems('prime order ZMod root', 50);
     expect(theorems.length).toBeGreaterThan(3);
     expect(theorems.every((h) => ['theorem', 'lemma'].includes(h.decl.kind))).toBe(true);
   });
 
-  it('theorem search finds the statement it paraphrases', () => {
-    expect(index.searchTheorems('the totient of a prime', 1)[0]?.decl.name).toBe('Nat.totient_prime');
+  it('theorem search finds the statement it paraphrases', async () => {
+    expect((await index.searchTheorems('the totient of a prime', 1))[0]?.decl.name).toBe('Nat.totient_prime');
   });
 
-  it('excludes by full name', () => {
-    const hits = index.searchPremises('a prime number p', 3, { exclude: ['Nat.Prime'] });
+  it('excludes by full name', async () => {
+    const hits = await index.searchPremises('a prime number p', 3, { exclude: ['Nat.Prime'] });
     expect(hits.map((h) => h.decl.name)).not.toContain('Nat.Prime');
     expect(hits.length).toBeGreaterThan(0);
   });
 
-  it('maps premises to the theorems using them', () => {
-    expect(index.theoremsUsing(['Nat.totient']).map((d) => d.name)).toEqual(['Nat.totient_prime']);
-    expect(index.theoremsUsing(['orderOf'], { exclude: ['IsPrimitiveRoot.orderOf'] }).map((d) => d.name)).toEqual([
+  it('maps premises to the theorems using them', async () => {
+    expect((await index.theoremsUsing(['Nat.totient'])).map((d) => d.name)).toEqual(['Nat.totient_prime']);
+    expect((await index.theoremsUsing(['orderOf'], { exclude: ['IsPrimitiveRoot.orderOf'] })).map((d) => d.name)).toEqual([
       'ZMod.orderOf_dvd_card_sub_one',
       'orderOf_dvd_of_pow_eq_one',
     ]);
-    expect(index.theoremsUsing(['Unknown'])).toEqual([]);
+    expect(await index.theoremsUsing(['Unknown'])).toEqual([]);
   });
 
-  it('round-trips through JSON', () => {
+  it('round-trips through JSON', async () => {
     const copy = LexicalIndex.fromJSON(JSON.parse(JSON.stringify(index.toJSON())));
     expect(copy.size).toBe(index.size);
-    expect(copy.searchPremises('the order of a', 3)).toEqual(index.searchPremises('the order of a', 3));
-    expect(copy.theoremsUsing(['ZMod']).map((d) => d.name)).toEqual(index.theoremsUsing(['ZMod']).map((d) => d.name));
+    expect(await copy.searchPremises('the order of a', 3)).toEqual(await index.searchPremises('the order of a', 3));
+    expect((await copy.theoremsUsing(['ZMod'])).map((d) => d.name)).toEqual((await index.theoremsUsing(['ZMod'])).map((d) => d.name));
   });
 });

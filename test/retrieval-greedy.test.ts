@@ -63,10 +63,10 @@ describe('selectExamples on the fixture corpus', () => {
     index = LexicalIndex.build('mini', corpus.declarations);
   });
 
-  it('ranks candidates by similarity to the statement, ties by name', () => {
-    const ranked = rankCandidates(index, { statement: 'the number of elements of ZMod n', premises: ['ZMod'], m: 3 });
+  it('ranks candidates by similarity to the statement, ties by name', async () => {
+    const ranked = await rankCandidates(index, { statement: 'the number of elements of ZMod n', premises: ['ZMod'], m: 3 });
     expect(ranked[0]?.name).toBe('ZMod.card');
-    const tied = rankCandidates(index, { statement: '', premises: ['ZMod'], m: 3 });
+    const tied = await rankCandidates(index, { statement: '', premises: ['ZMod'], m: 3 });
     expect(tied.map((c) => c.name)).toEqual([
       'ZMod.card',
       'ZMod.orderOf_dvd_card_sub_one',
@@ -74,11 +74,11 @@ describe('selectExamples on the fixture corpus', () => {
     ]);
   });
 
-  it('prefers a theorem covering two premises over a better-ranked one covering one', () => {
+  it('prefers a theorem covering two premises over a better-ranked one covering one', async () => {
     const input = { statement: 'the number of elements of ZMod n', premises: ['ZMod', 'orderOf'], m: 3 };
     // ZMod.card is the most similar candidate, yet covers only ZMod.
-    expect(rankCandidates(index, input)[0]?.name).toBe('ZMod.card');
-    const examples = selectExamples(index, input);
+    expect((await rankCandidates(index, input))[0]?.name).toBe('ZMod.card');
+    const examples = await selectExamples(index, input);
     expect(examples.map((e) => [e.name, e.covers])).toEqual([['ZMod.orderOf_dvd_card_sub_one', ['ZMod', 'orderOf']]]);
     expect(examples[0]).toMatchObject({
       formal: expect.stringContaining('orderOf a ∣ p - 1'),
@@ -86,25 +86,25 @@ describe('selectExamples on the fixture corpus', () => {
     });
   });
 
-  it('never shows an excluded theorem', () => {
+  it('never shows an excluded theorem', async () => {
     const input = { statement: 'order', premises: ['ZMod', 'orderOf'], m: 3, exclude: ['ZMod.orderOf_dvd_card_sub_one'] };
-    const examples = selectExamples(index, input);
+    const examples = await selectExamples(index, input);
     expect(examples.map((e) => e.name)).not.toContain('ZMod.orderOf_dvd_card_sub_one');
     expect(examples.flatMap((e) => e.covers).sort()).toEqual(['ZMod', 'orderOf']);
     expect(examples).toHaveLength(2);
   });
 
-  it('respects m and covers at most the retrieved premises', () => {
+  it('respects m and covers at most the retrieved premises', async () => {
     const premises = ['Nat.totient', 'Finset.card', 'IsPrimitiveRoot', 'Monoid'];
-    expect(selectExamples(index, { statement: '', premises, m: 2 })).toHaveLength(2);
-    const all = selectExamples(index, { statement: '', premises, m: 10 });
+    expect(await selectExamples(index, { statement: '', premises, m: 2 })).toHaveLength(2);
+    const all = await selectExamples(index, { statement: '', premises, m: 10 });
     expect(all.flatMap((e) => e.covers).sort()).toEqual([...premises].sort());
-    expect(selectExamples(index, { statement: '', premises: [], m: 3 })).toEqual([]);
+    expect(await selectExamples(index, { statement: '', premises: [], m: 3 })).toEqual([]);
   });
 
-  it('illustrate checks that it was given the index of the requested library', () => {
+  it('illustrate checks that it was given the index of the requested library', async () => {
     const input = { library: 'mini', statement: '', premises: ['Nat.totient'], m: 3, exclude: [] };
-    expect(illustrate(index, input).map((e) => e.name)).toEqual(['Nat.totient_prime']);
-    expect(() => illustrate(index, { ...input, library: 'mathlib' })).toThrow(/mathlib/);
+    expect((await illustrate(index, input)).map((e) => e.name)).toEqual(['Nat.totient_prime']);
+    await expect(illustrate(index, { ...input, library: 'mathlib' })).rejects.toThrow(/mathlib/);
   });
 });

@@ -32,7 +32,7 @@ describe('openOrBuildIndex', () => {
     expect(second.built).toBe(false);
     expect(second.version).toBe(first.version);
     expect(second.index.size).toBe(21);
-    expect(second.index.searchPremises('the order of a', 1)[0]?.decl.name).toBe('orderOf');
+    expect((await second.index.searchPremises('the order of a', 1))[0]?.decl.name).toBe('orderOf');
   });
 
   it('builds a new version when the corpus changes, and moves current to it', async () => {
@@ -44,7 +44,7 @@ describe('openOrBuildIndex', () => {
     const second = await openOrBuildIndex({ library: 'mini', corpusPath, dir });
     expect(second.built).toBe(true);
     expect(second.version).not.toBe(first.version);
-    expect(second.index.get('Nat.Coprime')).toBeDefined();
+    expect(await second.index.get('Nat.Coprime')).toBeDefined();
     expect((await readFile(join(dir, 'mini', 'current'), 'utf8')).trim()).toBe(second.version);
   });
 

@@ -31,8 +31,8 @@ const names = (out: { premises: { name: string }[] }) => out.premises.map((p) =>
 const LEXICAL_NOTE = 'retrieval: lexical (BM25) only, no embedder configured';
 
 describe('retrievePremises', () => {
-  it('drift: the top premise per sub-query, de-duplicated, with the sub-query that found it', () => {
-    const out = retrievePremises(index, input({}));
+  it('drift: the top premise per sub-query, de-duplicated, with the sub-query that found it', async () => {
+    const out = await retrievePremises(index, input({}));
     expect(out.premises.map((p) => [p.name, p.subquery])).toEqual([
       ['Nat.Prime', 0],
       ['ZMod', 1],
@@ -41,8 +41,8 @@ describe('retrievePremises', () => {
     expect(out.notes).toContain(LEXICAL_NOTE);
   });
 
-  it('maps declarations to premises with signature, source and module', () => {
-    const [prime] = retrievePremises(index, input({})).premises;
+  it('maps declarations to premises with signature, source and module', async () => {
+    const [prime] = (await retrievePremises(index, input({}))).premises;
     expect(prime).toMatchObject({
       name: 'Nat.Prime',
       kind: 'def',
@@ -54,37 +54,37 @@ describe('retrievePremises', () => {
     expect(prime?.score).toBeGreaterThan(0);
   });
 
-  it('drift without sub-queries uses the statement as the only query', () => {
-    const out = retrievePremises(index, input({ subqueries: [] }));
+  it('drift without sub-queries uses the statement as the only query', async () => {
+    const out = await retrievePremises(index, input({ subqueries: [] }));
     expect(out.premises).toHaveLength(1);
     expect(out.notes.join('\n')).toMatch(/no sub-queries/);
   });
 
-  it('monolithic: the whole statement, top-k', () => {
-    const out = retrievePremises(index, input({ mode: 'monolithic', topK: 3 }));
+  it('monolithic: the whole statement, top-k', async () => {
+    const out = await retrievePremises(index, input({ mode: 'monolithic', topK: 3 }));
     expect(out.premises).toHaveLength(3);
     expect(names(out)).toEqual(expect.arrayContaining(['IsPrimitiveRoot', 'ZMod']));
     expect(out.premises.every((p) => p.subquery === undefined)).toBe(true);
     expect(out.notes).toContain(LEXICAL_NOTE);
   });
 
-  it('oracle: the gold names, noting those the library lacks', () => {
-    const out = retrievePremises(index, input({ mode: 'oracle', gold: ['ZMod', 'Nat.Prime', 'NoSuchThing', 'ZMod'] }));
+  it('oracle: the gold names, noting those the library lacks', async () => {
+    const out = await retrievePremises(index, input({ mode: 'oracle', gold: ['ZMod', 'Nat.Prime', 'NoSuchThing', 'ZMod'] }));
     expect(names(out)).toEqual(['ZMod', 'Nat.Prime']);
     expect(out.notes.join('\n')).toMatch(/not in library mini: NoSuchThing/);
   });
 
-  it('none: nothing', () => {
-    const out = retrievePremises(index, input({ mode: 'none' }));
+  it('none: nothing', async () => {
+    const out = await retrievePremises(index, input({ mode: 'none' }));
     expect(out.premises).toEqual([]);
     expect(out.notes.join('\n')).toMatch(/none/);
   });
 
   describe('exclude is honoured by full name in every mode', () => {
     const exclude = ['Nat.Prime', 'ZMod'];
-    it.each(['drift', 'monolithic', 'oracle', 'none'] as const)('%s', (mode) => {
-      const without = retrievePremises(index, input({ mode, topK: 10 }));
-      const out = retrievePremises(index, input({ mode, topK: 10, exclude }));
+    it.each(['drift', 'monolithic', 'oracle', 'none'] as const)('%s', async (mode) => {
+      const without = await retrievePremises(index, input({ mode, topK: 10 }));
+      const out = await retrievePremises(index, input({ mode, topK: 10, exclude }));
       if (mode !== 'none') {
         // The excluded names would have been retrieved otherwise, so the test can fail.
         expect(names(without)).toEqual(expect.arrayContaining(exclude));

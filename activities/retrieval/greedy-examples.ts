@@ -56,20 +56,23 @@ export interface SelectExamplesInput {
 }
 
 /** Candidates ranked by similarity to the statement, best first; ties by name. */
-export function rankCandidates(index: PremiseIndex, input: SelectExamplesInput): Candidate[] {
-  const candidates = index.theoremsUsing(input.premises, { exclude: input.exclude ?? [] });
-  const scores = index.scoreTheorems(input.statement, candidates.map((c) => c.name));
+export async function rankCandidates(index: PremiseIndex, input: SelectExamplesInput): Promise<Candidate[]> {
+  const candidates = await index.theoremsUsing(input.premises, { exclude: input.exclude ?? [] });
+  const scores = await index.scoreTheorems(input.statement, candidates.map((c) => c.name));
   return candidates
     .map((c) => ({ name: c.name, uses: c.uses, score: scores.get(c.name) ?? 0 }))
     .sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 
-export function selectExamples(index: PremiseIndex, input: SelectExamplesInput): Example[] {
+export async function selectExamples(index: PremiseIndex, input: SelectExamplesInput): Promise<Example[]> {
   const premises = [...new Set(input.premises)];
   if (input.m <= 0 || premises.length === 0) return [];
-  const ranked = rankCandidates(index, { ...input, premises });
-  return greedyCover(ranked, premises, input.m).map((choice) => {
-    const decl = index.get(choice.name)!;
+  const ranked = await rankCandidates(index, { ...input, premises });
+  const chosen = greedyCover(ranked, premises, input.m);
+  const decls = await Promise.all(chosen.map((choice) => index.get(choice.name)));
+  return chosen.map((choice, i) => {
+    const decl = decls[i];
+    if (!decl) throw new Error(`illustrate: theorem ${choice.name} vanished from the index of ${index.library}`);
     const ex: Example = { name: decl.name, formal: decl.signature, covers: choice.covers };
     if (decl.informal !== undefined) ex.informal = decl.informal;
     return ex;
@@ -77,7 +80,7 @@ export function selectExamples(index: PremiseIndex, input: SelectExamplesInput):
 }
 
 /** The activity's shape: the index must be the one for `input.library`. */
-export function illustrate(index: PremiseIndex, input: IllustrateInput): Example[] {
+export async function illustrate(index: PremiseIndex, input: IllustrateInput): Promise<Example[]> {
   if (input.library !== index.library) {
     throw new Error(`illustrate: asked for library ${input.library} but was given the index of ${index.library}`);
   }

@@ -15,22 +15,24 @@ export interface SearchOptions {
   exclude?: readonly string[];
 }
 
-/** A searchable library. `lexical` today; dense and hybrid implementations come later. */
+/** A searchable library. Asynchronous, because most implementations ask a store (embedded
+ * on disk, or Qdrant over HTTP) and an embedder; `LexicalIndex` is the in-memory default. */
 export interface PremiseIndex {
   readonly library: string;
   /** Number of declarations. */
   readonly size: number;
+  /** `lexical` when no embedder is involved; otherwise a short description (e.g. hybrid …). */
   readonly kind: 'lexical' | string;
   /** Non-theorem declarations most similar to the query, best first. */
-  searchPremises(query: string, k: number, opts?: SearchOptions): Hit[];
+  searchPremises(query: string, k: number, opts?: SearchOptions): Promise<Hit[]>;
   /** Theorems most similar to the query, best first. */
-  searchTheorems(query: string, k: number, opts?: SearchOptions): Hit[];
+  searchTheorems(query: string, k: number, opts?: SearchOptions): Promise<Hit[]>;
   /** Similarity of the query to each named theorem (0 when unknown or not similar at all),
    * so illustration can rank its candidates without searching the whole library. */
-  scoreTheorems(query: string, names: readonly string[]): Map<string, number>;
-  get(name: string): Declaration | undefined;
+  scoreTheorems(query: string, names: readonly string[]): Promise<Map<string, number>>;
+  get(name: string): Promise<Declaration | undefined>;
   /** Theorems whose `uses` include at least one of the names, in corpus order. */
-  theoremsUsing(names: readonly string[], opts?: SearchOptions): Declaration[];
+  theoremsUsing(names: readonly string[], opts?: SearchOptions): Promise<Declaration[]>;
 }
 
 /** Field weights, chosen by a small grid search on the ConNF development split
@@ -136,15 +138,15 @@ export class LexicalIndex implements PremiseIndex {
     return this.declarations.length;
   }
 
-  searchPremises(query: string, k: number, opts?: SearchOptions): Hit[] {
+  async searchPremises(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
     return search(this.premiseBm25, this.premiseDecls, query, k, opts);
   }
 
-  searchTheorems(query: string, k: number, opts?: SearchOptions): Hit[] {
+  async searchTheorems(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
     return search(this.theoremBm25, this.theoremDecls, query, k, opts);
   }
 
-  scoreTheorems(query: string, names: readonly string[]): Map<string, number> {
+  async scoreTheorems(query: string, names: readonly string[]): Promise<Map<string, number>> {
     const scores = this.theoremBm25.scores(tokenize(query));
     const out = new Map<string, number>();
     for (const n of names) {
@@ -154,11 +156,11 @@ export class LexicalIndex implements PremiseIndex {
     return out;
   }
 
-  get(name: string): Declaration | undefined {
+  async get(name: string): Promise<Declaration | undefined> {
     return this.byName.get(name);
   }
 
-  theoremsUsing(names: readonly string[], opts?: SearchOptions): Declaration[] {
+  async theoremsUsing(names: readonly string[], opts?: SearchOptions): Promise<Declaration[]> {
     const exclude = new Set(opts?.exclude ?? []);
     const positions = new Set<number>();
     for (const n of names) for (const i of this.usedBy.get(n) ?? []) positions.add(i);

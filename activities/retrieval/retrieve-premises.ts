@@ -20,7 +20,7 @@ export function searchNote(index: PremiseIndex): string {
     : `retrieval: ${index.kind}`;
 }
 
-export function retrievePremises(index: PremiseIndex, input: RetrieveInput): RetrieveOutput {
+export async function retrievePremises(index: PremiseIndex, input: RetrieveInput): Promise<RetrieveOutput> {
   const exclude = input.exclude;
   const notes: string[] = [];
   switch (input.mode) {
@@ -35,7 +35,7 @@ export function retrievePremises(index: PremiseIndex, input: RetrieveInput): Ret
       for (const name of input.gold) {
         if (excluded.has(name) || seen.has(name)) continue;
         seen.add(name);
-        const decl = index.get(name);
+        const decl = await index.get(name);
         if (decl) premises.push(toPremise(decl));
         else missing.push(name);
       }
@@ -46,7 +46,7 @@ export function retrievePremises(index: PremiseIndex, input: RetrieveInput): Ret
 
     case 'monolithic': {
       notes.push(searchNote(index));
-      const hits = index.searchPremises(input.statement, input.topK, { exclude });
+      const hits = await index.searchPremises(input.statement, input.topK, { exclude });
       return { premises: hits.map((h) => toPremise(h.decl, { score: h.score })), notes };
     }
 
@@ -59,8 +59,9 @@ export function retrievePremises(index: PremiseIndex, input: RetrieveInput): Ret
       if (input.subqueries.length === 0) notes.push('drift: no sub-queries; the statement was the only query');
       const premises: Premise[] = [];
       const seen = new Set<string>();
-      queries.forEach((q, i) => {
-        const top: Hit | undefined = index.searchPremises(q, 1, { exclude })[0];
+      // Searched concurrently; kept in sub-query order, so the result does not depend on timing.
+      const tops = await Promise.all(queries.map(async (q) => (await index.searchPremises(q, 1, { exclude }))[0]));
+      tops.forEach((top: Hit | undefined, i) => {
         // De-duplicated; a premise keeps the first sub-query that found it.
         if (!top || seen.has(top.decl.name)) return;
         seen.add(top.decl.name);
