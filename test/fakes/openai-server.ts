@@ -35,6 +35,54 @@ export type FakeReply =
 
 export type FakeHandler = (req: FakeRequest) => FakeReply | Promise<FakeReply>;
 
+// ---- embeddings ----
+
+export interface FakeEmbeddingRequest {
+  model: string;
+  input: string[];
+  encoding_format?: string;
+  dimensions?: number;
+  body: Record<string, unknown>;
+  authorization?: string;
+}
+
+/** What the fake answers to an embeddings request: the toy embedding (`embed`), or a failure. */
+export type FakeEmbeddingReply = { embed: true; delayMs?: number } | Exclude<FakeReply, { content: string }>;
+
+/** Dimensions of the toy embedding when the request does not ask for `dimensions`. */
+export const FAKE_EMBEDDING_DIMENSIONS = 32;
+
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h >>> 0;
+}
+
+/**
+ * A deterministic toy embedding: every lower-cased word is hashed to one dimension (with a
+ * sign), counts are summed and the vector is L2-normalised. Texts sharing words are similar,
+ * texts sharing none are orthogonal (up to collisions), so retrieval over it is predictable.
+ */
+export function toyEmbedding(text: string, dimensions = FAKE_EMBEDDING_DIMENSIONS): Float32Array {
+  const v = new Float32Array(dimensions);
+  for (const word of text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []) {
+    const h = fnv1a(word);
+    v[h % dimensions]! += h & 0x80000000 ? -1 : 1;
+  }
+  let norm = 0;
+  for (const x of v) norm += x * x;
+  norm = Math.sqrt(norm);
+  if (norm > 0) for (let i = 0; i < v.length; i++) v[i]! /= norm;
+  return v;
+}
+
+function float32Base64(v: Float32Array): string {
+  return Buffer.from(v.buffer, v.byteOffset, v.byteLength).toString('base64');
+}
+
 /** Model names tests configure per role; the default brain recognizes them. */
 export const FAKE_MODELS = {
   decomposer: 'fake-decomposer',
@@ -56,6 +104,10 @@ export interface FakeOpenAI {
   url: string;
   /** Every chat-completions request received, in order. */
   requests: FakeRequest[];
+  /** Every `/v1/embeddings` request received, in order. */
+  embeddingRequests: FakeEmbeddingRequest[];
+  /** Queues replies for embeddings requests (any model), served before the toy embedding. */
+  scriptEmbeddings(...replies: FakeEmbeddingReply[]): void;
   /** Queues replies for a model (or `*`), served before the handler. */
   script(model: string, ...replies: FakeReply[]): void;
   /** Number of requests received for a model. */
@@ -214,6 +266,60 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     queues.set(model, [...(queues.get(model) ?? []), ...replies]);
   };
   for (const [model, replies] of Object.entries(opts.script ?? {})) script(model, ...replies);
+  const embeddingRequests: FakeEmbeddingRequest[] = [];
+  const embeddingQueue: FakeEmbeddingReply[] = [];
+
+  const answerEmbeddings = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(await readBody(req)) as Record<string, unknown>;
+    } catch {
+      return sendError(res, 400, 'Request body is not valid JSON');
+    }
+    const rawInput = body.input;
+    const input = typeof rawInput === 'string' ? [rawInput] : Array.isArray(rawInput) ? rawInput : undefined;
+    const request: FakeEmbeddingRequest = {
+      model: String(body.model ?? ''),
+      input: (input ?? []).map(String),
+      encoding_format: body.encoding_format as string | undefined,
+      dimensions: body.dimensions as number | undefined,
+      body,
+      authorization: req.headers.authorization,
+    };
+    embeddingRequests.push(request);
+    if (opts.apiKey !== undefined && request.authorization !== `Bearer ${opts.apiKey}`) {
+      return sendError(res, 401, 'Incorrect API key provided.');
+    }
+    if (!input || input.length === 0 || input.some((t) => typeof t !== 'string' || t === '')) {
+      return sendError(res, 400, "'input' must be a non-empty string or array of non-empty strings");
+    }
+    if (request.model === '') return sendError(res, 400, "'model' is required");
+    const fmt = request.encoding_format ?? 'float';
+    if (fmt !== 'float' && fmt !== 'base64') return sendError(res, 400, `unknown encoding_format '${fmt}'`);
+    const reply: FakeEmbeddingReply = embeddingQueue.shift() ?? { embed: true };
+    if (reply.delayMs) await sleep(reply.delayMs);
+    if ('hangUp' in reply) {
+      res.socket?.destroy();
+      return;
+    }
+    if ('status' in reply) {
+      const headers: Record<string, string> = {};
+      if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
+      if (reply.retryAfterMs !== undefined) headers['retry-after-ms'] = String(reply.retryAfterMs);
+      return sendError(res, reply.status, reply.message ?? `Scripted HTTP ${reply.status}`, headers);
+    }
+    const dims = request.dimensions ?? FAKE_EMBEDDING_DIMENSIONS;
+    const tokens = request.input.reduce((n, t) => n + (t.length >> 2) + 1, 0);
+    sendJson(res, 200, {
+      object: 'list',
+      data: request.input.map((text, index) => {
+        const v = toyEmbedding(text, dims);
+        return { object: 'embedding', index, embedding: fmt === 'base64' ? float32Base64(v) : Array.from(v) };
+      }),
+      model: request.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
+  };
 
   const next = async (req: FakeRequest): Promise<FakeReply> =>
     queues.get(req.model)?.shift() ?? queues.get('*')?.shift() ?? handler(req);
@@ -221,6 +327,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const server = createServer(async (req, res) => {
     try {
       const path = (req.url ?? '').split('?')[0];
+      if (req.method === 'POST' && path === '/v1/embeddings') return await answerEmbeddings(req, res);
       if (req.method !== 'POST' || path !== '/v1/chat/completions') {
         return sendError(res, 404, `No route for ${req.method} ${req.url}`);
       }
@@ -290,6 +397,8 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    embeddingRequests,
+    scriptEmbeddings: (...replies) => void embeddingQueue.push(...replies),
     script,
     callsTo: (model) => requests.filter((r) => r.model === model).length,
     close: () =>
