@@ -5,7 +5,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY } from '../common/search-attributes';
 import { describeConfig, resolveRunConfig, statementPreview } from '../common/run-config';
-import { MAIN_TASK_QUEUE, type FormalizeInput, type FormalizeResult, type Progress, type RunConfig } from '../common/types';
+import { MAIN_TASK_QUEUE, type FormalizeInput, type FormalizeResult, type Progress, type RunConfig, type Stage } from '../common/types';
 
 export interface StartRequest {
   statement: string;
@@ -43,6 +43,8 @@ export async function startFormalization(client: Client, request: StartRequest, 
   return id;
 }
 
+const QUERY_TIMEOUT_MS = 1500;
+
 export type RunStatus = 'running' | 'completed' | 'failed';
 
 export interface RunView {
@@ -76,7 +78,13 @@ export async function getFormalization(client: Client, id: string): Promise<RunV
   }
   const status = description.status.name;
   if (status === 'RUNNING') {
-    const progress = await handle.query<Progress>('progress').catch(() => null);
+    // The query needs a live worker; when none answers soon, the stage search attribute (set by
+    // the workflow at every stage) still tells where the run is.
+    const fallback: Progress = { stage: (description.typedSearchAttributes.get(STAGE_KEY) as Stage | undefined) ?? 'starting', round: 0, completed: [] };
+    const progress = await Promise.race([
+      handle.query<Progress>('progress').catch(() => fallback),
+      new Promise<Progress>((resolve) => setTimeout(() => resolve(fallback), QUERY_TIMEOUT_MS).unref()),
+    ]);
     return { id, status: 'running', progress };
   }
   if (status === 'COMPLETED') {

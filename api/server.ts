@@ -81,6 +81,8 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
     logger: options.logger ?? false,
     // Large enough that an over-long statement reaches validation and gets a 400, not a 413.
     bodyLimit: Math.max(2 * 1024 * 1024, options.maxStatementChars * 4 + 65_536),
+    // Refuse what is wrong instead of quietly fixing it: no type coercion, no dropped fields.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -12,7 +12,7 @@ import { createLlmClient, type LlmSettings } from '../../activities/llm/client';
 import { IndexRegistry } from '../../activities/retrieval/index-store';
 import { createLeanRunner, type LeanRunner } from '../../activities/lean/lean-runner';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
-import type { FormalizeResult, RunConfig } from '../../common/types';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type RunConfig } from '../../common/types';
 import { requireTemporalCli } from '../../infra/temporal-cli';
 import { createLeanWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
 import { startFormalization } from '../../api/runs';
@@ -68,7 +68,8 @@ export function llmSettings(url: string, overrides: Partial<LlmSettings> = {}): 
 export interface StackOptions {
   llm?: FakeOpenAIOptions;
   repl?: FakeReplScript | false;
-  /** Task queue suffix, so suites sharing a server never share workers. */
+  /** Task queue suffix, so suites sharing a server never share workers; `default` uses the
+   * production queue names (for code under test that starts runs on them). */
   queue?: string;
 }
 
@@ -100,8 +101,8 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const lean = createLeanRunner({ replCmd: repl?.command, header: 'import Mathlib', timeoutMs: 20_000 });
   const indexes = new IndexRegistry({ libraries: [{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }], dir: join(dataDir, 'indexes') });
   const suffix = options.queue ?? `q${process.pid}-${++queueCounter}`;
-  const mainQueue = `driftline-${suffix}`;
-  const leanQueue = `lean-${suffix}`;
+  const mainQueue = suffix === 'default' ? MAIN_TASK_QUEUE : `driftline-${suffix}`;
+  const leanQueue = suffix === 'default' ? LEAN_TASK_QUEUE : `lean-${suffix}`;
   const activities = createActivities({ llm: createLlmClient(llmSettings(llm.url)), indexes });
   const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000 });
 
