@@ -83,8 +83,8 @@ export interface TestStack {
   dataDir: string;
   mainQueue: string;
   leanQueue: string;
-  /** Main and Lean workers, in this process. */
-  createWorkers(): Promise<Worker[]>;
+  /** Main and Lean workers (or only the Lean one), in this process. */
+  createWorkers(which?: 'both' | 'lean'): Promise<Worker[]>;
   /** Runs `fn` while both workers poll; stops them afterwards. */
   withWorkers<T>(fn: () => Promise<T>): Promise<T>;
   start(statement: string, config?: Partial<RunConfig>, extra?: { exclude?: string[]; goldPremises?: string[]; id?: string }): Promise<string>;
@@ -106,14 +106,14 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const activities = createActivities({ llm: createLlmClient(llmSettings(llm.url)), indexes });
   const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000 });
 
-  const createWorkers = async (): Promise<Worker[]> => [
-    await createMainWorker({
+  const createWorkers = async (which: 'both' | 'lean' = 'both'): Promise<Worker[]> => [
+    ...(which === 'lean' ? [] : [await createMainWorker({
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       activities,
       taskQueue: mainQueue,
       workflowBundle: await workflowBundle(),
-    }),
+    })]),
     await createLeanWorker({
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
