@@ -4,18 +4,18 @@ import {
   createLeanRunner,
   LEAN_HEADER_FAILED,
   LEAN_REPL_CRASHED,
-  SingleReplRunner,
   SkippedLeanRunner,
   SKIPPED_REASON,
   type LeanRunner,
 } from '../activities/lean/lean-runner';
+import { ReplPool } from '../activities/lean/repl-pool';
 import type { FakeReplScript } from './fakes/fake-repl-rules';
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
 
 const runners: LeanRunner[] = [];
 const fakes: FakeRepl[] = [];
 
-function setup(script: FakeReplScript = {}, overrides: { timeoutMs?: number; header?: string; maxChecksPerProcess?: number } = {}) {
+function setup(script: FakeReplScript = {}, overrides: { timeoutMs?: number; header?: string; maxUses?: number } = {}) {
   const fake = fakeRepl(script);
   fakes.push(fake);
   const runner = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, ...overrides });
@@ -28,10 +28,10 @@ afterEach(async () => {
   for (const f of fakes.splice(0)) f.cleanup();
 });
 
-describe('SingleReplRunner', () => {
+describe('the Lean runner (a pool of one REPL process)', () => {
   it('imports the header once and checks every statement in its environment', async () => {
     const { fake, runner } = setup({ headerDelayMs: 300 });
-    expect(runner).toBeInstanceOf(SingleReplRunner);
+    expect(runner).toBeInstanceOf(ReplPool);
     for (const name of ['a', 'b', 'c']) {
       const result = await runner.check(`theorem ${name} : 1 + 1 = 2 := by sorry`);
       expect(result.status).toBe('ok');
@@ -116,7 +116,7 @@ describe('SingleReplRunner', () => {
     expect(fake.count('header')).toBe(2); // the new process imports the header again
   });
 
-  it('throws a retryable LeanReplCrashed failure on a crash, then checks on a fresh process', async () => {
+  it('throws a retryable LeanReplCrashed failure when the retry on a fresh process crashes too', async () => {
     const { fake, runner } = setup();
     const error = await runner.check('theorem CRASH_REPL : True := by sorry').catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApplicationFailure);
@@ -126,7 +126,8 @@ describe('SingleReplRunner', () => {
     expect(failure.message).toContain('Stack overflow detected');
     const next = await runner.check('theorem fine : True := by sorry');
     expect(next.status).toBe('ok');
-    expect(fake.processes()).toBe(2);
+    expect(fake.count('crash')).toBe(2); // the first process, then the one retry
+    expect(fake.processes()).toBe(3);
   });
 
   it('serializes concurrent checks and gives each its own answer', async () => {
@@ -166,8 +167,8 @@ describe('SingleReplRunner', () => {
     expect(fake.count('body')).toBe(1);
   });
 
-  it('recycles the process after maxChecksPerProcess checks', async () => {
-    const { fake, runner } = setup({}, { maxChecksPerProcess: 2 });
+  it('recycles the process after maxUses checks', async () => {
+    const { fake, runner } = setup({}, { maxUses: 2 });
     for (const name of ['a', 'b', 'c']) expect((await runner.check(`theorem ${name} : True := by sorry`)).status).toBe('ok');
     expect(fake.processes()).toBe(2);
   });

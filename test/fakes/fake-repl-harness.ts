@@ -13,7 +13,11 @@ const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).
 export interface FakeReplLogEvent {
   event: string;
   pid: number;
+  /** The event's details without its timing (e.g. `env=1 base=0`). */
   detail: string;
+  /** When the command began and was answered (ms since the epoch), for commands. */
+  began?: number;
+  ended?: number;
 }
 
 export interface FakeRepl {
@@ -34,7 +38,7 @@ export function fakeRepl(script: FakeReplScript = {}): FakeRepl {
   const dir = mkdtempSync(join(tmpdir(), 'fake-repl-'));
   const scriptFile = join(dir, 'script.json');
   const logFile = join(dir, 'events.log');
-  writeFileSync(scriptFile, JSON.stringify(script));
+  writeFileSync(scriptFile, JSON.stringify({ stateDir: dir, ...script }));
   const command = [process.execPath, '--import', TSX_LOADER, FAKE_REPL_PATH, '--script', scriptFile, '--log', logFile]
     .map(shellQuote)
     .join(' ');
@@ -45,7 +49,17 @@ export function fakeRepl(script: FakeReplScript = {}): FakeRepl {
           .filter(Boolean)
           .map((line) => {
             const [event = '', pidPart = '', ...rest] = line.split(' ');
-            return { event, pid: Number(pidPart.replace('pid=', '')), detail: rest.join(' ') };
+            const timing = (key: string) => {
+              const part = rest.find((r) => r.startsWith(`${key}=`));
+              return part === undefined ? undefined : Number(part.slice(key.length + 1));
+            };
+            const detail = rest.filter((r) => !/^(began|ended)=/.test(r)).join(' ');
+            const out: FakeReplLogEvent = { event, pid: Number(pidPart.replace('pid=', '')), detail };
+            const began = timing('began');
+            const ended = timing('ended');
+            if (began !== undefined) out.began = began;
+            if (ended !== undefined) out.ended = ended;
+            return out;
           })
       : [];
   return {

@@ -29,6 +29,24 @@ export interface FakeReplScript {
   /** A command containing this text gets an info message of `bigReplyChars` characters. Default `BIG_REPLY`. */
   bigReplyMarker?: string;
   bigReplyChars?: number;
+  /** Megabytes allocated (and touched, so they are resident) per command and never freed: the
+   * process's RSS grows the way a long-lived REPL's does as it accumulates environments. */
+  memoryPerCommandMb?: number;
+  /** A command containing this text crashes the process once per test (the first process to
+   * see it; later processes answer normally). Needs `stateDir`. Default `CRASH_ONCE`. */
+  crashOnceMarker?: string;
+  /** Directory for state shared by all processes of one fake (set by the harness). */
+  stateDir?: string;
+  /** After this many commands the process forgets (once) every environment it made, so the
+   * next command naming one gets `{"message": "Unknown environment."}` (a stale env id). */
+  forgetEnvsAfter?: number;
+  /** Name → type for `#check`/`#print`. Names not listed exist (type `Prop`) unless they are
+   * unknown by the rules above, or `onlyKnownNames` is set. */
+  knownNames?: Record<string, string>;
+  onlyKnownNames?: boolean;
+  /** Regex (source) on a goal type: such goals are provable without any hypothesis (a proof
+   * that leans on a vacuous `True` stand-in still succeeds). See `declaredTypes`. */
+  selfEvidentGoalPattern?: string;
 }
 
 export interface Pos {
@@ -54,6 +72,8 @@ export interface Elaboration {
   messages: FakeMessage[];
   sorries: FakeSorry[];
   imports: string[];
+  /** Theorems this command declared: name → statement type. */
+  declared: Record<string, string>;
 }
 
 const IDENT_CHAR = /[\p{L}\p{N}_.'!?₀-₉]/u;
@@ -80,7 +100,7 @@ function at(text: string, index: number, length: number, severity: FakeSeverity,
 const IMPORT = /^\s*import\s+(\S+)/;
 
 /** Scripted elaboration of one command. `fresh`: run without `env` (imports allowed). */
-export function elaborate(cmd: string, script: FakeReplScript, fresh: boolean): Elaboration {
+export function elaborate(cmd: string, script: FakeReplScript, fresh: boolean, env: Record<string, string> = {}): Elaboration {
   const messages: FakeMessage[] = [];
   const imports: string[] = [];
   const lines = cmd.split('\n');
@@ -134,11 +154,62 @@ export function elaborate(cmd: string, script: FakeReplScript, fresh: boolean): 
     messages.push(at(cmd, cmd.indexOf(bigMarker), bigMarker.length, 'info', 'x'.repeat(size)));
   }
 
+  messages.push(...queries(cmd, script, env));
+  const declared: Record<string, string> = {};
+  for (const d of declarations(cmd)) {
+    const text = cmd.slice(d.start, d.end);
+    const name = cmd.slice(d.namePos, d.namePos + d.nameLength);
+    const type = statementType(text);
+    declared[name] = type;
+    // A proof leaning on a theorem whose type is `True` cannot prove a real goal.
+    const proof = text.slice(text.indexOf(':=') + 2);
+    for (const [hyp, hypType] of Object.entries(env)) {
+      if (hypType !== 'True' || [...occurrences(proof, hyp)].length === 0) continue;
+      const selfEvident = script.selfEvidentGoalPattern && new RegExp(script.selfEvidentGoalPattern, 'u').test(type);
+      if (!selfEvident && type !== 'True') {
+        const i = d.start + text.indexOf(':=');
+        messages.push(at(cmd, i, 2, 'error', `type mismatch\n  ${hyp}\nhas type\n  True : Prop\nbut is expected to have type\n  ${type} : Prop`));
+      }
+    }
+  }
+
   const sorries = findSorries(cmd);
   // Lean only warns about `sorry` when the declaration elaborated without errors.
   if (!messages.some((m) => m.severity === 'error')) messages.push(...sorryWarnings(cmd));
   messages.sort((a, b) => a.pos.line - b.pos.line || a.pos.column - b.pos.column);
-  return { messages, sorries, imports };
+  return { messages, sorries, imports, declared };
+}
+
+/** Whether `name` exists for `#check`/`#print`, and its type. */
+export function lookupName(name: string, script: FakeReplScript, env: Record<string, string>): string | undefined {
+  if (env[name] !== undefined) return env[name];
+  if (script.knownNames?.[name] !== undefined) return script.knownNames[name];
+  if (script.onlyKnownNames) return undefined;
+  if (script.unknownIdentifiers?.includes(name) || script.unknownConstants?.includes(name)) return undefined;
+  if (script.unknownIdentifierPattern && new RegExp(`^(?:${script.unknownIdentifierPattern})$`, 'u').test(name)) return undefined;
+  return 'Prop';
+}
+
+const QUERY = /^#(check|print)[ \t]+(axioms[ \t]+)?(@?)([^\s]+)/gmu;
+
+/** `#check @N`, `#check N`, `#print N`, `#print axioms N`, answered as Lean does. */
+function queries(cmd: string, script: FakeReplScript, env: Record<string, string>): FakeMessage[] {
+  const out: FakeMessage[] = [];
+  for (const m of cmd.matchAll(QUERY)) {
+    const [, kind, axioms, , name = ''] = m;
+    const nameAt = m.index + m[0].length - name.length;
+    const type = lookupName(name, script, env);
+    if (type === undefined) {
+      out.push(at(cmd, nameAt, name.length, 'error', kind === 'print' && !axioms ? `unknown constant '${name}'` : `unknown identifier '${name}'`));
+    } else if (axioms) {
+      out.push(at(cmd, m.index, m[0].length, 'info', `'${name}' does not depend on any axioms`));
+    } else if (kind === 'check') {
+      out.push(at(cmd, m.index, m[0].length, 'info', `${name} : ${type}`));
+    } else {
+      out.push(at(cmd, m.index, m[0].length, 'info', `theorem ${name} : ${type} :=\nfun _ => sorry`));
+    }
+  }
+  return out;
 }
 
 const DECLARATION = /\b(theorem|lemma|def|example|instance|abbrev)\b(\s+([^\s:({[⦃]+))?/gu;

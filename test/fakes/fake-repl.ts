@@ -8,7 +8,8 @@
 //
 // The log gets one line per event (`start`, `header`, `body`, `crash`, `hang`, `exit`) with the
 // pid, so tests can count processes and header imports.
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { elaborate, type FakeReplScript } from './fake-repl-rules';
 
 function arg(name: string): string | undefined {
@@ -24,9 +25,16 @@ function log(event: string, detail = ''): void {
   if (logPath) appendFileSync(logPath, `${event} pid=${process.pid}${detail ? ` ${detail}` : ''}\n`);
 }
 
-// The REPL's environments: what each one has imported.
-const envs: string[][] = [];
+// The REPL's environments: what each one has imported and the theorems declared in it.
+interface Env {
+  imports: string[];
+  declared: Record<string, string>;
+}
+let envs: (Env | undefined)[] = [];
+let commands = 0;
 let hung = false;
+// Memory kept on purpose (see `memoryPerCommandMb`).
+const hoard: Buffer[] = [];
 
 function reply(value: unknown): void {
   // Lean pretty-prints over several lines (never a blank one), then prints an empty line.
@@ -50,10 +58,32 @@ async function handle(query: string): Promise<void> {
     process.exit(1);
   }
   const cmd = command.cmd;
-  const base = typeof command.env === 'number' ? envs[command.env] : [];
+  commands++;
+  if (script.forgetEnvsAfter && commands === script.forgetEnvsAfter + 1) {
+    // Keep the numbering (the real REPL never reuses an id) but lose every environment.
+    envs = envs.map(() => undefined);
+    log('forget');
+  }
+  const base: Env | undefined = typeof command.env === 'number' ? envs[command.env] : { imports: [], declared: {} };
   if (base === undefined) {
+    log('unknown-env', `env=${String(command.env)}`);
     reply({ message: 'Unknown environment.' });
     return;
+  }
+  if (script.memoryPerCommandMb) {
+    const chunk = Buffer.alloc(script.memoryPerCommandMb * 1024 * 1024, 1); // filled: resident
+    hoard.push(chunk);
+  }
+  const onceMarker = script.crashOnceMarker ?? 'CRASH_ONCE';
+  if (script.stateDir && cmd.includes(onceMarker)) {
+    const flag = join(script.stateDir, 'crashed-once');
+    if (!existsSync(flag)) {
+      writeFileSync(flag, String(process.pid));
+      log('crash', 'once');
+      process.stdout.write('{"messages":\n [{"severity": "error",\n');
+      process.stderr.write('PANIC at lean_panic_fn (simulated)\n');
+      process.exit(134);
+    }
   }
   if (cmd.includes(script.crashMarker ?? 'CRASH_REPL')) {
     log('crash');
@@ -66,13 +96,17 @@ async function handle(query: string): Promise<void> {
     hung = true;
     return;
   }
-  const result = elaborate(cmd, script, command.env === undefined);
+  const began = Date.now();
+  const result = elaborate(cmd, script, command.env === undefined, base.declared);
   const isHeader = result.imports.length > 0;
   const hasBody = /\b(theorem|lemma|def|example|instance|abbrev)\b/.test(cmd);
   await sleep((isHeader ? (script.headerDelayMs ?? 0) : 0) + (hasBody ? (script.bodyDelayMs ?? 0) : 0));
   const env = envs.length;
-  envs.push([...base, ...result.imports]);
-  log(isHeader ? 'header' : 'body', `env=${env}${isHeader ? ` imports=${result.imports.join(',')}` : ` base=${typeof command.env === 'number' ? command.env : 'none'}`}`);
+  envs.push({ imports: [...base.imports, ...result.imports], declared: { ...base.declared, ...result.declared } });
+  log(
+    isHeader ? 'header' : 'body',
+    `env=${env}${isHeader ? ` imports=${result.imports.join(',')}` : ` base=${typeof command.env === 'number' ? command.env : 'none'}`} began=${began} ended=${Date.now()}`,
+  );
   if (cmd.includes(script.noiseMarker ?? 'NOISE_REPL')) process.stdout.write('Processing incremental state [pos: 0..10]:\nnoise\n\n');
   const out: Record<string, unknown> = {};
   if (result.sorries.length > 0) out.sorries = result.sorries;

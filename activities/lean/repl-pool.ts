@@ -1,0 +1,419 @@
+// A pool of warm Lean REPL processes behind the `LeanRunner` contract.
+//
+// - Each process keeps the environments of the headers it has imported; a check goes to an idle
+//   process that already has its header when there is one, so a header is imported once per
+//   process, not once per check.
+// - A process that is killed (timeout, crash, cancellation, memory) or retired (max uses, memory
+//   grown past the cap) is replaced at once and the replacement imports the library header in
+//   the background, so the next check finds a warm process.
+// - When every process is busy, checks wait in order; a waiting check honours its AbortSignal.
+// - A crash mid-check is retried once on a fresh process; a second crash becomes a retryable
+//   Temporal failure, so Temporal's retry policy takes over.
+import { ApplicationFailure } from '@temporalio/common';
+import type { CompileResult } from '../../common/types';
+import { importHeader } from './header-import';
+import { buildCheckSource, compileStatus, toLeanMessages, type CheckSource } from './lean-source';
+import { LEAN_REPL_CRASHED, toFailure } from './failures';
+import type { CheckOptions, LeanRunner, RunnerLog } from './lean-runner';
+import { canMeasureRss, groupRssMb } from './process-memory';
+import { ReplCrashedError, ReplProcess, ReplTimeoutError } from './repl-process';
+import { isErrorReply, UNKNOWN_ENVIRONMENT, type ReplReply } from './repl-protocol';
+
+export interface ReplPoolSettings {
+  /** Shell command that starts the REPL (already wrapped by the sandbox, if any). */
+  replCmd: string;
+  cwd?: string;
+  /** Library header, e.g. `import Mathlib`: what replacement processes import ahead of time. */
+  header: string;
+  /** Default time for one statement. */
+  timeoutMs: number;
+  /** Time for importing a header. Default 10 minutes. */
+  headerTimeoutMs?: number;
+  /** Number of REPL processes. Default 1. */
+  size?: number;
+  /** Checks per process before it is retired: the REPL keeps every environment it ever made. */
+  maxUses?: number;
+  /** Resident memory cap of a process group, MB. Watched during a check (killed when passed)
+   * and after it (retired when passed). Needs /proc; ignored elsewhere. */
+  maxRssMb?: number;
+  /** How often memory is sampled during a check. Default 500 ms. */
+  rssIntervalMs?: number;
+  /** Replace a retired or killed process at once and import the library header into it.
+   * Default true. */
+  eagerReplace?: boolean;
+  env?: Record<string, string>;
+  log?: RunnerLog;
+}
+
+export interface PoolStats {
+  size: number;
+  busy: number;
+  warming: number;
+  waiting: number;
+  /** Processes started so far. */
+  started: number;
+  /** Header imports run so far (all processes). */
+  headerImports: number;
+  /** Processes ended, by reason. */
+  retired: Record<RetireReason, number>;
+}
+
+type RetireReason = 'maxUses' | 'memory' | 'timeout' | 'crash' | 'cancelled' | 'staleEnv';
+
+interface Slot {
+  id: number;
+  proc: ReplProcess | undefined;
+  /** header text → env id in `proc` */
+  headerEnvs: Map<string, number>;
+  uses: number;
+  state: 'idle' | 'busy' | 'warming';
+}
+
+interface Waiter {
+  header: string;
+  resolve(slot: Slot): void;
+  reject(error: unknown): void;
+  detach(): void;
+}
+
+const DEFAULT_HEADER_TIMEOUT_MS = 600_000;
+
+/** A process used more memory than allowed while checking; it was killed. */
+class MemoryCapError extends Error {
+  constructor(readonly rssMb: number, readonly capMb: number) {
+    super(`Lean used ${Math.round(rssMb)} MB (cap ${capMb} MB) while checking; the process was killed.`);
+  }
+}
+
+export class ReplPool implements LeanRunner {
+  private readonly slots: Slot[];
+  private readonly waiters: Waiter[] = [];
+  private closed = false;
+  private readonly measureRss: boolean;
+  private warmOk = true;
+  private readonly counters: Omit<PoolStats, 'size' | 'busy' | 'warming' | 'waiting'> = {
+    started: 0,
+    headerImports: 0,
+    retired: { maxUses: 0, memory: 0, timeout: 0, crash: 0, cancelled: 0, staleEnv: 0 },
+  };
+
+  constructor(private readonly settings: ReplPoolSettings) {
+    const size = Math.max(1, Math.floor(settings.size ?? 1));
+    this.slots = Array.from({ length: size }, (_, id) => ({ id, proc: undefined, headerEnvs: new Map(), uses: 0, state: 'idle' as const }));
+    this.measureRss = Boolean(settings.maxRssMb) && canMeasureRss();
+    if (settings.maxRssMb && !this.measureRss) settings.log?.warn({}, 'LEAN_MAX_RSS_MB is set but /proc is not readable here; memory is not watched');
+  }
+
+  get size(): number {
+    return this.slots.length;
+  }
+
+  ready(): boolean {
+    return !this.closed;
+  }
+
+  stats(): PoolStats {
+    return {
+      size: this.slots.length,
+      busy: this.slots.filter((s) => s.state === 'busy').length,
+      warming: this.slots.filter((s) => s.state === 'warming').length,
+      waiting: this.waiters.length,
+      ...structuredClone(this.counters),
+    };
+  }
+
+  /** Starts every process and imports the library header into each, in parallel. */
+  async warm(): Promise<void> {
+    const source = buildCheckSource('', this.settings.header);
+    const idle = this.slots.filter((s) => s.state === 'idle' && !s.headerEnvs.has(source.header));
+    for (const slot of idle) slot.state = 'busy';
+    const results = await Promise.allSettled(
+      idle.map(async (slot) => {
+        try {
+          await this.headerEnv(slot, source);
+        } catch (error) {
+          this.warmOk = false;
+          this.discard(slot, 'crash');
+          throw error;
+        } finally {
+          this.release(slot);
+        }
+      }),
+    );
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed) throw toFailure(failed.reason);
+  }
+
+  async check(code: string, opts: CheckOptions = {}): Promise<CompileResult> {
+    const started = Date.now();
+    const source = buildCheckSource(code, opts.header ?? this.settings.header);
+    for (let attempt = 0; ; attempt++) {
+      const slot = await this.acquire(source.header, opts.signal);
+      try {
+        const result = await this.runOn(slot, source, opts);
+        return { ...result, durationMs: Date.now() - started };
+      } catch (error) {
+        if (error instanceof ReplCrashedError && attempt === 0 && !opts.signal?.aborted && !this.closed) {
+          this.settings.log?.warn({ slot: slot.id, error: error.message }, 'Lean REPL crashed mid-check; retrying once on a fresh process');
+          continue;
+        }
+        throw toFailure(error);
+      } finally {
+        this.release(slot);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const waiter of this.waiters.splice(0)) {
+      waiter.detach();
+      waiter.reject(ApplicationFailure.retryable('The Lean pool is shutting down.', LEAN_REPL_CRASHED));
+    }
+    await Promise.all(
+      this.slots.map(async (slot) => {
+        const proc = slot.proc;
+        slot.proc = undefined;
+        slot.headerEnvs.clear();
+        await proc?.close();
+      }),
+    );
+  }
+
+  // ---- one check on one process ----
+
+  private async runOn(slot: Slot, source: CheckSource, opts: CheckOptions): Promise<Omit<CompileResult, 'durationMs'>> {
+    const timeoutMs = opts.timeoutMs ?? this.settings.timeoutMs;
+    try {
+      // Twice at most: an unknown environment means our record of the process is stale.
+      for (let attempt = 0; ; attempt++) {
+        const env = await this.headerEnv(slot, source, opts.signal);
+        if (typeof env !== 'number') return env;
+        const proc = slot.proc;
+        if (!proc) throw ApplicationFailure.retryable('The Lean pool is shutting down.', LEAN_REPL_CRASHED);
+        const reply = await this.watched(proc, () => proc.request({ cmd: source.body, env }, { timeoutMs, signal: opts.signal }));
+        if (isErrorReply(reply) && reply.message === UNKNOWN_ENVIRONMENT && attempt === 0) {
+          this.settings.log?.warn({ slot: slot.id, env }, 'Lean REPL forgot an environment; importing the header again');
+          slot.headerEnvs.delete(source.header);
+          continue;
+        }
+        slot.uses++;
+        this.afterCheck(slot);
+        return resultOf(reply);
+      }
+    } catch (error) {
+      if (error instanceof ReplTimeoutError) {
+        this.discard(slot, 'timeout');
+        this.settings.log?.warn({ slot: slot.id, timeoutMs }, 'Lean check timed out; REPL process replaced');
+        return {
+          status: 'timeout',
+          messages: [{ severity: 'error', line: 1, column: 0, text: `Lean did not finish checking within ${timeoutMs} ms.` }],
+          reason: `Lean did not finish checking the statement within ${timeoutMs} ms; the REPL was restarted.`,
+        };
+      }
+      if (error instanceof MemoryCapError) {
+        this.discard(slot, 'memory');
+        this.settings.log?.warn({ slot: slot.id, rssMb: Math.round(error.rssMb) }, 'Lean check passed the memory cap; REPL process replaced');
+        return {
+          status: 'error',
+          messages: [{ severity: 'error', line: 1, column: 0, text: error.message }],
+          reason: `${error.message} Simplify the statement or raise LEAN_MAX_RSS_MB.`,
+        };
+      }
+      this.discard(slot, error instanceof ReplCrashedError ? 'crash' : 'cancelled');
+      throw error;
+    }
+  }
+
+  /** The header's env in this slot's process (starting the process if needed). */
+  private async headerEnv(slot: Slot, source: CheckSource, signal?: AbortSignal): Promise<number | Omit<CompileResult, 'durationMs'>> {
+    const proc = this.process(slot);
+    const cached = slot.headerEnvs.get(source.header);
+    if (cached !== undefined) return cached;
+    const started = Date.now();
+    this.counters.headerImports++;
+    const timeoutMs = this.settings.headerTimeoutMs ?? DEFAULT_HEADER_TIMEOUT_MS;
+    const env = await this.watched(proc, () => importHeader(proc, source, { timeoutMs, signal }));
+    if (typeof env === 'number') {
+      slot.headerEnvs.set(source.header, env);
+      this.settings.log?.info({ slot: slot.id, pid: proc.pid, env, ms: Date.now() - started }, 'Lean header imported');
+    }
+    return env;
+  }
+
+  /** Runs a request while sampling the process group's memory; past the cap the group is
+   * killed and the request fails with MemoryCapError. */
+  private async watched<T>(proc: ReplProcess, request: () => Promise<T>): Promise<T> {
+    const cap = this.settings.maxRssMb;
+    const pid = proc.pid;
+    if (!this.measureRss || !cap || pid === undefined) return request();
+    let over: number | undefined;
+    const timer = setInterval(() => {
+      const rss = groupRssMb(pid);
+      if (rss > cap && over === undefined) {
+        over = rss;
+        proc.kill();
+      }
+    }, this.settings.rssIntervalMs ?? 500);
+    try {
+      return await request();
+    } catch (error) {
+      if (over !== undefined) throw new MemoryCapError(over, cap);
+      throw error;
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  /** Retires a healthy process that has been used enough or grown too large. */
+  private afterCheck(slot: Slot): void {
+    const { maxUses, maxRssMb } = this.settings;
+    if (maxUses && slot.uses >= maxUses) {
+      this.retire(slot, 'maxUses');
+      return;
+    }
+    const pid = slot.proc?.pid;
+    if (this.measureRss && maxRssMb && pid !== undefined) {
+      const rss = groupRssMb(pid);
+      if (rss > maxRssMb) {
+        this.settings.log?.info({ slot: slot.id, rssMb: Math.round(rss), capMb: maxRssMb }, 'Lean REPL grew past the memory cap; recycling');
+        this.retire(slot, 'memory');
+      }
+    }
+  }
+
+  private process(slot: Slot): ReplProcess {
+    if (this.closed) throw ApplicationFailure.retryable('The Lean pool is shut down.', LEAN_REPL_CRASHED);
+    if (!slot.proc || !slot.proc.alive) {
+      slot.headerEnvs.clear();
+      slot.uses = 0;
+      slot.proc = new ReplProcess({
+        command: this.settings.replCmd,
+        cwd: this.settings.cwd,
+        env: this.settings.env,
+        onNoise: (text) => this.settings.log?.warn({ slot: slot.id, text }, 'Lean REPL noise'),
+      });
+      this.counters.started++;
+      this.settings.log?.info({ slot: slot.id, pid: slot.proc.pid }, 'Lean REPL started');
+    }
+    return slot.proc;
+  }
+
+  /** Kills the slot's process (unusable: timed out, crashed, cancelled mid-command). */
+  private discard(slot: Slot, reason: RetireReason): void {
+    if (slot.proc) this.counters.retired[reason]++;
+    slot.proc?.kill();
+    slot.proc = undefined;
+    slot.headerEnvs.clear();
+  }
+
+  /** Ends a healthy process gracefully. */
+  private retire(slot: Slot, reason: RetireReason): void {
+    const proc = slot.proc;
+    if (proc) this.counters.retired[reason]++;
+    slot.proc = undefined;
+    slot.headerEnvs.clear();
+    void proc?.close();
+  }
+
+  // ---- scheduling ----
+
+  private acquire(header: string, signal?: AbortSignal): Promise<Slot> {
+    if (this.closed) return Promise.reject(ApplicationFailure.retryable('The Lean pool is shut down.', LEAN_REPL_CRASHED));
+    if (signal?.aborted) return Promise.reject(abortError(signal));
+    if (this.waiters.length === 0) {
+      const slot = this.pick(header);
+      if (slot) {
+        slot.state = 'busy';
+        return Promise.resolve(slot);
+      }
+    }
+    return new Promise<Slot>((resolve, reject) => {
+      const onAbort = () => {
+        const i = this.waiters.indexOf(waiter);
+        if (i >= 0) this.waiters.splice(i, 1);
+        reject(abortError(signal!));
+      };
+      const waiter: Waiter = {
+        header,
+        resolve,
+        reject,
+        detach: () => signal?.removeEventListener('abort', onAbort),
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** The best idle slot for a header: one whose process has it, else a live process, else any. */
+  private pick(header: string): Slot | undefined {
+    const idle = this.slots.filter((s) => s.state === 'idle');
+    return (
+      idle.find((s) => s.proc?.alive && s.headerEnvs.has(header)) ??
+      idle.find((s) => s.proc?.alive) ??
+      idle[0]
+    );
+  }
+
+  private release(slot: Slot): void {
+    if (this.closed) {
+      slot.state = 'idle';
+      return;
+    }
+    const replace = (this.settings.eagerReplace ?? true) && this.warmOk && !slot.proc && slot.state === 'busy';
+    slot.state = 'idle';
+    if (replace) this.rewarm(slot);
+    this.dispatch();
+  }
+
+  /** A fresh process for the slot, importing the library header before it takes checks. */
+  private rewarm(slot: Slot): void {
+    slot.state = 'warming';
+    const source = buildCheckSource('', this.settings.header);
+    void this.headerEnv(slot, source)
+      .then(() => {
+        this.warmOk = true;
+      })
+      .catch((error: unknown) => {
+        // Left to the next check, which will report the problem properly; no warm-up loop.
+        this.warmOk = false;
+        this.discard(slot, 'crash');
+        this.settings.log?.warn({ slot: slot.id, error: (error as Error).message }, 'Lean REPL warm-up failed');
+      })
+      .finally(() => {
+        slot.state = 'idle';
+        this.dispatch();
+      });
+  }
+
+  private dispatch(): void {
+    while (this.waiters.length > 0) {
+      const waiter = this.waiters[0]!;
+      const slot = this.pick(waiter.header);
+      if (!slot) return;
+      this.waiters.shift();
+      waiter.detach();
+      slot.state = 'busy';
+      waiter.resolve(slot);
+    }
+  }
+}
+
+function resultOf(reply: ReplReply): Omit<CompileResult, 'durationMs'> {
+  if (isErrorReply(reply)) {
+    return {
+      status: 'error',
+      messages: [{ severity: 'error', line: 1, column: 0, text: reply.message }],
+      reason: `The Lean REPL could not run the statement: ${reply.message}`,
+    };
+  }
+  const messages = toLeanMessages(reply.messages);
+  return { status: compileStatus(messages), messages };
+}
+
+function abortError(signal: AbortSignal): Error {
+  if (signal.reason instanceof Error) return signal.reason;
+  const error = new Error('The Lean check was cancelled.');
+  error.name = 'AbortError';
+  return error;
+}
