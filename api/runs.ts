@@ -89,7 +89,7 @@ export async function getFormalization(client: Client, id: string): Promise<RunV
   }
   if (status === 'COMPLETED') {
     const result = (await handle.result()) as FormalizeResult;
-    return { id, status: 'completed', progress: { stage: 'done', round: result.attempts.length - 1, completed: [] }, result };
+    return { id, status: 'completed', progress: { stage: 'done', round: result.attempts.length - 1, completed: result.stages ?? [] }, result };
   }
   let error = `run ended with status ${status}`;
   try {

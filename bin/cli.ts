@@ -72,18 +72,23 @@ async function formalizeCommand(statement: string, opts: Record<string, unknown>
   const id = await startFormalization(client, { statement, library, config: runConfig });
   const json = Boolean(opts.json);
   if (!json) process.stderr.write(`run ${id} (library ${library})\n`);
-  const shown = new Set<string>();
+  // Stages are printed from the run's own log of finished stages, so none is missed however
+  // fast it goes; the one in progress is printed as it starts.
+  let printed = 0;
+  let repairs = 0;
+  const show = (stages: Stage[]) => {
+    for (const stage of stages.slice(printed)) {
+      if (stage === 'repair') repairs++;
+      const round = stage === 'repair' ? ` (round ${repairs})` : '';
+      if (!json) process.stderr.write(`  • ${STAGE_LABELS[stage]}${round}\n`);
+    }
+    printed = Math.max(printed, stages.length);
+  };
   for (;;) {
     const view = await getFormalization(client, id);
     if (!view) fail(`run ${id} disappeared`);
-    if (!json && view.progress) {
-      const key = `${view.progress.stage}:${view.progress.round}`;
-      if (!shown.has(key) && view.progress.stage !== 'starting' && view.progress.stage !== 'done') {
-        shown.add(key);
-        const round = view.progress.round > 0 && (view.progress.stage === 'repair' || view.progress.stage === 'compile') ? ` (round ${view.progress.round})` : '';
-        process.stderr.write(`  • ${STAGE_LABELS[view.progress.stage]}${round}\n`);
-      }
-    }
+    if (view.status === 'completed') show(view.result!.stages.filter((s) => s !== 'done'));
+    else if (view.progress) show([...view.progress.completed, ...(view.progress.stage === 'starting' ? [] : [view.progress.stage])]);
     if (view.status === 'completed') {
       if (json) process.stdout.write(`${JSON.stringify({ id, ...view.result }, null, 2)}\n`);
       else printResult(view.result!);

@@ -133,7 +133,7 @@ export interface Progress {
   stage: Stage;
   /** Repair round in progress (0 before any repair). */
   round: number;
-  /** Stages finished so far, in order, for progress displays. */
+  /** Stages finished so far, in order (repeated for repair rounds), for progress displays. */
   completed: Stage[];
 }
 
@@ -157,6 +157,8 @@ export interface FormalizeResult {
   examples: Example[];
   /** Notes on how the run went (e.g. "retrieval: lexical only"). */
   notes: string[];
+  /** The stages the run went through, in order (repeated for repair rounds). */
+  stages: Stage[];
 }
 
 // ---- Activity signatures (the workflow proxies these) ----

@@ -129,6 +129,19 @@ describe('formalize workflow', () => {
     expect(s.llm.callsTo(FAKE_MODELS.decomposer)).toBe(1);
   });
 
+  it('fails a run at once when no LLM endpoint is configured, saying how to configure one', async () => {
+    const s = await stack({ llmConfigured: false });
+    const id = await s.start(STATEMENT);
+    const error = await s.withWorkers(() => s.result(id).then(() => undefined, (err: unknown) => err));
+
+    expect(error).toBeInstanceOf(WorkflowFailedError);
+    expect(((error as WorkflowFailedError).cause?.cause as Error).message).toMatch(/OPENAI_BASE_URL/);
+    expect(s.llm.requests).toHaveLength(0);
+    const history = await s.client.workflow.getHandle(id).fetchHistory();
+    const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+    expect(attempts).toEqual([1]); // not retried
+  });
+
   it('reports compile as skipped when no Lean REPL is configured, and runs no repair', async () => {
     const s = await stack({ repl: false });
     s.llm.script(FAKE_MODELS.formalizer, { content: BAD });

@@ -78,9 +78,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   setHandler(progressQuery, () => progress);
 
   const enter = (stage: Stage): void => {
-    if (progress.stage !== 'starting' && progress.stage !== stage && !progress.completed.includes(progress.stage)) {
-      progress.completed.push(progress.stage);
-    }
+    if (progress.stage !== 'starting') progress.completed.push(progress.stage);
     progress.stage = stage;
     upsertSearchAttributes([{ key: STAGE_KEY, value: stage }]);
   };
@@ -180,5 +178,6 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     premises,
     examples,
     notes,
+    stages: [...progress.completed],
   };
 }

@@ -68,6 +68,8 @@ export function llmSettings(url: string, overrides: Partial<LlmSettings> = {}): 
 export interface StackOptions {
   llm?: FakeOpenAIOptions;
   repl?: FakeReplScript | false;
+  /** false: no LLM endpoint configured, as on a fresh machine. */
+  llmConfigured?: boolean;
   /** Task queue suffix, so suites sharing a server never share workers; `default` uses the
    * production queue names (for code under test that starts runs on them). */
   queue?: string;
@@ -103,7 +105,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const suffix = options.queue ?? `q${process.pid}-${++queueCounter}`;
   const mainQueue = suffix === 'default' ? MAIN_TASK_QUEUE : `driftline-${suffix}`;
   const leanQueue = suffix === 'default' ? LEAN_TASK_QUEUE : `lean-${suffix}`;
-  const activities = createActivities({ llm: createLlmClient(llmSettings(llm.url)), indexes });
+  const activities = createActivities({ llm: createLlmClient(options.llmConfigured === false ? null : llmSettings(llm.url)), indexes });
   const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000 });
 
   const createWorkers = async (which: 'both' | 'lean' = 'both'): Promise<Worker[]> => [
