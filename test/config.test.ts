@@ -1,0 +1,74 @@
+// Configuration: defaults that run on one machine, environment over file, and errors that name
+// the bad setting.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, missingServices, parseLibraries } from '../infra/config';
+import { FIXTURE_CORPUS } from './helpers/stack';
+
+const dirs: string[] = [];
+function tempRoot(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'driftline-config-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(() => {
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+const base = { DRIFTLINE_LIBRARIES: `mini=${FIXTURE_CORPUS}` };
+
+describe('loadConfig', () => {
+  it('has defaults that run on one machine', () => {
+    const config = loadConfig({ env: base, root: tempRoot() });
+    expect(config.api).toMatchObject({ host: '127.0.0.1', port: 8080 });
+    expect(config.temporal).toMatchObject({ devServerPort: 7233, uiPort: 8233, namespace: 'default' });
+    expect(config.temporal.address).toBeUndefined();
+    expect(config.libraries).toEqual([{ name: 'mini', corpus: FIXTURE_CORPUS }]);
+    expect(config.lean.replCmd).toBeUndefined();
+    expect(missingServices(config)).toHaveLength(2);
+  });
+
+  it('reads the libraries as name=path pairs, the first being the default', () => {
+    expect(parseLibraries('a=x.jsonl, b=/y/z.jsonl')).toEqual([
+      { name: 'a', corpus: 'x.jsonl' },
+      { name: 'b', corpus: '/y/z.jsonl' },
+    ]);
+    expect(() => parseLibraries('justapath.jsonl')).toThrow(/not of the form name=path/);
+  });
+
+  it('lets the environment override the config file', () => {
+    const root = tempRoot();
+    writeFileSync(join(root, 'driftline.config.json'), JSON.stringify({ api: { port: 9000 }, llm: { models: { judge: 'file-judge' } } }));
+    const fromFile = loadConfig({ env: base, root });
+    expect(fromFile.api.port).toBe(9000);
+    expect(fromFile.llm.models.judge).toBe('file-judge');
+    const overridden = loadConfig({ env: { ...base, PORT: '9100', DRIFTLINE_MODEL_JUDGE: 'env-judge' }, root });
+    expect(overridden.api.port).toBe(9100);
+    expect(overridden.llm.models.judge).toBe('env-judge');
+  });
+
+  it.each([
+    [{ PORT: 'eighty' }, /PORT \(api\.port\)/],
+    [{ OPENAI_BASE_URL: 'not a url' }, /OPENAI_BASE_URL \(llm\.baseURL\): OPENAI_BASE_URL must be a URL/],
+    [{ DRIFTLINE_LLM_MAX_REASKS: '99' }, /DRIFTLINE_LLM_MAX_REASKS/],
+    [{ DRIFTLINE_LIBRARIES: 'mini=/no/such/file.jsonl' }, /Library "mini": corpus file \/no\/such\/file.jsonl does not exist/],
+    [{ DRIFTLINE_LIBRARIES: `a=${FIXTURE_CORPUS},a=${FIXTURE_CORPUS}` }, /library "a" is named twice/],
+    [{ DRIFTLINE_CONFIG: '/no/such/config.json' }, /DRIFTLINE_CONFIG=\/no\/such\/config.json does not exist/],
+  ])('refuses %o with an error naming the setting', (env, message) => {
+    expect(() => loadConfig({ env: { ...base, ...env }, root: tempRoot() })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: { ...base, ...env }, root: tempRoot() })).toThrow(message);
+  });
+
+  it('says when the config file is not JSON', () => {
+    const root = tempRoot();
+    writeFileSync(join(root, 'driftline.config.json'), '{ port: 1 ');
+    expect(() => loadConfig({ env: base, root })).toThrow(/driftline.config.json is not valid JSON/);
+  });
+
+  it('lists nothing as missing once an LLM and a Lean REPL are configured', () => {
+    const config = loadConfig({ env: { ...base, OPENAI_BASE_URL: 'http://127.0.0.1:1/v1', LEAN_REPL_CMD: 'repl' }, root: tempRoot() });
+    expect(missingServices(config)).toEqual([]);
+  });
+});
