@@ -3,8 +3,11 @@
 import type { CompileResult } from '../../common/types';
 import { invalidStatementReason } from './lean-source';
 import type { CheckOptions, LeanRunner } from './lean-runner';
+import { DEFAULT_SAFETY_POLICY, unsafeStatementReason, type SafetyPolicy } from './statement-safety';
 
 export interface CompileOptions extends CheckOptions {
+  /** What may reach Lean (imports, options); see statement-safety.ts. */
+  policy?: SafetyPolicy;
   /** Called periodically while Lean works (pass the activity's `heartbeat`), so a long header
    * import does not look like a dead worker. */
   heartbeat?: () => void;
@@ -16,7 +19,10 @@ export async function compileStatement(runner: LeanRunner, code: string, opts: C
   if (rejected) {
     return { status: 'error', messages: [{ severity: 'error', line: 1, column: 0, text: rejected }], reason: rejected, durationMs: 0 };
   }
-  const { heartbeat, heartbeatIntervalMs = 5_000, ...checkOptions } = opts;
+  // Never reaches a process: the reason goes back to the repair loop as a compiler message.
+  const unsafe = unsafeStatementReason(code, opts.policy ?? DEFAULT_SAFETY_POLICY);
+  if (unsafe) return { status: 'error', messages: [unsafe], reason: `Rejected before Lean: ${unsafe.text}`, durationMs: 0 };
+  const { heartbeat, heartbeatIntervalMs = 5_000, policy: _policy, ...checkOptions } = opts;
   const timer = heartbeat ? setInterval(heartbeat, heartbeatIntervalMs) : undefined;
   try {
     heartbeat?.();
