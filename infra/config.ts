@@ -37,6 +37,14 @@ export const ConfigSchema = z.object({
     timeoutMs: z.coerce.number().int().min(1000).default(120_000),
     maxReasks: z.coerce.number().int().min(0).max(10).default(2),
   }),
+  store: z
+    .object({
+      /** Where index versions live: `embedded` (LanceDB under dataDir, no server) or `qdrant`. */
+      kind: z.enum(['embedded', 'qdrant']).default('embedded'),
+      qdrantUrl: z.string().url('QDRANT_URL must be a URL such as http://localhost:6333').optional(),
+      qdrantApiKey: z.string().optional(),
+    })
+    .refine((s) => s.kind !== 'qdrant' || Boolean(s.qdrantUrl), { message: 'DRIFTLINE_STORE=qdrant needs QDRANT_URL', path: ['qdrantUrl'] }),
   lean: z.object({
     /** Shell command that starts a Lean REPL; unset: compile reports `skipped`. */
     replCmd: z.string().optional(),
@@ -66,6 +74,9 @@ export const ENV_KEYS: Record<string, string> = {
   DRIFTLINE_MODEL_JUDGE: 'llm.models.judge',
   DRIFTLINE_LLM_TIMEOUT_MS: 'llm.timeoutMs',
   DRIFTLINE_LLM_MAX_REASKS: 'llm.maxReasks',
+  DRIFTLINE_STORE: 'store.kind',
+  QDRANT_URL: 'store.qdrantUrl',
+  QDRANT_API_KEY: 'store.qdrantApiKey',
   LEAN_REPL_CMD: 'lean.replCmd',
   LEAN_REPL_CWD: 'lean.replCwd',
   LEAN_HEADER: 'lean.header',
@@ -139,7 +150,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     setPath(raw, path, name === 'DRIFTLINE_LIBRARIES' ? parseLibraries(value) : value);
   }
   raw.libraries ??= parseLibraries(defaultLibraries(root));
-  for (const section of ['temporal', 'api', 'llm', 'lean']) raw[section] ??= {};
+  for (const section of ['temporal', 'api', 'llm', 'lean', 'store']) raw[section] ??= {};
   (raw.llm as Record<string, unknown>).models ??= {};
 
   const parsed = ConfigSchema.safeParse(raw);

@@ -3,6 +3,10 @@ import { join } from 'node:path';
 import type { Config } from './config';
 import { createLlmClient } from '../activities/llm/client';
 import { IndexRegistry, type IndexLog } from '../activities/retrieval/index-store';
+import type { Embedder } from '../activities/retrieval/embedder';
+import { EmbeddedStore } from '../activities/retrieval/stores/embedded';
+import { QdrantStore } from '../activities/retrieval/stores/qdrant';
+import type { IndexStore } from '../activities/retrieval/stores/store';
 import { createLeanRunner } from '../activities/lean/lean-runner';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';
 
@@ -10,10 +14,19 @@ export function indexDir(config: Config): string {
   return join(config.dataDir, 'indexes');
 }
 
-export function createIndexRegistry(config: Config, log?: IndexLog): IndexRegistry {
+/** The configured index store: embedded under `<dataDir>/indexes/embedded`, or Qdrant. */
+export function createIndexStore(config: Config): IndexStore {
+  if (config.store.kind === 'qdrant') {
+    return new QdrantStore({ url: config.store.qdrantUrl!, apiKey: config.store.qdrantApiKey });
+  }
+  return new EmbeddedStore(join(indexDir(config), 'embedded'));
+}
+
+export function createIndexRegistry(config: Config, log?: IndexLog, embedder?: Embedder): IndexRegistry {
   return new IndexRegistry({
     libraries: config.libraries.map((l) => ({ name: l.name, corpusPath: l.corpus })),
-    dir: indexDir(config),
+    store: createIndexStore(config),
+    embedder,
     log,
   });
 }

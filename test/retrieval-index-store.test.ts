@@ -1,14 +1,31 @@
-import { copyFile, mkdtemp, readFile, readdir, rm, writeFile, appendFile } from 'node:fs/promises';
+import { appendFile, copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { IndexRegistry, openOrBuildIndex, UnknownLibraryError } from '../activities/retrieval/index-store';
+import { IndexRegistry, UnknownLibraryError } from '../activities/retrieval/index-store';
+import { buildInProcess } from '../activities/retrieval/stores/build';
+import { EmbeddedStore } from '../activities/retrieval/stores/embedded';
+import { HashEmbedder } from './helpers/hash-embedder';
 
 const MINI = join(resolve(__dirname, 'fixtures/corpus'), 'mini.jsonl');
 let work: string;
 let corpusPath: string;
 let dir: string;
+const registries: IndexRegistry[] = [];
+function registry(opts: ConstructorParameters<typeof IndexRegistry>[0]): IndexRegistry {
+  const r = new IndexRegistry(opts);
+  registries.push(r);
+  return r;
+}
+
+function memoryLog() {
+  const lines: { level: string; obj: object; msg?: string }[] = [];
+  return {
+    lines,
+    info: (obj: object, msg?: string) => lines.push({ level: 'info', obj, msg }),
+    warn: (obj: object, msg?: string) => lines.push({ level: 'warn', obj, msg }),
+  };
+}
 
 beforeEach(async () => {
   work = await mkdtemp(join(tmpdir(), 'driftline-index-'));
@@ -17,110 +34,107 @@ beforeEach(async () => {
   await copyFile(MINI, corpusPath);
 });
 afterEach(async () => {
+  for (const r of registries.splice(0)) await r.close();
   await rm(work, { recursive: true, force: true });
 });
 
-describe('openOrBuildIndex', () => {
-  it('builds and saves when none exists yet, then loads without rebuilding', async () => {
-    const first = await openOrBuildIndex({ library: 'mini', corpusPath, dir, log: pino({ level: 'silent' }) });
-    expect(first.built).toBe(true);
-    expect(first.version).toMatch(/^mini-[0-9a-f]{12}-lex\d+-tok\d+$/);
-    expect((await readFile(join(dir, 'mini', 'current'), 'utf8')).trim()).toBe(first.version);
-    expect((await readdir(join(dir, 'mini'))).sort()).toEqual(['current', `${first.version}.json`]); // no temporary files left
+describe('IndexRegistry', () => {
+  it('builds and promotes an index when the library has none, then serves it without rebuilding', async () => {
+    const first = registry({ libraries: [{ name: 'mini', corpusPath }], dir });
+    const opened = await first.open('mini');
+    expect(opened.built).toBe(true);
+    expect(opened.version).toMatch(/^mini-[0-9a-f]{12}-lexical-s\d+t\d+$/);
+    expect(opened.index.kind).toBe('lexical');
+    expect(await first.store.getAlias('mini')).toBe(opened.version);
 
-    const second = await openOrBuildIndex({ library: 'mini', corpusPath, dir });
-    expect(second.built).toBe(false);
-    expect(second.version).toBe(first.version);
-    expect(second.index.size).toBe(21);
-    expect((await second.index.searchPremises('the order of a', 1))[0]?.decl.name).toBe('orderOf');
-  });
-
-  it('builds a new version when the corpus changes, and moves current to it', async () => {
-    const first = await openOrBuildIndex({ library: 'mini', corpusPath, dir });
-    await appendFile(
-      corpusPath,
-      JSON.stringify({ name: 'Nat.Coprime', kind: 'def', signature: 'def Nat.Coprime (m n : ℕ) : Prop' }) + '\n',
-    );
-    const second = await openOrBuildIndex({ library: 'mini', corpusPath, dir });
-    expect(second.built).toBe(true);
-    expect(second.version).not.toBe(first.version);
-    expect(await second.index.get('Nat.Coprime')).toBeDefined();
-    expect((await readFile(join(dir, 'mini', 'current'), 'utf8')).trim()).toBe(second.version);
-  });
-
-  it('rebuilds a damaged stored index instead of failing', async () => {
-    const first = await openOrBuildIndex({ library: 'mini', corpusPath, dir });
-    await writeFile(join(dir, 'mini', `${first.version}.json`), '{"trunc');
-    const again = await openOrBuildIndex({ library: 'mini', corpusPath, dir });
-    expect(again.built).toBe(true);
+    const second = registry({ libraries: [{ name: 'mini', corpusPath }], dir });
+    const again = await second.open('mini');
+    expect(again).toMatchObject({ built: false, version: opened.version });
     expect(again.index.size).toBe(21);
+    expect((await again.index.searchPremises('the order of a', 1))[0]?.decl.name).toBe('orderOf');
+  });
+
+  it('keeps serving the promoted version when the corpus changes, and says how to rebuild', async () => {
+    const first = await registry({ libraries: [{ name: 'mini', corpusPath }], dir }).open('mini');
+    await appendFile(corpusPath, JSON.stringify({ name: 'Nat.Coprime', kind: 'def', signature: 'def Nat.Coprime (m n : ℕ) : Prop' }) + '\n');
+    const log = memoryLog();
+    const r = registry({ libraries: [{ name: 'mini', corpusPath }], dir, log });
+    const again = await r.open('mini');
+    expect(again).toMatchObject({ built: false, version: first.version });
+    expect(log.lines.find((l) => l.level === 'warn')?.msg).toMatch(/corpus changed .*driftline index build --library mini/);
+  });
+
+  it('follows the alias: a promotion takes effect at the next get', async () => {
+    const r = registry({ libraries: [{ name: 'mini', corpusPath }], dir });
+    const before = await r.open('mini');
+    await appendFile(corpusPath, JSON.stringify({ name: 'Nat.Coprime', kind: 'def', signature: 'def Nat.Coprime (m n : ℕ) : Prop' }) + '\n');
+    const next = await buildInProcess({ library: 'mini', corpusPath, store: r.store });
+    expect(next.version).not.toBe(before.version);
+    const after = await r.open('mini');
+    expect(after.version).toBe(next.version);
+    expect(await after.index.get('Nat.Coprime')).toBeDefined();
   });
 
   it('serves the current stored index when the corpus file is gone', async () => {
-    const first = await openOrBuildIndex({ library: 'mini', corpusPath, dir });
+    const first = await registry({ libraries: [{ name: 'mini', corpusPath }], dir }).open('mini');
     await rm(corpusPath);
-    const again = await openOrBuildIndex({ library: 'mini', corpusPath, dir });
+    const again = await registry({ libraries: [{ name: 'mini', corpusPath }], dir, log: memoryLog() }).open('mini');
     expect(again).toMatchObject({ built: false, version: first.version });
   });
 
   it('says what is missing when there is neither corpus nor index', async () => {
-    await expect(openOrBuildIndex({ library: 'mini', corpusPath: join(work, 'nope.jsonl'), dir })).rejects.toThrow(
-      /corpus for library mini not found at .*nope\.jsonl/,
-    );
+    const r = registry({ libraries: [{ name: 'mini', corpusPath: join(work, 'nope.jsonl') }], dir });
+    await expect(r.get('mini')).rejects.toThrow(/corpus for library mini not found at .*nope\.jsonl/);
   });
 
-  it('refuses a library name that is not a plain directory name', async () => {
-    await expect(openOrBuildIndex({ library: '../evil', corpusPath, dir })).rejects.toThrow(/library name/);
+  it('refuses a library name that is not a plain name', () => {
+    expect(() => new IndexRegistry({ libraries: [{ name: '../evil', corpusPath }], dir })).toThrow(/library name/);
   });
-});
 
-describe('IndexRegistry', () => {
-  it('opens lazily, caches, and defaults to the first library', async () => {
-    const registry = new IndexRegistry({
-      libraries: [
-        { name: 'mini', corpusPath },
-        { name: 'other', corpusPath },
-      ],
-      dir,
-    });
-    expect(registry.defaultLibrary).toBe('mini');
-    const [a, b] = await Promise.all([registry.get('mini'), registry.get('mini')]);
-    expect(a).toBe(b);
-    expect(await registry.get()).toBe(a);
-    expect(a.library).toBe('mini');
-    expect((await registry.open('mini')).built).toBe(true); // built once, not twice
-    // 'other' has not been opened yet.
-    expect(await readdir(dir)).toEqual(['mini']);
+  it('builds once for concurrent callers and defaults to the first library', async () => {
+    const r = registry({ libraries: [{ name: 'mini', corpusPath }, { name: 'other', corpusPath }], dir });
+    expect(r.defaultLibrary).toBe('mini');
+    const [a, b] = await Promise.all([r.open('mini'), r.open('mini')]);
+    expect(a.version).toBe(b.version);
+    expect(a.index).toBe(b.index);
+    expect(await r.get()).toBe(a.index);
+    expect((await r.store.listVersions('mini')).length).toBe(1);
+    expect(await r.store.listVersions('other')).toEqual([]); // not opened yet
   });
 
   it('rejects an unknown library, listing the known ones', async () => {
-    const registry = new IndexRegistry({ libraries: [{ name: 'mini', corpusPath }], dir });
-    const err = await registry.get('mathlib').catch((e: unknown) => e);
+    const r = registry({ libraries: [{ name: 'mini', corpusPath }], dir });
+    const err = await r.get('mathlib').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(UnknownLibraryError);
     expect((err as Error).message).toBe('unknown library "mathlib"; known libraries: mini');
   });
 
   it('ready() opens every library', async () => {
-    const registry = new IndexRegistry({
-      libraries: [
-        { name: 'mini', corpusPath },
-        { name: 'copy', corpusPath },
-      ],
-      dir,
-    });
-    const status = await registry.ready();
+    const r = registry({ libraries: [{ name: 'mini', corpusPath }, { name: 'copy', corpusPath }], dir });
+    const status = await r.ready();
     expect(status.map((s) => [s.library, s.built, s.size])).toEqual([
       ['mini', true, 21],
       ['copy', true, 21],
     ]);
-    expect((await readdir(dir)).sort()).toEqual(['copy', 'mini']);
   });
 
   it('retries an open that failed once the cause is fixed', async () => {
     const missing = join(work, 'later.jsonl');
-    const registry = new IndexRegistry({ libraries: [{ name: 'later', corpusPath: missing }], dir });
-    await expect(registry.get('later')).rejects.toThrow(/not found/);
+    const r = registry({ libraries: [{ name: 'later', corpusPath: missing }], dir });
+    await expect(r.get('later')).rejects.toThrow(/not found/);
     await copyFile(MINI, missing);
-    expect((await registry.get('later')).size).toBe(21);
+    expect((await r.get('later')).size).toBe(21);
+  });
+
+  it('with an embedder, builds a hybrid version and searches it densely too', async () => {
+    const embedder = new HashEmbedder();
+    const store = new EmbeddedStore(join(work, 'hybrid'));
+    const r = registry({ libraries: [{ name: 'mini', corpusPath }], store, embedder });
+    const opened = await r.open('mini');
+    expect(opened.version).toContain('test_hash_bag_64');
+    expect(opened.index.kind).toMatch(/^hybrid/);
+    const calls = embedder.calls;
+    expect((await opened.index.searchPremises('a prime number p', 1))[0]?.decl.name).toBe('Nat.Prime');
+    expect(embedder.calls).toBe(calls + 1);
   });
 });

@@ -1,20 +1,16 @@
-// Built indexes on disk, and the registry the activities open them from.
-//
-// Layout under `dir`:   <library>/<version>.json   one built index per version
-//                       <library>/current          the version in use (one line)
-// version = <library>-<sha256(corpus) first 12 hex>-<INDEX_SCHEMA_VERSION>, so a changed corpus,
-// tokenizer or index format gets a new file and never reuses a stale one. Files are written to
-// a temporary name and renamed, so a reader never sees half an index and `current` moves atomically.
-import { createHash } from 'node:crypto';
-import { createReadStream, existsSync } from 'node:fs';
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+// The registry the activities open indexes from: per library, the version its alias names in
+// the configured store (embedded or Qdrant), wrapped as a PremiseIndex. The alias is looked up
+// on every `get`, so a promotion (after a durable build) takes effect at the next search, and a
+// search sees one version from start to end. A library with no index at all is built here, in
+// process, once (what `npm start` relies on); later versions come from `driftline index build`.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadCorpus } from './corpus';
-import { TOKENIZER_VERSION } from './lean-tokenize';
-import { LexicalIndex, type LexicalIndexJson, type PremiseIndex } from './premise-index';
-
-/** Bump when the stored index format or the field set changes. */
-export const INDEX_SCHEMA_VERSION = `lex1-tok${TOKENIZER_VERSION}`;
+import type { Embedder } from './embedder';
+import type { PremiseIndex } from './premise-index';
+import { buildInProcess, corpusRevision } from './stores/build';
+import { EmbeddedStore } from './stores/embedded';
+import { checkLibraryName, type IndexStore, type VersionInfo } from './stores/store';
+import { StoreIndex } from './stores/store-index';
 
 /** The subset of a pino logger used here. */
 export interface IndexLog {
@@ -22,90 +18,11 @@ export interface IndexLog {
   warn(obj: object, msg?: string): void;
 }
 
-export interface OpenIndexOptions {
-  library: string;
-  corpusPath: string;
-  /** Root directory of stored indexes, e.g. `.driftline/indexes`. */
-  dir: string;
-  log?: IndexLog;
-}
-
 export interface OpenedIndex {
   index: PremiseIndex;
-  /** true when this call built (and saved) the index. */
+  /** true when this call built (and promoted) the index. */
   built: boolean;
   version: string;
-}
-
-export async function sha256File(path: string): Promise<string> {
-  const hash = createHash('sha256');
-  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
-  return hash.digest('hex');
-}
-
-function checkLibraryName(library: string): void {
-  // The name becomes a directory: no separators, no `..`.
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(library)) {
-    throw new Error(`library name "${library}" must be letters, digits, '.', '_' or '-' (it names a directory)`);
-  }
-}
-
-export async function indexVersion(library: string, corpusPath: string): Promise<string> {
-  const digest = await sha256File(corpusPath);
-  return `${library}-${digest.slice(0, 12)}-${INDEX_SCHEMA_VERSION}`;
-}
-
-async function writeAtomically(path: string, text: string): Promise<void> {
-  const tmp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(tmp, text);
-  await rename(tmp, path);
-}
-
-async function loadStored(path: string): Promise<LexicalIndex> {
-  return LexicalIndex.fromJSON(JSON.parse(await readFile(path, 'utf8')) as LexicalIndexJson);
-}
-
-/** Loads the index of this corpus when it was built before; builds and saves it when not. */
-export async function openOrBuildIndex(opts: OpenIndexOptions): Promise<OpenedIndex> {
-  const { library, corpusPath, dir, log } = opts;
-  checkLibraryName(library);
-  const libDir = join(dir, library);
-  const currentPath = join(libDir, 'current');
-
-  if (!existsSync(corpusPath)) {
-    // Without the corpus, an index built earlier (e.g. on another machine) still serves.
-    if (existsSync(currentPath)) {
-      const version = (await readFile(currentPath, 'utf8')).trim();
-      log?.warn({ library, corpusPath, version }, 'corpus file missing; using the current stored index');
-      return { index: await loadStored(join(libDir, `${version}.json`)), built: false, version };
-    }
-    throw new Error(`corpus for library ${library} not found at ${corpusPath}, and no index is stored under ${libDir}`);
-  }
-
-  const version = await indexVersion(library, corpusPath);
-  const file = join(libDir, `${version}.json`);
-  if (existsSync(file)) {
-    try {
-      const index = await loadStored(file);
-      log?.info({ library, version }, 'index loaded');
-      return { index, built: false, version };
-    } catch (err) {
-      // A damaged file is rebuilt rather than trusted.
-      log?.warn({ library, version, err: (err as Error).message }, 'stored index unreadable; rebuilding');
-    }
-  }
-
-  const started = Date.now();
-  const corpus = await loadCorpus(corpusPath);
-  if (corpus.warnings.length > 0) {
-    log?.warn({ library, count: corpus.warnings.length, first: corpus.warnings.slice(0, 5) }, 'corpus warnings');
-  }
-  const index = LexicalIndex.build(library, corpus.declarations);
-  await mkdir(libDir, { recursive: true });
-  await writeAtomically(file, JSON.stringify(index.toJSON()));
-  await writeAtomically(currentPath, `${version}\n`);
-  log?.info({ library, version, declarations: index.size, ms: Date.now() - started }, 'index built');
-  return { index, built: true, version };
 }
 
 export interface LibrarySpec {
@@ -120,13 +37,32 @@ export class UnknownLibraryError extends Error {
   }
 }
 
-/** The configured libraries; each index is opened on first use and then kept. */
-export class IndexRegistry {
-  private readonly specs: Map<string, LibrarySpec>;
-  private readonly opened = new Map<string, Promise<OpenedIndex>>();
+export interface IndexRegistryOptions {
+  libraries: readonly LibrarySpec[];
+  /** The store; default: an embedded store under `dir`. */
+  store?: IndexStore;
+  /** Root of the embedded store when no store is given, e.g. `.driftline/indexes`. */
+  dir?: string;
+  /** Used for dense queries of versions built with it, and for builds made here. */
+  embedder?: Embedder;
+  log?: IndexLog;
+}
 
-  constructor(private readonly opts: { libraries: readonly LibrarySpec[]; dir: string; log?: IndexLog }) {
+/** The configured libraries and their current index versions. */
+export class IndexRegistry {
+  readonly store: IndexStore;
+  readonly embedder?: Embedder;
+  private readonly specs: Map<string, LibrarySpec>;
+  private readonly indexes = new Map<string, Promise<StoreIndex>>();
+  private readonly builds = new Map<string, Promise<VersionInfo>>();
+  private readonly checkedRevision = new Set<string>();
+
+  constructor(private readonly opts: IndexRegistryOptions) {
     if (opts.libraries.length === 0) throw new Error('IndexRegistry needs at least one library');
+    for (const l of opts.libraries) checkLibraryName(l.name);
+    if (!opts.store && !opts.dir) throw new Error('IndexRegistry needs a store or a directory for the embedded store');
+    this.store = opts.store ?? new EmbeddedStore(join(opts.dir!, 'embedded'));
+    this.embedder = opts.embedder;
     this.specs = new Map(opts.libraries.map((l) => [l.name, l]));
   }
 
@@ -139,27 +75,88 @@ export class IndexRegistry {
     return this.opts.libraries[0]!.name;
   }
 
+  spec(name: string): LibrarySpec {
+    const spec = this.specs.get(name);
+    if (!spec) throw new UnknownLibraryError(name, this.names);
+    return spec;
+  }
+
   async get(name: string = this.defaultLibrary): Promise<PremiseIndex> {
     return (await this.open(name)).index;
   }
 
-  /** The index with how it was obtained (built or loaded, which version). */
-  open(name: string = this.defaultLibrary): Promise<OpenedIndex> {
-    const spec = this.specs.get(name);
-    if (!spec) return Promise.reject(new UnknownLibraryError(name, this.names));
-    let p = this.opened.get(name);
+  /** The library's current index; built (and promoted) first when the library has none. */
+  async open(name: string = this.defaultLibrary): Promise<OpenedIndex> {
+    const spec = this.spec(name);
+    let version = await this.store.getAlias(name);
+    let built = false;
+    if (!version) {
+      version = (await this.buildFirst(spec)).version;
+      built = true;
+    } else {
+      await this.warnIfStale(spec, version);
+    }
+    return { index: await this.openVersion(version), built, version };
+  }
+
+  /** A version as a PremiseIndex (cached: a complete version never changes). */
+  openVersion(version: string): Promise<StoreIndex> {
+    let p = this.indexes.get(version);
     if (!p) {
-      // Concurrent callers share one open; a failed open is forgotten so a later call retries.
-      p = openOrBuildIndex({ library: spec.name, corpusPath: spec.corpusPath, dir: this.opts.dir, log: this.opts.log });
-      p.catch(() => this.opened.delete(name));
-      this.opened.set(name, p);
+      p = (async () => {
+        const info = await this.store.getVersion(version);
+        if (!info) throw new Error(`index version ${version} is missing from the ${this.store.kind} store`);
+        return new StoreIndex(this.store, info, this.embedder);
+      })();
+      p.catch(() => this.indexes.delete(version));
+      this.indexes.set(version, p);
     }
     return p;
+  }
+
+  private buildFirst(spec: LibrarySpec): Promise<VersionInfo> {
+    let p = this.builds.get(spec.name);
+    if (!p) {
+      // Concurrent callers share one build; a failed build is forgotten so a later call retries.
+      p = (async () => {
+        if (!existsSync(spec.corpusPath)) {
+          throw new Error(`corpus for library ${spec.name} not found at ${spec.corpusPath}, and the ${this.store.kind} store has no index for it`);
+        }
+        const started = Date.now();
+        const info = await buildInProcess({ library: spec.name, corpusPath: spec.corpusPath, store: this.store, embedder: this.embedder });
+        this.opts.log?.info({ library: spec.name, version: info.version, declarations: info.expected, ms: Date.now() - started }, 'index built');
+        return info;
+      })();
+      p.catch(() => this.builds.delete(spec.name));
+      this.builds.set(spec.name, p);
+    }
+    return p;
+  }
+
+  private async warnIfStale(spec: LibrarySpec, version: string): Promise<void> {
+    if (!this.opts.log || this.checkedRevision.has(`${spec.name}:${version}`)) return;
+    this.checkedRevision.add(`${spec.name}:${version}`);
+    if (!existsSync(spec.corpusPath)) {
+      this.opts.log.warn({ library: spec.name, corpusPath: spec.corpusPath, version }, 'corpus file missing; using the current stored index');
+      return;
+    }
+    const info = await this.store.getVersion(version);
+    const revision = await corpusRevision(spec.corpusPath);
+    if (info && info.revision !== revision) {
+      this.opts.log.warn(
+        { library: spec.name, version, corpusRevision: revision },
+        `the corpus changed since index ${version} was built; run \`driftline index build --library ${spec.name} --corpus ${spec.corpusPath}\` to build and promote a new version`,
+      );
+    }
   }
 
   /** Opens every library (a worker calls this before taking tasks). */
   async ready(): Promise<{ library: string; version: string; built: boolean; size: number }[]> {
     const all = await Promise.all(this.names.map(async (n) => ({ n, o: await this.open(n) })));
     return all.map(({ n, o }) => ({ library: n, version: o.version, built: o.built, size: o.index.size }));
+  }
+
+  async close(): Promise<void> {
+    await this.store.close();
   }
 }
