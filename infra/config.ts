@@ -45,6 +45,25 @@ export const ConfigSchema = z.object({
       qdrantApiKey: z.string().optional(),
     })
     .refine((s) => s.kind !== 'qdrant' || Boolean(s.qdrantUrl), { message: 'DRIFTLINE_STORE=qdrant needs QDRANT_URL', path: ['qdrantUrl'] }),
+  /** Dense retrieval. `none`: lexical only (and the run notes say so). */
+  embeddings: z
+    .object({
+      embedder: z.enum(['none', 'openai', 'local']).default('none'),
+      /** Model name for `openai` (e.g. text-embedding-3-small, BAAI/bge-m3). */
+      model: z.string().min(1).optional(),
+      /** OpenAI-compatible base URL for embeddings; default OPENAI_BASE_URL. */
+      baseURL: z.string().url('DRIFTLINE_EMBEDDINGS_BASE_URL must be a URL such as http://localhost:8000/v1').optional(),
+      apiKey: z.string().optional(),
+      dimensions: z.coerce.number().int().min(1).optional(),
+      /** Prepended to queries, e.g. BGE's "Represent this sentence for searching relevant passages: ". */
+      queryPrefix: z.string().optional(),
+      documentPrefix: z.string().optional(),
+      batchSize: z.coerce.number().int().min(1).max(2048).default(64),
+      /** A sentence-transformers model directory on disk, for `local`. */
+      localModelDir: z.string().default('.tools/models/all-MiniLM-L6-v2'),
+    })
+    .prefault({})
+    .refine((e) => e.embedder !== 'openai' || Boolean(e.model), { message: 'DRIFTLINE_EMBEDDER=openai needs DRIFTLINE_EMBEDDING_MODEL', path: ['model'] }),
   lean: z.object({
     /** Shell command that starts a Lean REPL; unset: compile reports `skipped`. */
     replCmd: z.string().optional(),
@@ -81,6 +100,15 @@ export const ENV_KEYS: Record<string, string> = {
   LEAN_REPL_CWD: 'lean.replCwd',
   LEAN_HEADER: 'lean.header',
   LEAN_TIMEOUT_MS: 'lean.timeoutMs',
+  DRIFTLINE_EMBEDDER: 'embeddings.embedder',
+  DRIFTLINE_EMBEDDING_MODEL: 'embeddings.model',
+  DRIFTLINE_EMBEDDINGS_BASE_URL: 'embeddings.baseURL',
+  DRIFTLINE_EMBEDDINGS_API_KEY: 'embeddings.apiKey',
+  DRIFTLINE_EMBEDDING_DIMENSIONS: 'embeddings.dimensions',
+  DRIFTLINE_EMBEDDING_QUERY_PREFIX: 'embeddings.queryPrefix',
+  DRIFTLINE_EMBEDDING_DOCUMENT_PREFIX: 'embeddings.documentPrefix',
+  DRIFTLINE_EMBEDDING_BATCH: 'embeddings.batchSize',
+  DRIFTLINE_LOCAL_MODEL_DIR: 'embeddings.localModelDir',
 };
 
 const ENV_BY_PATH = Object.fromEntries(Object.entries(ENV_KEYS).map(([env, path]) => [path, env]));
@@ -171,6 +199,14 @@ export function loadConfig(options: LoadOptions = {}): Config {
         `Library "${library.name}": corpus file ${library.corpus} does not exist. Set DRIFTLINE_LIBRARIES=name=path/to/corpus.jsonl (comma separated).`,
       );
     }
+  }
+  const emb = config.embeddings;
+  emb.localModelDir = isAbsolute(emb.localModelDir) ? emb.localModelDir : resolve(root, emb.localModelDir);
+  // Embeddings go to the LLM endpoint (and key) unless configured apart.
+  emb.baseURL ??= config.llm.baseURL;
+  emb.apiKey ??= emb.baseURL === config.llm.baseURL ? config.llm.apiKey : undefined;
+  if (emb.embedder === 'openai' && !emb.baseURL) {
+    throw new ConfigError('DRIFTLINE_EMBEDDER=openai needs DRIFTLINE_EMBEDDINGS_BASE_URL (or OPENAI_BASE_URL).');
   }
   const names = config.libraries.map((l) => l.name);
   const duplicate = names.find((n, i) => names.indexOf(n) !== i);
