@@ -23,6 +23,8 @@ import { retrievePremises } from './retrieval/retrieve-premises';
 import { illustrate as chooseExamples } from './retrieval/greedy-examples';
 import type { LeanRunner } from './lean/lean-runner';
 import { compileStatement } from './lean/compile';
+import type { IndexBuildActivities } from '../common/index-build';
+import { createIndexBuildActivities } from './retrieval/stores/build-activities';
 
 export interface MainActivityDeps {
   llm: LlmClient;
@@ -42,8 +44,10 @@ async function openIndex(indexes: IndexRegistry, library: string): Promise<Premi
   }
 }
 
-export function createActivities(deps: MainActivityDeps): MainActivities {
+export function createActivities(deps: MainActivityDeps): MainActivities & IndexBuildActivities {
   return {
+    // The durable index build (workflow buildIndex) runs on the main queue too.
+    ...createIndexBuildActivities(deps.indexes),
     async decompose({ statement }: { statement: string }): Promise<SubQuery[]> {
       return withHeartbeat((signal) => decomposeStatement(deps.llm, statement, signal));
     },

@@ -1,2 +1,3 @@
 // Every workflow the worker registers. The worker bundles this file (and what it imports).
 export { formalize, progressQuery } from './formalize';
+export { buildIndex, indexBuildProgressQuery } from './build-index';
