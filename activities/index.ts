@@ -3,6 +3,12 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type {
   CompileResult,
+  EquivalenceInput,
+  EquivalenceResult,
+  InspectNameInput,
+  NameInfo,
+  ResolveNameInput,
+  ResolveNameResult,
   Example,
   IllustrateInput,
   JudgeInput,
@@ -23,6 +29,10 @@ import { retrievePremises } from './retrieval/retrieve-premises';
 import { illustrate as chooseExamples } from './retrieval/greedy-examples';
 import type { LeanRunner } from './lean/lean-runner';
 import { compileStatement } from './lean/compile';
+import { checkEquivalence } from './lean/equivalence';
+import type { NameDirectory } from './lean/name-directory';
+import { inspectName, resolveName } from './lean/name-tools';
+import type { SafetyPolicy } from './lean/statement-safety';
 import type { IndexBuildActivities } from '../common/index-build';
 import { createIndexBuildActivities } from './retrieval/stores/build-activities';
 
@@ -34,6 +44,14 @@ export interface MainActivityDeps {
 export interface LeanActivityDeps {
   lean: LeanRunner;
   timeoutMs?: number;
+  /** Library names for resolveName (read from the corpora on the Lean worker). */
+  names?: NameDirectory;
+  /** What may reach Lean; default DEFAULT_SAFETY_POLICY. */
+  policy?: SafetyPolicy;
+  /** Budget of one equivalence check. Default 5 minutes. */
+  equivalenceTimeoutMs?: number;
+  /** Time for one name lookup. Default 60 s. */
+  toolTimeoutMs?: number;
 }
 
 async function openIndex(indexes: IndexRegistry, library: string): Promise<PremiseIndex> {
@@ -84,7 +102,28 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
 export function createLeanActivities(deps: LeanActivityDeps): LeanActivities {
   return {
     async compile({ code }: { code: string }): Promise<CompileResult> {
-      return withHeartbeat((signal) => compileStatement(deps.lean, code, { signal, timeoutMs: deps.timeoutMs }));
+      return withHeartbeat((signal) => compileStatement(deps.lean, code, { signal, timeoutMs: deps.timeoutMs, policy: deps.policy }));
+    },
+
+    async inspectName(input: InspectNameInput): Promise<NameInfo> {
+      return withHeartbeat((signal) => inspectName(deps.lean, input, { signal, timeoutMs: deps.toolTimeoutMs ?? 60_000 }));
+    },
+
+    async resolveName(input: ResolveNameInput): Promise<ResolveNameResult> {
+      if (!deps.names) throw ApplicationFailure.nonRetryable('resolveName: this Lean worker has no library names configured.', 'NamesNotConfigured');
+      let names: string[];
+      try {
+        names = await deps.names.names(input.library);
+      } catch (err) {
+        throw ApplicationFailure.nonRetryable((err as Error).message, 'UnknownLibrary');
+      }
+      return withHeartbeat((signal) => resolveName(deps.lean, names, input, { signal, timeoutMs: deps.toolTimeoutMs ?? 60_000 }));
+    },
+
+    async equivalence(input: EquivalenceInput): Promise<EquivalenceResult> {
+      return withHeartbeat((signal) =>
+        checkEquivalence(deps.lean, input, { timeoutMs: deps.equivalenceTimeoutMs ?? 300_000, policy: deps.policy, signal }),
+      );
     },
   };
 }

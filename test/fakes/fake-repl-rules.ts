@@ -160,10 +160,10 @@ export function elaborate(cmd: string, script: FakeReplScript, fresh: boolean, e
     const text = cmd.slice(d.start, d.end);
     const name = cmd.slice(d.namePos, d.namePos + d.nameLength);
     const type = statementType(text);
-    declared[name] = type;
-    // A proof leaning on a theorem whose type is `True` cannot prove a real goal.
+    // A proof leaning on a theorem (earlier in the env or this command) whose type is `True`
+    // cannot prove a real goal.
     const proof = text.slice(text.indexOf(':=') + 2);
-    for (const [hyp, hypType] of Object.entries(env)) {
+    for (const [hyp, hypType] of Object.entries({ ...env, ...declared })) {
       if (hypType !== 'True' || [...occurrences(proof, hyp)].length === 0) continue;
       const selfEvident = script.selfEvidentGoalPattern && new RegExp(script.selfEvidentGoalPattern, 'u').test(type);
       if (!selfEvident && type !== 'True') {
@@ -171,6 +171,7 @@ export function elaborate(cmd: string, script: FakeReplScript, fresh: boolean, e
         messages.push(at(cmd, i, 2, 'error', `type mismatch\n  ${hyp}\nhas type\n  True : Prop\nbut is expected to have type\n  ${type} : Prop`));
       }
     }
+    declared[name] = type;
   }
 
   const sorries = findSorries(cmd);
