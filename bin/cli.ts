@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from '../infra/config';
 import { connectClient } from '../infra/connect';
 import { getFormalization, startFormalization } from '../api/runs';
 import type { FormalizeResult, RetrievalMode, RunConfig, Stage } from '../common/types';
+import { registerIndexCommands } from './index-command';
 
 function fail(message: string): never {
   process.stderr.write(`driftline: ${message}\n`);
@@ -137,5 +138,7 @@ program
     const { startStack } = await import('../infra/start');
     await startStack();
   });
+
+registerIndexCommands(program);
 
 await program.parseAsync(process.argv).catch((err: Error) => fail(err.message));
