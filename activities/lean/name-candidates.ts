@@ -61,8 +61,9 @@ export function scoreName(token: string, name: string): Omit<NameCandidate, 'nam
   const whole = editDistance(t, n, budget);
   if (whole <= budget) return { score: 65 - 10 * whole, why: 'typo' };
   // `Primee` for `Nat.Prime` (the namespace was not written or not opened).
-  const last = editDistance(tLast, nLast, Math.max(1, Math.min(2, Math.floor(tLast.length / 4))));
-  if (tLast.length >= 4 && last <= 2 && (namespaceOf(t) === '' || namespaceOf(t) === namespaceOf(n))) {
+  const lastBudget = Math.max(1, Math.min(2, Math.floor(tLast.length / 4)));
+  const last = editDistance(tLast, nLast, lastBudget);
+  if (tLast.length >= 4 && last <= lastBudget && (namespaceOf(t) === '' || namespaceOf(t) === namespaceOf(n))) {
     return { score: 50 - 10 * last, why: 'typo-in-last-part' };
   }
   return undefined;
