@@ -70,6 +70,28 @@ export const ConfigSchema = z.object({
     replCwd: z.string().optional(),
     header: z.string().default('import Mathlib'),
     timeoutMs: z.coerce.number().int().min(1000).default(120_000),
+    /** REPL processes in the pool; the Lean worker runs this many checks at once. */
+    poolSize: z.coerce.number().int().min(1).max(64).default(2),
+    /** Checks per process before it is replaced (the REPL only grows). */
+    maxUses: z.coerce.number().int().min(1).default(500),
+    /** Resident memory cap per REPL process group, MB (0: not watched). */
+    maxRssMb: z.coerce.number().int().min(0).default(16_384),
+    /** Time for importing a header (a cold Mathlib import is slow). */
+    headerTimeoutMs: z.coerce.number().int().min(1000).default(600_000),
+    /** Address-space limit per REPL (ulimit -v), MB; unset: none (Mathlib maps large files). */
+    maxAddressSpaceMb: z.coerce.number().int().min(256).optional(),
+    /** Cut REPL processes off from the network where the platform allows (`unshare -n`). */
+    noNetwork: z
+      .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+      .transform((v) => v === true || v === 'true' || v === '1')
+      .default(true),
+    /** Budget of one equivalence check. */
+    equivalenceTimeoutMs: z.coerce.number().int().min(1000).default(300_000),
+    /** Import roots a statement may use, comma separated. */
+    allowedImports: z
+      .union([z.array(z.string()), z.string()])
+      .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean))
+      .default(['Mathlib', 'ConNF', 'Batteries', 'Aesop', 'Qq', 'Init', 'Std']),
   }),
 });
 
@@ -100,6 +122,14 @@ export const ENV_KEYS: Record<string, string> = {
   LEAN_REPL_CWD: 'lean.replCwd',
   LEAN_HEADER: 'lean.header',
   LEAN_TIMEOUT_MS: 'lean.timeoutMs',
+  LEAN_POOL_SIZE: 'lean.poolSize',
+  LEAN_MAX_USES: 'lean.maxUses',
+  LEAN_MAX_RSS_MB: 'lean.maxRssMb',
+  LEAN_HEADER_TIMEOUT_MS: 'lean.headerTimeoutMs',
+  LEAN_MAX_AS_MB: 'lean.maxAddressSpaceMb',
+  LEAN_NO_NETWORK: 'lean.noNetwork',
+  LEAN_EQUIVALENCE_TIMEOUT_MS: 'lean.equivalenceTimeoutMs',
+  LEAN_ALLOWED_IMPORTS: 'lean.allowedImports',
   DRIFTLINE_EMBEDDER: 'embeddings.embedder',
   DRIFTLINE_EMBEDDING_MODEL: 'embeddings.model',
   DRIFTLINE_EMBEDDINGS_BASE_URL: 'embeddings.baseURL',

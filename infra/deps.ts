@@ -7,7 +7,9 @@ import type { Embedder } from '../activities/retrieval/embedder';
 import { EmbeddedStore } from '../activities/retrieval/stores/embedded';
 import { QdrantStore } from '../activities/retrieval/stores/qdrant';
 import type { IndexStore } from '../activities/retrieval/stores/store';
-import { createLeanRunner } from '../activities/lean/lean-runner';
+import { createLeanRunner, type RunnerLog } from '../activities/lean/lean-runner';
+import { NameDirectory } from '../activities/lean/name-directory';
+import { DEFAULT_SAFETY_POLICY } from '../activities/lean/statement-safety';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';
 
 export function indexDir(config: Config): string {
@@ -38,14 +40,30 @@ export function buildMainDeps(config: Config): MainActivityDeps {
   };
 }
 
-export function buildLeanDeps(config: Config): LeanActivityDeps {
+export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {
+  const lean = config.lean;
   return {
     lean: createLeanRunner({
-      replCmd: config.lean.replCmd,
-      cwd: config.lean.replCwd,
-      header: config.lean.header,
-      timeoutMs: config.lean.timeoutMs,
+      replCmd: lean.replCmd,
+      cwd: lean.replCwd,
+      header: lean.header,
+      timeoutMs: lean.timeoutMs,
+      headerTimeoutMs: lean.headerTimeoutMs,
+      size: lean.poolSize,
+      maxUses: lean.maxUses,
+      maxRssMb: lean.maxRssMb || undefined,
+      sandbox: { noNetwork: lean.noNetwork, maxAddressSpaceMb: lean.maxAddressSpaceMb },
+      log,
     }),
-    timeoutMs: config.lean.timeoutMs,
+    timeoutMs: lean.timeoutMs,
+    names: new NameDirectory(config.libraries.map((l) => ({ name: l.name, corpusPath: l.corpus }))),
+    policy: { ...DEFAULT_SAFETY_POLICY, allowedImports: lean.allowedImports },
+    equivalenceTimeoutMs: lean.equivalenceTimeoutMs,
   };
+}
+
+/** Activities the Lean worker runs at once: one check per REPL process, plus room for name
+ * lookups and equivalence checks waiting on the pool (they queue inside it, heartbeating). */
+export function leanWorkerConcurrency(config: Config): number {
+  return config.lean.poolSize + 2;
 }

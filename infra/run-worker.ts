@@ -1,9 +1,10 @@
 // Runs one worker process: the main queue, the Lean queue, or both.
 import { DefaultLogger, Runtime } from '@temporalio/worker';
+import pino from 'pino';
 import { createActivities, createLeanActivities } from '../activities';
 import type { Config } from './config';
 import { connectWorker } from './connect';
-import { buildLeanDeps, buildMainDeps } from './deps';
+import { buildLeanDeps, buildMainDeps, leanWorkerConcurrency } from './deps';
 import { createLeanWorker, createMainWorker } from './workers';
 
 export type QueueChoice = 'main' | 'lean' | 'all';
@@ -21,9 +22,13 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
     runs.push(worker.run());
   }
   if (queue === 'lean' || queue === 'all') {
-    const deps = buildLeanDeps(config);
+    const log = pino({ name: 'driftline-lean' });
+    const deps = buildLeanDeps(config, log);
     closers.push(() => deps.lean.close());
-    const worker = await createLeanWorker({ connection, namespace, activities: createLeanActivities(deps), concurrency: 1 });
+    const worker = await createLeanWorker({ connection, namespace, activities: createLeanActivities(deps), concurrency: leanWorkerConcurrency(config) });
+    // Pre-warm every REPL process with the library header while the worker starts polling;
+    // a failure here is logged, and the first check reports it properly.
+    void deps.lean.warm?.().catch((err: Error) => log.warn({ err: err.message }, 'Lean pool warm-up failed'));
     runs.push(worker.run());
   }
   // Started by `npm start`: leave when the supervisor is gone, instead of polling forever.
