@@ -4,6 +4,7 @@ import { ConfigError, loadConfig, type Config } from '../infra/config';
 import { connectClient } from '../infra/connect';
 import { getFormalization, startFormalization } from '../api/runs';
 import type { FormalizeResult, RetrievalMode, RunConfig, Stage } from '../common/types';
+import { registerEvalCommand } from './eval-command';
 import { registerIndexCommands } from './index-command';
 
 function fail(message: string): never {
@@ -140,5 +141,7 @@ program
   });
 
 registerIndexCommands(program);
+
+registerEvalCommand(program);
 
 await program.parseAsync(process.argv).catch((err: Error) => fail(err.message));

@@ -1,0 +1,179 @@
+// `driftline eval retrieval`: dependency-retrieval precision, recall and F1 of a library's index
+// against a benchmark's gold `mathlib_dependencies`, as a Markdown table or one JSON object.
+// Runs in process (no Temporal needed): the index is built in memory from the library's corpus,
+// document vectors are cached on disk per embedder, DRIFT decompositions per decomposer model.
+import { join, resolve } from 'node:path';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { ConfigError, loadConfig, type Config } from '../infra/config';
+import { createLlmClient } from '../activities/llm/client';
+import { decomposeStatement } from '../activities/llm/stages';
+import { loadCorpus } from '../activities/retrieval/corpus';
+import type { Embedder } from '../activities/retrieval/embedder';
+import { createEmbedder } from '../activities/retrieval/embedders';
+import { CachingEmbedder, cacheFileFor } from '../activities/retrieval/embedders/cache';
+import { HybridIndex } from '../activities/retrieval/hybrid-index';
+import { LexicalIndex, type PremiseIndex } from '../activities/retrieval/premise-index';
+import { loadBenchmark, type BenchmarkItem } from '../activities/retrieval/eval/benchmark';
+import { DecompositionCache } from '../activities/retrieval/eval/decomposition-cache';
+import { metricsTable, parseKs } from '../activities/retrieval/eval/metrics';
+import { evaluateRetrieval, type EvalMode } from '../activities/retrieval/eval/run-eval';
+import type { SubQuery } from '../common/types';
+
+export type Retriever = 'auto' | 'lexical' | 'dense' | 'hybrid';
+
+export interface EvalRetrievalOptions {
+  benchmark: string;
+  library?: string;
+  k: string;
+  mode: EvalMode;
+  retriever: Retriever;
+  json?: boolean;
+  limit?: number;
+  /** Weight of BM25 against dense (1) in hybrid fusion. */
+  lexicalWeight?: number;
+  rrfK?: number;
+}
+
+class EvalError extends Error {}
+
+function fail(message: string): never {
+  process.stderr.write(`driftline: ${message}\n`);
+  process.exit(1);
+}
+
+function progress(label: string, quiet: boolean) {
+  let last = 0;
+  return (done: number, total: number) => {
+    if (quiet || !process.stderr.isTTY) return;
+    const now = Date.now();
+    if (now - last < 200 && done < total) return;
+    last = now;
+    process.stderr.write(`\r${label} ${done}/${total}${done === total ? '\n' : ''}`);
+  };
+}
+
+async function buildIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<PremiseIndex> {
+  const lib = cfg.libraries.find((l) => l.name === library);
+  if (!lib) throw new EvalError(`unknown library "${library}"; configured: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES=name=corpus.jsonl)`);
+  const corpus = await loadCorpus(lib.corpus);
+  const lexical = LexicalIndex.build(library, corpus.declarations);
+  const wanted = retriever === 'auto' ? (cfg.embeddings.embedder === 'none' ? 'lexical' : 'hybrid') : retriever;
+  if (wanted === 'lexical') return lexical;
+  if (cfg.embeddings.embedder === 'none') {
+    throw new EvalError(`--retriever ${wanted} needs an embedder: set DRIFTLINE_EMBEDDER=local (after \`npm run setup:model\`) or DRIFTLINE_EMBEDDER=openai with DRIFTLINE_EMBEDDING_MODEL`);
+  }
+  // The CLI has no Temporal to retry for it, so the HTTP client retries a little itself.
+  const inner = await createEmbedder({ ...cfg.embeddings, maxRetries: 3, timeoutMs: cfg.llm.timeoutMs });
+  const embedder: Embedder = new CachingEmbedder(inner!, cacheFileFor(join(cfg.dataDir, 'cache', 'embeddings'), inner!.id));
+  return HybridIndex.build(lexical, corpus.declarations, embedder, {
+    mode: wanted,
+    ...(opts.lexicalWeight !== undefined ? { lexicalWeight: opts.lexicalWeight } : {}),
+    ...(opts.rrfK !== undefined ? { rrfK: opts.rrfK } : {}),
+    onProgress: progress(`embedding ${library} premises with ${inner!.id}`, Boolean(opts.json)),
+  });
+}
+
+async function decompositions(cfg: Config, items: readonly BenchmarkItem[], quiet: boolean): Promise<Map<string, SubQuery[]>> {
+  const model = cfg.llm.models.decomposer;
+  const cache = new DecompositionCache(join(cfg.dataDir, 'cache', 'decompositions.jsonl'));
+  const out = new Map<string, SubQuery[]>();
+  const missing = items.filter((it) => {
+    const hit = cache.get(model, it.statement);
+    if (hit) out.set(it.name, hit);
+    return !hit;
+  });
+  if (missing.length === 0) return out;
+  if (!cfg.llm.baseURL) {
+    throw new EvalError(
+      `--mode drift needs the statements decomposed into sub-queries by an LLM, and ${missing.length} of ${items.length} are not in the cache ` +
+        `(${join(cfg.dataDir, 'cache', 'decompositions.jsonl')}): set OPENAI_BASE_URL (and OPENAI_API_KEY, DRIFTLINE_MODEL_DECOMPOSER), or use --mode monolithic`,
+    );
+  }
+  const llm = createLlmClient({ ...cfg.llm, baseURL: cfg.llm.baseURL });
+  const report = progress(`decomposing with ${model}`, quiet);
+  let done = 0;
+  for (const it of missing) {
+    const subs = await decomposeStatement(llm, it.statement);
+    cache.set(model, it.statement, subs);
+    out.set(it.name, subs);
+    report(++done, missing.length);
+  }
+  return out;
+}
+
+/** Runs the evaluation and returns what to print. */
+export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Promise<string> {
+  const ks = parseKs(opts.k);
+  let items = await loadBenchmark(resolve(opts.benchmark));
+  if (opts.limit !== undefined) items = items.slice(0, opts.limit);
+  const library = opts.library ?? cfg.libraries[0]!.name;
+  const subqueries = opts.mode === 'drift' ? await decompositions(cfg, items, Boolean(opts.json)) : undefined;
+  const index = await buildIndex(cfg, library, opts.retriever, opts);
+  const result = await evaluateRetrieval(index, items, {
+    mode: opts.mode,
+    ks,
+    ...(subqueries ? { subqueries } : {}),
+    onProgress: progress('retrieving', Boolean(opts.json)),
+  });
+  if (opts.json) {
+    const results = result.metrics.map(({ k, precision, recall, f1, microF1 }) => ({ k, precision, recall, f1, microF1 }));
+    return JSON.stringify({ results });
+  }
+  const m0 = result.metrics[0]!;
+  const lines = [
+    `# Dependency retrieval: ${opts.mode}, ${index.kind}`,
+    '',
+    `benchmark ${opts.benchmark} (${m0.items} items${m0.skipped ? `, ${m0.skipped} without gold dependencies left out` : ''}); library ${library} (${index.size} declarations)`,
+    opts.mode === 'drift' ? 'k = premises kept per sub-query; precision over the de-duplicated set' : 'k = premises retrieved for the whole statement',
+    '',
+    metricsTable(result.metrics),
+  ];
+  for (const n of result.notes) lines.push('', `note: ${n}`);
+  return lines.join('\n');
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return n;
+}
+
+function nonNegative(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected a number ≥ 0');
+  return n;
+}
+
+export function registerEvalCommand(program: Command): void {
+  const group = program.command('eval').description('measure parts of the pipeline against benchmarks');
+  group
+    .command('retrieval')
+    .description('dependency retrieval precision / recall / F1 against gold mathlib_dependencies')
+    .requiredOption('-b, --benchmark <file>', 'benchmark JSONL (full_name, informal_stmt, mathlib_dependencies)')
+    .option('-l, --library <name>', 'library to retrieve from (default: the first configured)')
+    .option('-k, --k <list>', 'cut-offs, comma separated', '1,3,5,10')
+    .addOption(new Option('-m, --mode <mode>', 'whole statement, or DRIFT sub-queries').choices(['monolithic', 'drift']).default('monolithic'))
+    .addOption(
+      new Option('-r, --retriever <kind>', 'auto: hybrid when an embedder is configured, else lexical')
+        .choices(['auto', 'lexical', 'dense', 'hybrid'])
+        .default('auto'),
+    )
+    .option('--limit <n>', 'only the first n items', positiveInt)
+    .option('--lexical-weight <w>', 'weight of BM25 in hybrid fusion (dense: 1)', nonNegative)
+    .option('--rrf-k <k>', 'RRF constant (default 60)', nonNegative)
+    .option('--json', 'print one JSON object {"results": [{k, precision, recall, f1, microF1}]}, in percent')
+    .action(async (opts: EvalRetrievalOptions) => {
+      let cfg: Config;
+      try {
+        cfg = loadConfig();
+      } catch (err) {
+        if (err instanceof ConfigError) fail(err.message);
+        throw err;
+      }
+      try {
+        process.stdout.write(`${await evalRetrieval(cfg, opts)}\n`);
+      } catch (err) {
+        fail((err as Error).message);
+      }
+    });
+}
