@@ -159,6 +159,18 @@ export interface FormalizeResult {
   notes: string[];
   /** The stages the run went through, in order (repeated for repair rounds). */
   stages: Stage[];
+  /** Lean tools the repair loop called (e.g. resolveName for an unknown identifier). */
+  tools?: ToolUse[];
+}
+
+/** One call of a Lean tool by the workflow, as recorded in the result. */
+export interface ToolUse {
+  tool: 'resolveName' | 'inspectName' | 'equivalence';
+  /** Repair round that needed it. */
+  round: number;
+  input: string;
+  /** What it returned, briefly (e.g. the suggested names). */
+  output: string[];
 }
 
 // ---- Activity signatures (the workflow proxies these) ----

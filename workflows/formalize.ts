@@ -3,6 +3,7 @@
 import { defineQuery, proxyActivities, setHandler, upsertSearchAttributes, log } from '@temporalio/workflow';
 import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { resolveRunConfig } from '../common/run-config';
+import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
 import type {
   Attempt,
   CompileResult,
@@ -17,6 +18,7 @@ import type {
   Progress,
   Stage,
   SubQuery,
+  ToolUse,
 } from '../common/types';
 import { LEAN_TASK_QUEUE } from '../common/types';
 
@@ -62,6 +64,17 @@ const leanActivities = (taskQueue: string) => proxyActivities<LeanActivities>({
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
+// Name lookups help the repair but are not essential: a failed lookup is noted, not fatal.
+const leanTools = (taskQueue: string) => proxyActivities<LeanActivities>({
+  taskQueue,
+  startToCloseTimeout: '5m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '2s', maximumAttempts: 2, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+/** At most this many unknown identifiers are resolved per repair round. */
+const MAX_NAMES_PER_ROUND = 3;
+
 function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | null): Outcome {
   if (!checked) return 'unchecked';
   if (!compiled) return 'not-compiled';
@@ -73,6 +86,8 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   const config = resolveRunConfig(input.config);
   const exclude = input.exclude ?? [];
   const { compile } = leanActivities(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
+  const { resolveName } = leanTools(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
+  const tools: ToolUse[] = [];
   const notes: string[] = [];
   const progress: Progress = { stage: 'starting', round: 0, completed: [] };
   setHandler(progressQuery, () => progress);
@@ -143,11 +158,33 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     }
     progress.round = round + 1;
     enter('repair');
+    // Unknown names: ask the Lean worker for the closest real ones (found in the library,
+    // confirmed by Lean) and show them to the formalizer.
+    const unknown = unknownIdentifiers(result.messages).slice(0, MAX_NAMES_PER_ROUND);
+    let suggestions: Record<string, string[]> | undefined;
+    if (unknown.length > 0) {
+      suggestions = {};
+      const namespaceHints = openedNamespaces(statement);
+      const resolved = await Promise.all(
+        unknown.map((token) =>
+          resolveName({ token, library: input.library, namespaceHints, topK: 5 }).catch((err: Error) => {
+            notes.push(`resolveName(${token}) failed: ${err.message}`);
+            return undefined;
+          }),
+        ),
+      );
+      resolved.forEach((found, i) => {
+        if (!found) return;
+        const names = found.suggestions.map((s) => s.name);
+        suggestions![found.token] = names;
+        tools.push({ tool: 'resolveName', round: round + 1, input: unknown[i]!, output: names });
+      });
+    }
     statement = await formalizeStage({
       statement: input.statement,
       premises,
       examples,
-      repair: { statement, messages: result.messages },
+      repair: { statement, messages: result.messages, ...(suggestions ? { suggestions } : {}) },
     });
   }
   const checked = result.status !== 'skipped';
@@ -179,5 +216,6 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     examples,
     notes,
     stages: [...progress.completed],
+    tools,
   };
 }

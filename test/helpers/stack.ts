@@ -11,6 +11,7 @@ import { createActivities, createLeanActivities } from '../../activities';
 import { createLlmClient, type LlmSettings } from '../../activities/llm/client';
 import { IndexRegistry } from '../../activities/retrieval/index-store';
 import { createLeanRunner, type LeanRunner } from '../../activities/lean/lean-runner';
+import { NameDirectory } from '../../activities/lean/name-directory';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type RunConfig } from '../../common/types';
 import { requireTemporalCli } from '../../infra/temporal-cli';
@@ -106,7 +107,8 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const mainQueue = suffix === 'default' ? MAIN_TASK_QUEUE : `driftline-${suffix}`;
   const leanQueue = suffix === 'default' ? LEAN_TASK_QUEUE : `lean-${suffix}`;
   const activities = createActivities({ llm: createLlmClient(options.llmConfigured === false ? null : llmSettings(llm.url)), indexes });
-  const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000 });
+  const names = new NameDirectory([{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }]);
+  const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000, names });
 
   const createWorkers = async (which: 'both' | 'lean' = 'both'): Promise<Worker[]> => [
     ...(which === 'lean' ? [] : [await createMainWorker({
