@@ -4,6 +4,7 @@
 import { Bm25Index, type Bm25Document, type Bm25Json, type Bm25Params } from './bm25';
 import { isTheorem, type Declaration } from './corpus';
 import { tokenize, tokenizeName } from './lean-tokenize';
+import { applyUsagePrior, DEFAULT_USAGE_PRIOR } from './usage-prior';
 
 export interface Hit {
   decl: Declaration;
@@ -54,6 +55,8 @@ export const DEFAULT_THEOREM_PARAMS: Bm25Params = DEFAULT_PREMISE_PARAMS;
 export interface LexicalIndexOptions {
   premiseParams?: Bm25Params;
   theoremParams?: Bm25Params;
+  /** Weight α of the library-usage prior in premise search (usage-prior.ts); 0 turns it off. */
+  usagePrior?: number;
 }
 
 export interface LexicalIndexJson {
@@ -62,6 +65,7 @@ export interface LexicalIndexJson {
   declarations: Declaration[];
   premises: Bm25Json;
   theorems: Bm25Json;
+  usagePrior?: number;
 }
 
 export function declarationDocument(d: Declaration): Bm25Document {
@@ -87,6 +91,7 @@ export class LexicalIndex implements PremiseIndex {
     private readonly declarations: readonly Declaration[],
     private readonly premiseBm25: Bm25Index,
     private readonly theoremBm25: Bm25Index,
+    readonly usagePrior: number = DEFAULT_USAGE_PRIOR,
   ) {
     for (const d of declarations) this.byName.set(d.name, d);
     for (const d of declarations) (isTheorem(d) ? this.theoremDecls : this.premiseDecls).push(d);
@@ -111,6 +116,7 @@ export class LexicalIndex implements PremiseIndex {
       declarations,
       Bm25Index.build(premises.map(declarationDocument), opts.premiseParams ?? DEFAULT_PREMISE_PARAMS),
       Bm25Index.build(theorems.map(declarationDocument), opts.theoremParams ?? DEFAULT_THEOREM_PARAMS),
+      opts.usagePrior ?? DEFAULT_USAGE_PRIOR,
     );
   }
 
@@ -121,6 +127,7 @@ export class LexicalIndex implements PremiseIndex {
       json.declarations,
       Bm25Index.fromJSON(json.premises),
       Bm25Index.fromJSON(json.theorems),
+      json.usagePrior ?? DEFAULT_USAGE_PRIOR,
     );
   }
 
@@ -131,6 +138,7 @@ export class LexicalIndex implements PremiseIndex {
       declarations: [...this.declarations],
       premises: this.premiseBm25.toJSON(),
       theorems: this.theoremBm25.toJSON(),
+      usagePrior: this.usagePrior,
     };
   }
 
@@ -139,7 +147,25 @@ export class LexicalIndex implements PremiseIndex {
   }
 
   async searchPremises(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
-    return search(this.premiseBm25, this.premiseDecls, query, k, opts);
+    if (!(this.usagePrior > 0) || k <= 0) return search(this.premiseBm25, this.premiseDecls, query, k, opts);
+    // Every lexical match is a candidate; the prior re-ranks them (uses by excluded theorems,
+    // such as the item under evaluation, do not count).
+    const hits = search(this.premiseBm25, this.premiseDecls, query, this.premiseDecls.length, opts);
+    const excluded = opts?.exclude?.length ? new Set(opts.exclude) : undefined;
+    const uses = (name: string) => {
+      const list = this.usedBy.get(name) ?? [];
+      return excluded ? list.filter((i) => !excluded.has(this.theoremDecls[i]!.name)).length : list.length;
+    };
+    return applyUsagePrior(hits.map((h) => ({ ...h, name: h.decl.name })), uses, this.maxUses, this.usagePrior)
+      .slice(0, k)
+      .map((h) => ({ decl: h.decl, score: h.score }));
+  }
+
+  /** The most theorems any premise is used by (scales the usage prior). */
+  private get maxUses(): number {
+    let max = 0;
+    for (const list of this.usedBy.values()) max = Math.max(max, list.length);
+    return max;
   }
 
   async searchTheorems(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { applyUsagePrior } from '../activities/retrieval/usage-prior';
+import { LexicalIndex } from '../activities/retrieval/premise-index';
+import type { Declaration } from '../activities/retrieval/corpus';
+
+describe('library-usage prior', () => {
+  it('adds α·log1p(uses)/log1p(max uses) to the score scaled by the best one', () => {
+    const hits = [
+      { name: 'rare', score: 10 },
+      { name: 'common', score: 8 },
+    ];
+    const uses = (n: string) => (n === 'common' ? 99 : 0);
+    expect(applyUsagePrior(hits, uses, 99, 0).map((h) => h.name)).toEqual(['rare', 'common']);
+    const ranked = applyUsagePrior(hits, uses, 99, 1);
+    expect(ranked.map((h) => h.name)).toEqual(['common', 'rare']);
+    expect(ranked[0]!.score).toBeCloseTo(0.8 + 1, 10);
+    expect(ranked[1]!.score).toBeCloseTo(1, 10);
+    expect(applyUsagePrior([], uses, 1, 1)).toEqual([]);
+  });
+
+  const d = (name: string, kind: string, signature: string, uses: string[] = []): Declaration => ({ name, kind, signature, uses });
+  const LIB: Declaration[] = [
+    d('Litter', 'structure', 'structure Litter : Type'),
+    d('NearLitter', 'structure', 'structure NearLitter : Type'),
+    d('t1', 'theorem', 'theorem t1 : True', ['NearLitter']),
+    d('t2', 'theorem', 'theorem t2 : True', ['NearLitter']),
+    d('t3', 'theorem', 'theorem t3 : True', ['NearLitter']),
+  ];
+
+  it('lets widely used premises win lexical near-ties, without counting excluded theorems', async () => {
+    const withPrior = LexicalIndex.build('lib', LIB, { usagePrior: 1.2 });
+    const without = LexicalIndex.build('lib', LIB, { usagePrior: 0 });
+    const q = 'a litter';
+    expect((await without.searchPremises(q, 2)).map((h) => h.decl.name)).toEqual(['Litter', 'NearLitter']);
+    expect((await withPrior.searchPremises(q, 2)).map((h) => h.decl.name)).toEqual(['NearLitter', 'Litter']);
+    // With every user of NearLitter excluded, its prior is gone.
+    expect((await withPrior.searchPremises(q, 2, { exclude: ['t1', 't2', 't3'] })).map((h) => h.decl.name)).toEqual(['Litter', 'NearLitter']);
+    // The setting survives serialisation.
+    expect(LexicalIndex.fromJSON(JSON.parse(JSON.stringify(without.toJSON()))).usagePrior).toBe(0);
+  });
+});
