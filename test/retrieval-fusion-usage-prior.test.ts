@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { applyUsagePrior } from '../activities/retrieval/usage-prior';
+import { applyUsagePrior, UsagePriorIndex, UsageTable } from '../activities/retrieval/usage-prior';
+import { isTheorem } from '../activities/retrieval/corpus';
 import { LexicalIndex } from '../activities/retrieval/premise-index';
 import type { Declaration } from '../activities/retrieval/corpus';
 
@@ -37,5 +38,17 @@ describe('library-usage prior', () => {
     expect((await withPrior.searchPremises(q, 2, { exclude: ['t1', 't2', 't3'] })).map((h) => h.decl.name)).toEqual(['Litter', 'NearLitter']);
     // The setting survives serialisation.
     expect(LexicalIndex.fromJSON(JSON.parse(JSON.stringify(without.toJSON()))).usagePrior).toBe(0);
+  });
+
+  it('UsagePriorIndex gives any index the same ranking as the built-in prior', async () => {
+    const wrapped = new UsagePriorIndex(LexicalIndex.build('lib', LIB, { usagePrior: 0 }), new UsageTable(LIB, isTheorem), 1.2);
+    const builtIn = LexicalIndex.build('lib', LIB, { usagePrior: 1.2 });
+    for (const exclude of [[], ['t1', 't2', 't3'], ['t1']]) {
+      const a = (await wrapped.searchPremises('a litter', 2, { exclude })).map((h) => [h.decl.name, h.score]);
+      const b = (await builtIn.searchPremises('a litter', 2, { exclude })).map((h) => [h.decl.name, h.score]);
+      expect(a).toEqual(b);
+    }
+    expect(wrapped.kind).toBe('lexical + usage prior α=1.2');
+    expect(new UsageTable(LIB, isTheorem).uses('NearLitter', ['t2'])).toBe(2);
   });
 });
