@@ -1,83 +1,101 @@
-// Monolithic dependency retrieval on the ConNF development split: the whole informal statement
-// as one query, top-k premises, against the gold `mathlib_dependencies`. Precision, recall and
-// F1 are computed per item and averaged (items where P = R = 0 count F1 = 0).
+// Monolithic dependency retrieval on the ConNF development split, every retriever side by side,
+// on the tuning half (items at even positions: where α of the usage prior and the hybrid fusion
+// weight were chosen), the held-out half (odd positions) and all items. F1 per item, averaged,
+// in percent (activities/retrieval/eval/metrics.ts).
 //
-//   npx tsx bench/retrieval-eval.ts [dataDir]     (default ../shared/data, or DRIFTLINE_SHARED_DATA)
-import { readFileSync } from 'node:fs';
+//   npx tsx bench/retrieval-eval.ts [dataDir] [--json]
+//     dataDir: default ../shared/data, or DRIFTLINE_SHARED_DATA
+//     dense and hybrid rows need the local model (`npm run setup:model`, or
+//     DRIFTLINE_LOCAL_MODEL_DIR); document and query vectors are cached in .driftline/cache.
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { loadCorpus } from '../activities/retrieval/corpus';
-import { LexicalIndex } from '../activities/retrieval/premise-index';
-import { retrievePremises } from '../activities/retrieval/retrieve-premises';
-import { selectExamples } from '../activities/retrieval/greedy-examples';
+import { isTheorem, loadCorpus } from '../activities/retrieval/corpus';
+import { CachingEmbedder, cacheFileFor } from '../activities/retrieval/embedders/cache';
+import { LocalEmbedder } from '../activities/retrieval/embedders/local';
+import { loadBenchmark, type BenchmarkItem } from '../activities/retrieval/eval/benchmark';
+import { evaluateRetrieval } from '../activities/retrieval/eval/run-eval';
+import { retrievalMetricsAt, type RetrievalCase } from '../activities/retrieval/eval/metrics';
+import { HybridIndex } from '../activities/retrieval/hybrid-index';
+import { LexicalIndex, type PremiseIndex } from '../activities/retrieval/premise-index';
+import { UsageTable } from '../activities/retrieval/usage-prior';
 
-interface Item {
-  full_name: string;
-  informal_stmt: string;
-  mathlib_dependencies: string[];
-}
-
-const dataDir = resolve(process.argv[2] ?? process.env.DRIFTLINE_SHARED_DATA ?? '../shared/data');
+const args = process.argv.slice(2);
+const json = args.includes('--json');
+const dataDir = resolve(args.find((a) => !a.startsWith('--')) ?? process.env.DRIFTLINE_SHARED_DATA ?? '../shared/data');
+const modelDir = resolve(process.env.DRIFTLINE_LOCAL_MODEL_DIR ?? '.tools/models/all-MiniLM-L6-v2');
 const KS = [1, 3, 5, 10];
+const log = (s: string) => {
+  if (!json) console.log(s);
+  else process.stderr.write(`${s}\n`);
+};
 
 const corpus = await loadCorpus(join(dataDir, 'connf/library.jsonl'));
-const t0 = performance.now();
-const index = LexicalIndex.build('connf', corpus.declarations);
-const buildMs = performance.now() - t0;
-const items: Item[] = readFileSync(join(dataDir, 'connf/benchmark.dev.jsonl'), 'utf8')
-  .split('\n')
-  .filter((l) => l.trim() !== '')
-  .map((l) => JSON.parse(l) as Item);
+const items = await loadBenchmark(join(dataDir, 'connf/benchmark.dev.jsonl'));
+const halves: Record<string, BenchmarkItem[]> = {
+  tune: items.filter((_, i) => i % 2 === 0),
+  heldout: items.filter((_, i) => i % 2 === 1),
+  all: items,
+};
 
-const sums = KS.map(() => ({ p: 0, r: 0, f: 0 }));
-const t1 = performance.now();
-for (const item of items) {
-  const gold = new Set(item.mathlib_dependencies);
-  const { premises } = await retrievePremises(index, {
-    library: 'connf',
-    statement: item.informal_stmt,
-    subqueries: [],
-    mode: 'monolithic',
-    topK: Math.max(...KS),
-    exclude: [item.full_name],
-    gold: [],
-  });
-  KS.forEach((k, j) => {
-    const got = premises.slice(0, k).map((p) => p.name);
-    const hit = got.filter((n) => gold.has(n)).length;
-    // Precision over k (the baseline always shows k premises), recall over the gold set.
-    const p = hit / k;
-    const r = gold.size > 0 ? hit / gold.size : 0;
-    const s = sums[j]!;
-    s.p += p;
-    s.r += r;
-    s.f += p + r > 0 ? (2 * p * r) / (p + r) : 0;
-  });
-}
-const searchMs = performance.now() - t1;
-
-// Illustration with the gold premises (oracle): how much of them m = 3 examples cover.
-let covered = 0;
-let total = 0;
-for (const item of items) {
-  const ex = await selectExamples(index, {
-    statement: item.informal_stmt,
-    premises: item.mathlib_dependencies,
-    m: 3,
-    exclude: [item.full_name],
-  });
-  covered += ex.reduce((n, e) => n + e.covers.length, 0);
-  total += item.mathlib_dependencies.length;
+const retrievers: Record<string, PremiseIndex | 'usage-only'> = {
+  'BM25 (no prior)': LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 }),
+  'BM25 + usage prior': LexicalIndex.build('connf', corpus.declarations),
+  'usage only': 'usage-only',
+};
+if (existsSync(join(modelDir, 'model.safetensors'))) {
+  const local = LocalEmbedder.fromDir(modelDir);
+  const embedder = new CachingEmbedder(local, cacheFileFor(resolve('.driftline/cache/embeddings'), local.id));
+  const t0 = performance.now();
+  const noPrior = LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 });
+  const withPrior = LexicalIndex.build('connf', corpus.declarations);
+  retrievers[`dense ${local.id}`] = await HybridIndex.build(noPrior, corpus.declarations, embedder, { mode: 'dense' });
+  retrievers['hybrid (BM25 no prior + dense)'] = await HybridIndex.build(noPrior, corpus.declarations, embedder);
+  retrievers['hybrid (BM25 + prior, dense)'] = await HybridIndex.build(withPrior, corpus.declarations, embedder);
+  for (const w of [2, 3]) {
+    retrievers[`hybrid (BM25 + prior ×${w}, dense)`] = await HybridIndex.build(withPrior, corpus.declarations, embedder, { lexicalWeight: w });
+  }
+  log(`premise vectors ready in ${((performance.now() - t0) / 1000).toFixed(1)} s (${embedder.hits} cached, ${embedder.misses} computed)`);
+} else {
+  log(`(no local model at ${modelDir}: dense and hybrid rows skipped; run \`npm run setup:model\`)`);
 }
 
-const pct = (x: number) => ((100 * x) / items.length).toFixed(2).padStart(6);
-console.log(`ConNF dev: ${items.length} items; library ${corpus.declarations.length} declarations`);
-console.log(`index build ${buildMs.toFixed(0)} ms; ${items.length} searches ${searchMs.toFixed(0)} ms\n`);
-console.log('monolithic BM25 (whole informal statement)');
-console.log('   k | precision | recall |     F1');
-console.log('-----|-----------|--------|-------');
-KS.forEach((k, j) => {
-  const s = sums[j]!;
-  console.log(`${String(k).padStart(4)} |    ${pct(s.p)} | ${pct(s.r)} | ${pct(s.f)}`);
-});
-console.log('(DRIFT paper, ConNF: dense whole-statement baseline F1 28.17)');
-console.log(`\ngreedy illustration, m = 3, gold premises: ${((100 * covered) / total).toFixed(2)}% covered`);
+// Ranking every premise by how many theorems use it (the query is ignored): what the prior
+// alone knows.
+const usage = new UsageTable(corpus.declarations, isTheorem);
+const premiseNames = corpus.declarations.filter((d) => !isTheorem(d)).map((d) => d.name);
+function usageOnly(set: BenchmarkItem[]) {
+  const cases: RetrievalCase[] = set.map((it) => ({
+    retrieved: premiseNames
+      .filter((n) => n !== it.name)
+      .map((n) => ({ n, u: usage.uses(n, [it.name]) }))
+      .sort((a, b) => b.u - a.u)
+      .slice(0, 10)
+      .map((x) => x.n),
+    gold: it.gold,
+  }));
+  return KS.map((k) => retrievalMetricsAt(cases.map((c) => ({ ...c, retrieved: c.retrieved.slice(0, k) })), k));
+}
+
+const results: Record<string, Record<string, Record<number, number>>> = {};
+for (const [name, index] of Object.entries(retrievers)) {
+  results[name] = {};
+  for (const [half, set] of Object.entries(halves)) {
+    const metrics = index === 'usage-only' ? usageOnly(set) : (await evaluateRetrieval(index, set, { mode: 'monolithic', ks: KS })).metrics;
+    results[name]![half] = Object.fromEntries(metrics.map((m) => [m.k, Number(m.f1.toFixed(2))]));
+  }
+}
+
+if (json) {
+  console.log(JSON.stringify({ benchmark: 'connf/benchmark.dev.jsonl', items: { tune: halves.tune!.length, heldout: halves.heldout!.length }, f1: results }));
+} else {
+  console.log(`\nConNF dev, monolithic (whole informal statement), F1 % at k = ${KS.join(', ')}`);
+  console.log(`tune = ${halves.tune!.length} items at even positions; held-out = ${halves.heldout!.length} at odd positions\n`);
+  const header = ['retriever', ...Object.keys(halves).flatMap((h) => KS.map((k) => `${h} @${k}`))];
+  console.log(`| ${header.join(' | ')} |`);
+  console.log(`|${header.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`);
+  for (const [name, byHalf] of Object.entries(results)) {
+    const cells = Object.keys(halves).flatMap((h) => KS.map((k) => byHalf[h]![k]!.toFixed(2)));
+    console.log(`| ${name} | ${cells.join(' | ')} |`);
+  }
+  console.log('\n(DRIFT paper, ConNF: fine-tuned dense whole-statement baseline F1 28.17; DRIFT 36.88)');
+}
