@@ -14,6 +14,7 @@ export interface StartRequest {
   exclude?: string[];
   goldPremises?: string[];
   leanTaskQueue?: string;
+  goldStatement?: string;
   /** Workflow ID to use; default: `formalize-<uuid>`. A repeated ID never starts a second run. */
   id?: string;
 }
@@ -27,6 +28,7 @@ export async function startFormalization(client: Client, request: StartRequest, 
     exclude: request.exclude,
     goldPremises: request.goldPremises,
     ...(request.leanTaskQueue ? { leanTaskQueue: request.leanTaskQueue } : {}),
+    ...(request.goldStatement ? { goldStatement: request.goldStatement } : {}),
   };
   const id = request.id ?? `formalize-${randomUUID()}`;
   await client.workflow.start('formalize', {

@@ -43,6 +43,7 @@ function startBody(maxStatementChars: number) {
       config: Type.Optional(RunConfigBody),
       exclude: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
       goldPremises: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
+      goldStatement: Type.Optional(Type.String({ minLength: 1, maxLength: maxStatementChars })),
     },
     { additionalProperties: false },
   );
@@ -115,7 +116,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
     }
     const id = await startFormalization(
       options.temporal,
-      { statement: input.statement, library, config: input.config, exclude: input.exclude, goldPremises: input.goldPremises },
+      { statement: input.statement, library, config: input.config, exclude: input.exclude, goldPremises: input.goldPremises, goldStatement: input.goldStatement },
       options.taskQueue,
     );
     return reply.status(202).header('location', `/v1/formalizations/${encodeURIComponent(id)}`).send({ id });

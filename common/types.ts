@@ -44,6 +44,9 @@ export interface FormalizeInput {
   goldPremises?: string[];
   /** Task queue of the Lean workers; default `lean`. */
   leanTaskQueue?: string;
+  /** A reference formal statement: when given and the result compiles, a BEq+-style Lean
+   * equivalence check runs beside the judge. */
+  goldStatement?: string;
 }
 
 /** One atomic concept of a statement: an informal phrase and the decomposer's guess at its
@@ -161,6 +164,8 @@ export interface FormalizeResult {
   stages: Stage[];
   /** Lean tools the repair loop called (e.g. resolveName for an unknown identifier). */
   tools?: ToolUse[];
+  /** The Lean equivalence check against `goldStatement`, when one was given and it compiled. */
+  equivalence?: EquivalenceResult | null;
 }
 
 /** One call of a Lean tool by the workflow, as recorded in the result. */

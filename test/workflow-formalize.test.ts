@@ -169,6 +169,18 @@ describe('formalize workflow', () => {
     expect(result.outcome).toBe('compiled');
   });
 
+  it('checks Lean equivalence against a gold statement beside the judge', async () => {
+    const s = await stack();
+    s.llm.script(FAKE_MODELS.formalizer, { content: GOOD });
+    const gold = 'theorem gold (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry';
+    const id = await s.start(STATEMENT, {}, { goldStatement: gold });
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(await activityTypes(s, id)).toContain('equivalence');
+    expect(result.equivalence).toMatchObject({ equivalent: true });
+    expect(result.tools?.some((t) => t.tool === 'equivalence')).toBe(true);
+  });
+
   it('uses the gold premises in oracle mode and never shows an excluded name', async () => {
     const s = await stack();
     const id = await s.start(STATEMENT, { retrieval: 'oracle' }, { goldPremises: ['Nat.Prime', 'ZMod'], exclude: ['Nat.Prime.two_le'] });

@@ -5,6 +5,7 @@ import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { resolveRunConfig } from '../common/run-config';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
 import type {
+  EquivalenceResult,
   Attempt,
   CompileResult,
   Example,
@@ -86,7 +87,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   const config = resolveRunConfig(input.config);
   const exclude = input.exclude ?? [];
   const { compile } = leanActivities(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
-  const { resolveName } = leanTools(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
+  const { resolveName, equivalence } = leanTools(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
   const tools: ToolUse[] = [];
   const notes: string[] = [];
   const progress: Progress = { stage: 'starting', round: 0, completed: [] };
@@ -191,11 +192,24 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   const compiled = result.status === 'ok';
   if (!checked) notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
 
-  // 5. Judge faithfulness.
+  // 5. Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it.
   let verdict: JudgeVerdict | null = null;
-  if (config.judge) {
+  let equivalent: EquivalenceResult | null = null;
+  const checkEquivalence = Boolean(input.goldStatement) && compiled;
+  if (config.judge || checkEquivalence) {
     enter('judge');
-    verdict = await judge({ statement: input.statement, formalStatement: statement, compiled, checked });
+    const [judged, beq] = await Promise.all([
+      config.judge ? judge({ statement: input.statement, formalStatement: statement, compiled, checked }) : null,
+      checkEquivalence
+        ? equivalence({ candidate: statement, gold: input.goldStatement! }).catch((err: Error) => {
+            notes.push(`equivalence check failed: ${err.message}`);
+            return null;
+          })
+        : null,
+    ]);
+    verdict = judged;
+    equivalent = beq;
+    if (beq) tools.push({ tool: 'equivalence', round: attempts.length - 1, input: input.goldStatement!, output: [beq.equivalent ? 'equivalent' : 'not equivalent'] });
   }
 
   const outcome = outcomeOf(compiled, checked, verdict);
@@ -217,5 +231,6 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     notes,
     stages: [...progress.completed],
     tools,
+    ...(input.goldStatement ? { equivalence: equivalent } : {}),
   };
 }
