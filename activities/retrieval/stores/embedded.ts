@@ -34,6 +34,8 @@ import {
 
 interface Loaded {
   tableVersion: number;
+  complete: boolean;
+  nprobes?: number;
   decls: Declaration[];
   roles: Role[];
   ords: number[];
@@ -41,6 +43,9 @@ interface Loaded {
   postings: Map<number, { docs: number[]; weights: number[] }>;
   usedBy: Map<string, number[]>;
 }
+
+/** Versions with dense vectors and at least this many points get an approximate dense index. */
+export const ANN_MIN_POINTS = 20_000;
 
 function sqlString(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
@@ -76,6 +81,9 @@ export class EmbeddedStore implements IndexStore {
   private db?: Promise<lancedb.Connection>;
   private readonly tables = new Map<string, Promise<lancedb.Table>>();
   private readonly loaded = new Map<string, Promise<Loaded>>();
+  /** Tables of complete versions, opened without per-read consistency checks (they never change). */
+  private readonly frozen = new Map<string, Promise<lancedb.Table>>();
+  private frozenDb?: Promise<lancedb.Connection>;
 
   constructor(readonly root: string) {}
 
@@ -143,7 +151,21 @@ export class EmbeddedStore implements IndexStore {
   async markComplete(version: string): Promise<void> {
     const info = await this.getVersion(version);
     if (!info) throw new VersionNotFoundError(version);
-    if (!info.completedAt) await writeJsonAtomically(this.versionPath(version), { ...info, completedAt: new Date().toISOString() });
+    if (info.completedAt) return;
+    const done: VersionInfo = { ...info, completedAt: new Date().toISOString() };
+    const count = await this.count(version);
+    if (info.dimensions > 0 && count >= ANN_MIN_POINTS) {
+      // Large versions get an IVF index on the dense vectors (exact vectors in √n partitions,
+      // 1/8 of them probed): an exact scan grows with the library, this does not.
+      const partitions = Math.round(Math.sqrt(count));
+      await (await this.table(version)).createIndex('vector', {
+        config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: partitions }),
+        replace: true,
+      });
+      done.denseIndex = { kind: 'ivf_flat', partitions, nprobes: Math.max(16, Math.ceil(partitions / 8)) };
+    }
+    await writeJsonAtomically(this.versionPath(version), done);
+    this.loaded.delete(version);
   }
 
   async deleteVersion(version: string): Promise<void> {
@@ -155,6 +177,8 @@ export class EmbeddedStore implements IndexStore {
     if ((await db.tableNames()).includes(version)) await db.dropTable(version);
     this.tables.delete(version);
     this.loaded.delete(version);
+    (await this.frozen.get(version)?.catch(() => undefined))?.close();
+    this.frozen.delete(version);
     await rm(this.versionPath(version), { force: true });
   }
 
@@ -184,6 +208,8 @@ export class EmbeddedStore implements IndexStore {
     const table = await this.table(version);
     const data = lancedb.makeArrowTable(rows, { schema: schemaFor(info.dimensions) });
     await table.mergeInsert('id').whenMatchedUpdateAll().whenNotMatchedInsertAll().execute(data);
+    this.loaded.delete(version);
+    this.frozen.delete(version);
   }
 
   async count(version: string): Promise<number> {
@@ -192,13 +218,17 @@ export class EmbeddedStore implements IndexStore {
 
   /** The version's points in memory (payload, postings), reloaded when the table changed. */
   private async load(version: string): Promise<Loaded> {
+    const cached = this.loaded.get(version);
+    // A complete version never changes (a build started again rewrites identical points), so
+    // its points are not checked again; one still being built is reloaded when its table moved.
+    const settled = cached ? await cached.catch(() => undefined) : undefined;
+    if (settled?.complete) return settled;
     const table = await this.table(version);
     const current = await table.version();
-    const cached = this.loaded.get(version);
-    if (cached) {
-      const l = await cached.catch(() => undefined);
-      if (l && l.tableVersion === current) return l;
-    }
+    if (settled && settled.tableVersion === current) return settled;
+    const info = await this.getVersion(version);
+    const complete = Boolean(info?.completedAt);
+    const nprobes = info?.denseIndex?.nprobes;
     const p = (async (): Promise<Loaded> => {
       const arrow = await table.query().select(['decl', 'role', 'ord', 'sparse_idx', 'sparse_val']).toArrow();
       const n = arrow.numRows;
@@ -218,7 +248,7 @@ export class EmbeddedStore implements IndexStore {
         });
       }
       rows.sort((a, b) => a.ord - b.ord);
-      const l: Loaded = { tableVersion: current, decls: [], roles: [], ords: [], byName: new Map(), postings: new Map(), usedBy: new Map() };
+      const l: Loaded = { tableVersion: current, complete, nprobes, decls: [], roles: [], ords: [], byName: new Map(), postings: new Map(), usedBy: new Map() };
       rows.forEach((r, i) => {
         l.decls.push(r.decl);
         l.roles.push(r.role);
@@ -250,16 +280,21 @@ export class EmbeddedStore implements IndexStore {
     const sparse = req.sparse!;
     const n = l.decls.length;
     const scores = new Float64Array(n);
+    const touched: number[] = [];
     for (let j = 0; j < sparse.indices.length; j++) {
       const post = l.postings.get(sparse.indices[j]!);
       if (!post) continue;
       const scale = idf(n, post.docs.length) * sparse.values[j]!;
-      for (let m = 0; m < post.docs.length; m++) scores[post.docs[m]!]! += scale * post.weights[m]!;
+      for (let m = 0; m < post.docs.length; m++) {
+        const d = post.docs[m]!;
+        if (scores[d] === 0) touched.push(d);
+        scores[d]! += scale * post.weights[m]!;
+      }
     }
     const exclude = req.exclude?.length ? new Set(req.exclude) : undefined;
     const only = req.only ? new Set(req.only) : undefined;
     const hits: { i: number; score: number }[] = [];
-    for (let i = 0; i < n; i++) {
+    for (const i of touched) {
       const s = scores[i]!;
       if (s <= 0 || l.roles[i] !== req.role) continue;
       const name = l.decls[i]!.name;
@@ -270,21 +305,33 @@ export class EmbeddedStore implements IndexStore {
     return hits.slice(0, limit);
   }
 
-  private async denseRanking(version: string, req: StoreSearch, limit: number): Promise<{ name: string; score: number }[]> {
-    const table = await this.table(version);
+  private frozenTable(version: string): Promise<lancedb.Table> {
+    let t = this.frozen.get(version);
+    if (!t) {
+      this.frozenDb ??= lancedb.connect(join(this.root, 'lance'));
+      t = this.frozenDb.then((db) => db.openTable(version));
+      t.catch(() => this.frozen.delete(version));
+      this.frozen.set(version, t);
+    }
+    return t;
+  }
+
+  private async denseRanking(version: string, req: StoreSearch, limit: number, l: Loaded): Promise<{ name: string; score: number }[]> {
+    const table = l.complete ? await this.frozenTable(version) : await this.table(version);
     const filters = [`role = ${sqlString(req.role)}`];
     if (req.exclude?.length) filters.push(`name NOT IN (${req.exclude.map(sqlString).join(', ')})`);
     if (req.only) {
       if (req.only.length === 0) return [];
       filters.push(`name IN (${req.only.map(sqlString).join(', ')})`);
     }
-    const rows = (await table
+    let query = table
       .vectorSearch(Array.from(req.dense!))
       .distanceType('cosine')
       .where(filters.join(' AND '))
       .select(['name', 'ord', '_distance'])
-      .limit(limit)
-      .toArray()) as { name: string; ord: number; _distance: number }[];
+      .limit(limit);
+    if (l.nprobes) query = query.nprobes(l.nprobes);
+    const rows = (await query.toArray()) as { name: string; ord: number; _distance: number }[];
     return rows
       .map((r) => ({ name: r.name, ord: r.ord, score: 1 - r._distance }))
       .sort((a, b) => b.score - a.score || a.ord - b.ord);
@@ -298,7 +345,7 @@ export class EmbeddedStore implements IndexStore {
       return this.sparseRanking(l, req, req.k).map((h) => ({ decl: l.decls[h.i]!, score: h.score }));
     }
     const limit = prefetchLimit(req.k);
-    const dense = await this.denseRanking(version, req, req.sparse ? limit : req.k);
+    const dense = await this.denseRanking(version, req, req.sparse ? limit : req.k, l);
     if (!req.sparse) return dense.flatMap((h) => (l.byName.has(h.name) ? [{ decl: l.decls[l.byName.get(h.name)!]!, score: h.score }] : []));
     const sparse = this.sparseRanking(l, req, limit).map((h) => l.decls[h.i]!.name);
     return rrf([dense.map((h) => h.name), sparse])
@@ -343,8 +390,12 @@ export class EmbeddedStore implements IndexStore {
 
   async close(): Promise<void> {
     for (const t of this.tables.values()) (await t.catch(() => undefined))?.close();
+    for (const t of this.frozen.values()) (await t.catch(() => undefined))?.close();
     this.tables.clear();
+    this.frozen.clear();
     this.loaded.clear();
+    (await this.frozenDb?.catch(() => undefined))?.close();
+    this.frozenDb = undefined;
     const db = await this.db?.catch(() => undefined);
     db?.close();
     this.db = undefined;

@@ -37,6 +37,8 @@ export interface VersionInfo {
   createdAt: string;
   /** Set once every point is stored and counted. */
   completedAt?: string;
+  /** An approximate dense index the store built at completion (embedded store, large versions). */
+  denseIndex?: { kind: 'ivf_flat'; partitions: number; nprobes: number };
 }
 
 export interface StorePoint {
