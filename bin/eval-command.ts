@@ -11,6 +11,7 @@ import { loadCorpus } from '../activities/retrieval/corpus';
 import type { Embedder } from '../activities/retrieval/embedder';
 import { createEmbedder } from '../activities/retrieval/embedders';
 import { CachingEmbedder, cacheFileFor } from '../activities/retrieval/embedders/cache';
+import { AnalogyIndex } from '../activities/retrieval/analogy';
 import { HybridIndex } from '../activities/retrieval/hybrid-index';
 import { LexicalIndex, type PremiseIndex } from '../activities/retrieval/premise-index';
 import { loadBenchmark, type BenchmarkItem } from '../activities/retrieval/eval/benchmark';
@@ -32,6 +33,10 @@ export interface EvalRetrievalOptions {
   /** Weight of BM25 against dense (1) in hybrid fusion. */
   lexicalWeight?: number;
   rrfK?: number;
+  /** false: no library-usage prior in BM25 (`--no-usage-prior`). */
+  usagePrior?: boolean;
+  /** false: no votes from similar theorems (`--no-analogy`). */
+  analogy?: boolean;
 }
 
 class EvalError extends Error {}
@@ -53,10 +58,15 @@ function progress(label: string, quiet: boolean) {
 }
 
 async function buildIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<PremiseIndex> {
+  const base = await buildBaseIndex(cfg, library, retriever, opts);
+  return opts.analogy === false ? base : new AnalogyIndex(base);
+}
+
+async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<PremiseIndex> {
   const lib = cfg.libraries.find((l) => l.name === library);
   if (!lib) throw new EvalError(`unknown library "${library}"; configured: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES=name=corpus.jsonl)`);
   const corpus = await loadCorpus(lib.corpus);
-  const lexical = LexicalIndex.build(library, corpus.declarations);
+  const lexical = LexicalIndex.build(library, corpus.declarations, opts.usagePrior === false ? { usagePrior: 0 } : {});
   const wanted = retriever === 'auto' ? (cfg.embeddings.embedder === 'none' ? 'lexical' : 'hybrid') : retriever;
   if (wanted === 'lexical') return lexical;
   if (cfg.embeddings.embedder === 'none') {
@@ -161,6 +171,8 @@ export function registerEvalCommand(program: Command): void {
     .option('--limit <n>', 'only the first n items', positiveInt)
     .option('--lexical-weight <w>', 'weight of BM25 in hybrid fusion (dense: 1)', nonNegative)
     .option('--rrf-k <k>', 'RRF constant (default 60)', nonNegative)
+    .option('--no-usage-prior', 'plain BM25: no library-usage prior')
+    .option('--no-analogy', 'no votes from the most similar theorems')
     .option('--json', 'print one JSON object {"results": [{k, precision, recall, f1, microF1}]}, in percent')
     .action(async (opts: EvalRetrievalOptions) => {
       let cfg: Config;

@@ -56,7 +56,8 @@ const parse = (s: string) => JSON.parse(s) as { results: Row[] };
 
 describe('driftline eval retrieval', () => {
   it('prints exactly {results: [{k, precision, recall, f1, microF1}]} in percent, excluding each item itself', async () => {
-    const out = parse(await evalRetrieval(cfg(), opts({ limit: 2 })));
+    // Plain BM25, so the figures follow from the words alone.
+    const out = parse(await evalRetrieval(cfg(), opts({ limit: 2, usagePrior: false, analogy: false })));
     expect(Object.keys(out)).toEqual(['results']);
     expect(out.results.map((r) => Object.keys(r))).toEqual([
       ['k', 'precision', 'recall', 'f1', 'microF1'],
@@ -73,7 +74,10 @@ describe('driftline eval retrieval', () => {
     const text = await evalRetrieval(cfg(), opts({ json: false }));
     expect(text).toMatch(/\| k \| precision \| recall \| F1 \| micro F1 \|/);
     expect(text).toMatch(/^\| 3 \| /m);
-    expect(text).toMatch(/lexical \(BM25\) only, no embedder configured/);
+    expect(text).toMatch(/lexical \(BM25\) only, no embedder configured; analogy \(5 similar theorems vote/);
+    const plain = await evalRetrieval(cfg(), opts({ json: false, analogy: false }));
+    expect(plain).toMatch(/no embedder configured\n?$/m);
+    expect(plain).not.toMatch(/analogy/);
   });
 
   it('refuses dense retrieval without an embedder, saying how to configure one', async () => {

@@ -15,9 +15,12 @@ export function toPremise(decl: Declaration, extra: { subquery?: number; score?:
 
 /** What the run's trace says about how premises were searched. */
 export function searchNote(index: PremiseIndex): string {
-  return index.kind === 'lexical'
-    ? 'retrieval: lexical (BM25) only, no embedder configured'
-    : `retrieval: ${index.kind}`;
+  // Wrappers (usage prior, analogy) append to the inner index's kind: `lexical + …`.
+  if (index.kind === 'lexical' || index.kind.startsWith('lexical + ')) {
+    const extra = index.kind.slice('lexical'.length).replace(/^ \+ /, '');
+    return `retrieval: lexical (BM25) only, no embedder configured${extra ? `; ${extra}` : ''}`;
+  }
+  return `retrieval: ${index.kind}`;
 }
 
 export async function retrievePremises(index: PremiseIndex, input: RetrieveInput): Promise<RetrieveOutput> {
