@@ -45,6 +45,8 @@ export interface IndexRegistryOptions {
   dir?: string;
   /** Used for dense queries of versions built with it, and for builds made here. */
   embedder?: Embedder;
+  /** Applied to every opened version, e.g. to add re-ranking wrappers (usage prior, analogy). */
+  wrap?: (index: StoreIndex) => PremiseIndex | Promise<PremiseIndex>;
   log?: IndexLog;
 }
 
@@ -54,6 +56,7 @@ export class IndexRegistry {
   readonly embedder?: Embedder;
   private readonly specs: Map<string, LibrarySpec>;
   private readonly indexes = new Map<string, Promise<StoreIndex>>();
+  private readonly wrapped = new Map<string, Promise<PremiseIndex>>();
   private readonly builds = new Map<string, Promise<VersionInfo>>();
   private readonly checkedRevision = new Set<string>();
 
@@ -96,7 +99,19 @@ export class IndexRegistry {
     } else {
       await this.warnIfStale(spec, version);
     }
-    return { index: await this.openVersion(version), built, version };
+    return { index: await this.wrappedVersion(version), built, version };
+  }
+
+  private wrappedVersion(version: string): Promise<PremiseIndex> {
+    const wrap = this.opts.wrap;
+    if (!wrap) return this.openVersion(version);
+    let p = this.wrapped.get(version);
+    if (!p) {
+      p = this.openVersion(version).then((index) => wrap(index));
+      p.catch(() => this.wrapped.delete(version));
+      this.wrapped.set(version, p);
+    }
+    return p;
   }
 
   /** A version as a PremiseIndex (cached: a complete version never changes). */
