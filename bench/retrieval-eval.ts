@@ -15,6 +15,7 @@ import { LocalEmbedder } from '../activities/retrieval/embedders/local';
 import { loadBenchmark, type BenchmarkItem } from '../activities/retrieval/eval/benchmark';
 import { evaluateRetrieval } from '../activities/retrieval/eval/run-eval';
 import { retrievalMetricsAt, type RetrievalCase } from '../activities/retrieval/eval/metrics';
+import { AnalogyIndex } from '../activities/retrieval/analogy';
 import { HybridIndex } from '../activities/retrieval/hybrid-index';
 import { LexicalIndex, type PremiseIndex } from '../activities/retrieval/premise-index';
 import { UsageTable } from '../activities/retrieval/usage-prior';
@@ -39,8 +40,9 @@ const halves: Record<string, BenchmarkItem[]> = {
 
 const retrievers: Record<string, PremiseIndex | 'usage-only'> = {
   'BM25 (no prior)': LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 }),
-  'BM25 + usage prior': LexicalIndex.build('connf', corpus.declarations),
   'usage only': 'usage-only',
+  'BM25 + usage prior': LexicalIndex.build('connf', corpus.declarations),
+  'BM25 + usage prior + analogy (default)': new AnalogyIndex(LexicalIndex.build('connf', corpus.declarations)),
 };
 if (existsSync(join(modelDir, 'model.safetensors'))) {
   const local = LocalEmbedder.fromDir(modelDir);
@@ -50,9 +52,11 @@ if (existsSync(join(modelDir, 'model.safetensors'))) {
   const withPrior = LexicalIndex.build('connf', corpus.declarations);
   retrievers[`dense ${local.id}`] = await HybridIndex.build(noPrior, corpus.declarations, embedder, { mode: 'dense' });
   retrievers['hybrid (BM25 no prior + dense)'] = await HybridIndex.build(noPrior, corpus.declarations, embedder);
-  retrievers['hybrid (BM25 + prior, dense)'] = await HybridIndex.build(withPrior, corpus.declarations, embedder);
-  for (const w of [2, 3]) {
-    retrievers[`hybrid (BM25 + prior ×${w}, dense)`] = await HybridIndex.build(withPrior, corpus.declarations, embedder, { lexicalWeight: w });
+  retrievers[`dense + analogy`] = new AnalogyIndex(await HybridIndex.build(noPrior, corpus.declarations, embedder, { mode: 'dense' }));
+  for (const w of [1, 2, 3]) {
+    const hybrid = await HybridIndex.build(withPrior, corpus.declarations, embedder, { lexicalWeight: w });
+    retrievers[`hybrid (BM25 + prior ×${w}, dense)`] = hybrid;
+    retrievers[`hybrid (BM25 + prior ×${w}, dense) + analogy`] = new AnalogyIndex(hybrid);
   }
   log(`premise vectors ready in ${((performance.now() - t0) / 1000).toFixed(1)} s (${embedder.hits} cached, ${embedder.misses} computed)`);
 } else {
