@@ -14,4 +14,8 @@ console.log('setup: installing npm packages (pinned by package-lock.json) …');
 run('npm', existsSync('package-lock.json') ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
 console.log('setup: checking the Temporal CLI …');
 run(process.execPath, ['--import', 'tsx', '-e', "const m = await import('./infra/temporal-cli.ts'); console.log('setup: Temporal CLI at ' + m.ensureTemporalCli());"]);
+if (process.env.DRIFTLINE_INSTALL_LOCAL_MODEL === '1') {
+  console.log('setup: installing the local embedding model (DRIFTLINE_INSTALL_LOCAL_MODEL=1) …');
+  run(process.execPath, ['infra/setup-model.mjs']);
+}
 console.log('setup: done. Start the service with `npm start`.');
