@@ -9,7 +9,9 @@ import { join } from 'node:path';
 import type { Declaration } from '../activities/retrieval/corpus';
 import { ANN_MIN_POINTS, EmbeddedStore } from '../activities/retrieval/stores/embedded';
 import { corpusStats, idf, sparseDocument, sparseQuery, type SparseVector } from '../activities/retrieval/stores/sparse';
-import { embeddingText, prefetchLimit, roleOf, rrf, STORE_SCHEMA_VERSION, type StorePoint, type VersionInfo } from '../activities/retrieval/stores/store';
+import { denseDocumentText } from '../activities/retrieval/embedder';
+import { prefetchLimit, reciprocalRankFusion } from '../activities/retrieval/fusion';
+import { roleOf, STORE_SCHEMA_VERSION, type StorePoint, type VersionInfo } from '../activities/retrieval/stores/store';
 import { HashEmbedder } from '../test/helpers/hash-embedder';
 
 const args = process.argv.slice(2);
@@ -107,7 +109,7 @@ class BruteForce {
     bm.sort((a, b) => b.s - a.s || a.i - b.i);
     cos.sort((a, b) => b.s - a.s || a.i - b.i);
     const names = (xs: { i: number }[]) => xs.slice(0, limit).map((x) => this.decls[x.i]!.name);
-    return rrf([names(cos), names(bm)]).slice(0, k).map((h) => h.name);
+    return reciprocalRankFusion([{ ids: names(cos) }, { ids: names(bm) }], { limit: k }).map((h) => h.id);
   }
 }
 
@@ -140,7 +142,7 @@ for (const n of SIZES) {
     const t0 = performance.now();
     for (let from = 0; from < n; from += BATCH) {
       const batch = decls.slice(from, from + BATCH);
-      const vecs = await embedder.embed(batch.map(embeddingText), { kind: 'document' });
+      const vecs = await embedder.embed(batch.map(denseDocumentText), { kind: 'document' });
       const points: StorePoint[] = batch.map((decl, i) => ({ decl, ord: from + i, sparse: sparseDocument(decl, stats), dense: vecs[i]! }));
       await store.upsert(info.version, points);
       for (const p of points) { sparse.push(p.sparse); dense.push(p.dense!); }

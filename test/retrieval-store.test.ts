@@ -5,12 +5,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCorpus, type Declaration } from '../activities/retrieval/corpus';
+import { denseDocumentText } from '../activities/retrieval/embedder';
 import { LexicalIndex } from '../activities/retrieval/premise-index';
 import { buildInProcess, planBuild, promoteVersion, storeRange } from '../activities/retrieval/stores/build';
 import { EmbeddedStore } from '../activities/retrieval/stores/embedded';
 import { QdrantStore } from '../activities/retrieval/stores/qdrant';
 import { sparseQuery } from '../activities/retrieval/stores/sparse';
-import { embeddingText, pointId, STORE_SCHEMA_VERSION, versionName, type IndexStore, type VersionInfo } from '../activities/retrieval/stores/store';
+import { pointId, STORE_SCHEMA_VERSION, versionName, type IndexStore, type VersionInfo } from '../activities/retrieval/stores/store';
 import { EmbedderMismatchError, StoreIndex } from '../activities/retrieval/stores/store-index';
 import { HashEmbedder } from './helpers/hash-embedder';
 
@@ -163,7 +164,7 @@ for (const c of CASES) {
       expect(hits[0]!.score).toBeLessThanOrEqual(2 / 61 + 1e-9);
       // a dense-only query for a declaration's own text finds it first
       const target = decls.find((d) => d.name === 'IsPrimitiveRoot')!;
-      const [dense] = await embedder.embed([embeddingText(target)]);
+      const [dense] = await embedder.embed([denseDocumentText(target)]);
       const denseHits = await store.search(hybrid.version, { role: 'premise', k: 1, dense });
       expect(denseHits[0]?.decl.name).toBe('IsPrimitiveRoot');
       const ex = await index.searchPremises('a prime number p', 5, { exclude: ['Nat.Prime'] });

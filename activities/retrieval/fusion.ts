@@ -1,9 +1,15 @@
 // Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): every ranked list gives an
 // item weight / (k + rank), rank counted from 1; items are ordered by the sum. Scores of the
 // lists themselves are ignored, so BM25 scores and cosine similarities need no calibration.
-// Pure; the stores implement the same semantics (k = 60, rank from 1).
+// Pure; the one implementation: the in-memory hybrid index and the embedded store call it, and
+// the Qdrant store asks Qdrant for the same thing (k − 1, since Qdrant ranks from 0).
 
 export const RRF_DEFAULT_K = 60;
+
+/** How many candidates each side of a hybrid search contributes before fusion. */
+export function prefetchLimit(k: number): number {
+  return Math.max(4 * k, 40);
+}
 
 export interface RankedList {
   /** Item ids, best first. Repeats after the first occurrence are ignored. */

@@ -4,17 +4,9 @@
 // semantics behind a disk or a server; this is the reference and what evaluation uses.
 import type { Declaration } from './corpus';
 import { isTheorem } from './corpus';
-import type { Embedder } from './embedder';
-import { RRF_DEFAULT_K, reciprocalRankFusion } from './fusion';
+import { denseDocumentText, type Embedder } from './embedder';
+import { prefetchLimit, RRF_DEFAULT_K, reciprocalRankFusion } from './fusion';
 import type { Hit, LexicalIndex, PremiseIndex, SearchOptions } from './premise-index';
-
-/** The text a dense embedder sees for a declaration (name, statement, docstring, description). */
-export function denseDocumentText(decl: Declaration): string {
-  const parts = [decl.name, decl.signature];
-  if (decl.docstring) parts.push(decl.docstring);
-  if (decl.informal) parts.push(decl.informal);
-  return parts.join('\n').slice(0, 4000);
-}
 
 export type HybridMode = 'hybrid' | 'dense';
 
@@ -116,7 +108,7 @@ export class HybridIndex implements PremiseIndex {
   private async search(side: DenseSide, lexicalSearch: (q: string, k: number, o?: SearchOptions) => Promise<Hit[]>, query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
     if (k <= 0) return [];
     const exclude = opts?.exclude?.length ? new Set(opts.exclude) : undefined;
-    const n = this.opts.prefetch ? this.opts.prefetch(k) : Math.max(4 * k, 40);
+    const n = this.opts.prefetch ? this.opts.prefetch(k) : prefetchLimit(k);
     const [qv] = query.trim() === '' ? [undefined] : await this.embedder.embed([query], { kind: 'query' });
     const dense = qv ? cosineTopK(side, this.embedder.dimensions, qv, this.mode === 'dense' ? k : n, exclude) : [];
     if (this.mode === 'dense') return dense;

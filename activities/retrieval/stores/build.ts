@@ -7,9 +7,9 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { loadCorpus, type Corpus } from '../corpus';
-import type { Embedder } from '../embedder';
+import { denseDocumentText, type Embedder } from '../embedder';
 import { corpusStats, sparseDocument, type CorpusStats } from './sparse';
-import { embeddingText, STORE_SCHEMA_VERSION, versionName, type IndexStore, type StorePoint, type VersionInfo } from './store';
+import { STORE_SCHEMA_VERSION, versionName, type IndexStore, type StorePoint, type VersionInfo } from './store';
 
 export const DEFAULT_BATCH_SIZE = 128;
 
@@ -83,7 +83,7 @@ export async function storeRange(
 ): Promise<number> {
   const corpus = await loadCorpusCached(input.corpusPath);
   const decls = corpus.declarations.slice(input.from, input.to);
-  const dense = embedder ? await embedder.embed(decls.map(embeddingText), { kind: 'document', signal }) : undefined;
+  const dense = embedder ? await embedder.embed(decls.map(denseDocumentText), { kind: 'document', signal }) : undefined;
   const points: StorePoint[] = decls.map((decl, i) => {
     const p: StorePoint = { decl, ord: input.from + i, sparse: sparseDocument(decl, input.stats) };
     if (dense) p.dense = dense[i];

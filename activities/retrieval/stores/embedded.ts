@@ -16,13 +16,12 @@ import { join } from 'node:path';
 import * as lancedb from '@lancedb/lancedb';
 import { Field, FixedSizeList, Float32, Int32, List, Schema, Uint32, Utf8 } from 'apache-arrow';
 import type { Declaration } from '../corpus';
+import { prefetchLimit, reciprocalRankFusion } from '../fusion';
 import { idf } from './sparse';
 import {
   checkLibraryName,
   pointId,
-  prefetchLimit,
   roleOf,
-  rrf,
   VersionNotFoundError,
   type IndexStore,
   type Role,
@@ -348,9 +347,8 @@ export class EmbeddedStore implements IndexStore {
     const dense = await this.denseRanking(version, req, req.sparse ? limit : req.k, l);
     if (!req.sparse) return dense.flatMap((h) => (l.byName.has(h.name) ? [{ decl: l.decls[l.byName.get(h.name)!]!, score: h.score }] : []));
     const sparse = this.sparseRanking(l, req, limit).map((h) => l.decls[h.i]!.name);
-    return rrf([dense.map((h) => h.name), sparse])
-      .slice(0, req.k)
-      .flatMap((h) => (l.byName.has(h.name) ? [{ decl: l.decls[l.byName.get(h.name)!]!, score: h.score }] : []));
+    return reciprocalRankFusion([{ ids: dense.map((h) => h.name) }, { ids: sparse }], { limit: req.k })
+      .flatMap((h) => (l.byName.has(h.id) ? [{ decl: l.decls[l.byName.get(h.id)!]!, score: h.score }] : []));
   }
 
   async get(version: string, names: readonly string[]): Promise<Map<string, Declaration>> {

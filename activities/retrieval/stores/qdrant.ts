@@ -8,11 +8,10 @@
 // metadata, so the store needs nothing beside Qdrant.
 import { QdrantClient } from '@qdrant/js-client-rest';
 import type { Declaration } from '../corpus';
+import { prefetchLimit, RRF_DEFAULT_K } from '../fusion';
 import {
   checkLibraryName,
   pointId,
-  prefetchLimit,
-  RRF_K,
   roleOf,
   VersionNotFoundError,
   type IndexStore,
@@ -185,8 +184,8 @@ export class QdrantStore implements IndexStore {
           { query: dense, using: DENSE, filter, limit },
           { query: sparse, using: SPARSE, filter, limit },
         ],
-        // Qdrant ranks from 0: k − 1 gives the same 1 / (RRF_K + rank₁) as the embedded store.
-        query: { rrf: { k: RRF_K - 1 } },
+        // Qdrant ranks from 0: k − 1 gives the same 1 / (k + rank₁) as reciprocalRankFusion.
+        query: { rrf: { k: RRF_DEFAULT_K - 1 } },
         limit: req.k,
         with_payload: true,
       });

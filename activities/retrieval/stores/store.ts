@@ -11,10 +11,6 @@ import type { CorpusStats, SparseVector } from './sparse';
 /** Bump when the stored point layout, the sparse encoding or the field weights change. */
 export const STORE_SCHEMA_VERSION = `s1t${TOKENIZER_VERSION}`;
 
-/** Reciprocal rank fusion constant, the same in every store: score = Σ 1 / (RRF_K + rank),
- * rank counted from 1 (Qdrant counts from 0, so the Qdrant store sends RRF_K − 1). */
-export const RRF_K = 60;
-
 export type Role = 'premise' | 'theorem';
 
 export function roleOf(decl: Pick<Declaration, 'kind'>): Role {
@@ -120,28 +116,6 @@ export function versionName(library: string, revision: string, embedderId: strin
   checkLibraryName(library);
   if (!/^[0-9a-f]{12}$/.test(revision)) throw new Error(`revision must be 12 hex digits, got "${revision}"`);
   return `${library}-${revision}-${embedderSlug(embedderId)}-${STORE_SCHEMA_VERSION}`;
-}
-
-/** The text a dense embedder sees for a declaration. */
-export function embeddingText(decl: Declaration): string {
-  const parts = [decl.name, decl.signature];
-  if (decl.docstring) parts.push(decl.docstring);
-  if (decl.informal) parts.push(decl.informal);
-  return parts.join('\n').slice(0, 4000);
-}
-
-/** RRF over ranked lists of names (best first); ties by first appearance. */
-export function rrf(lists: readonly (readonly string[])[], k = RRF_K): { name: string; score: number }[] {
-  const scores = new Map<string, number>();
-  for (const list of lists) {
-    list.forEach((name, i) => scores.set(name, (scores.get(name) ?? 0) + 1 / (k + i + 1)));
-  }
-  return [...scores].map(([name, score]) => ({ name, score })).sort((a, b) => b.score - a.score);
-}
-
-/** How many candidates each side of a hybrid search contributes before fusion. */
-export function prefetchLimit(k: number): number {
-  return Math.max(4 * k, 40);
 }
 
 export class VersionNotFoundError extends Error {
