@@ -25,6 +25,7 @@ import type { LlmClient } from './llm/client';
 import { decomposeStatement, formalizeStatement, judgeStatement } from './llm/stages';
 import type { IndexRegistry } from './retrieval/index-store';
 import type { PremiseIndex } from './retrieval/premise-index';
+import type { RetrievalUse } from './retrieval/rerank';
 import { retrievePremises } from './retrieval/retrieve-premises';
 import { illustrate as chooseExamples } from './retrieval/greedy-examples';
 import type { LeanRunner } from './lean/lean-runner';
@@ -54,9 +55,9 @@ export interface LeanActivityDeps {
   toolTimeoutMs?: number;
 }
 
-async function openIndex(indexes: IndexRegistry, library: string): Promise<PremiseIndex> {
+async function openIndex(indexes: IndexRegistry, library: string, use?: RetrievalUse): Promise<PremiseIndex> {
   try {
-    return await indexes.get(library);
+    return await indexes.get(library, use);
   } catch (err) {
     throw ApplicationFailure.nonRetryable((err as Error).message, 'UnknownLibrary');
   }
@@ -71,7 +72,8 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
     },
 
     async retrieve(input: RetrieveInput): Promise<RetrieveOutput> {
-      const index = await openIndex(deps.indexes, input.library);
+      // DRIFT (top-1 per sub-query) and monolithic top-k may re-rank differently (rerank.ts).
+      const index = await openIndex(deps.indexes, input.library, input.mode === 'drift' ? 'drift' : 'monolithic');
       return await retrievePremises(index, input);
     },
 

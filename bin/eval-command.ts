@@ -1,7 +1,11 @@
 // `driftline eval retrieval`: dependency-retrieval precision, recall and F1 of a library's index
 // against a benchmark's gold `mathlib_dependencies`, as a Markdown table or one JSON object.
-// Runs in process (no Temporal needed): the index is built in memory from the library's corpus,
-// document vectors are cached on disk per embedder, DRIFT decompositions per decomposer model.
+// Runs in process (no Temporal needed) through the service's own retrieval (`buildRetrieval`):
+// the configured store, the version of the library's current corpus for the configured embedder
+// (built in process when the store lacks it; promoted only when the library has no index at
+// all, as `npm start` would), and the re-ranking runs use. `--in-memory` evaluates the in-memory
+// reference indexes instead (the hybrid fusion weights are ablations of those only). Document
+// vectors are cached on disk per embedder, DRIFT decompositions per decomposer model.
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../infra/config';
@@ -12,6 +16,10 @@ import type { Embedder } from '../activities/retrieval/embedder';
 import { createEmbedder } from '../activities/retrieval/embedders';
 import { CachingEmbedder, cacheFileFor } from '../activities/retrieval/embedders/cache';
 import { AnalogyIndex } from '../activities/retrieval/analogy';
+import { buildRetrieval } from '../infra/deps';
+import { DEFAULT_RERANK, rerank, usageTableOf, type RerankSettings } from '../activities/retrieval/rerank';
+import { buildInProcess, versionForCorpus } from '../activities/retrieval/stores/build';
+import { StoreIndex, type StoreSearchMode } from '../activities/retrieval/stores/store-index';
 import { HybridIndex } from '../activities/retrieval/hybrid-index';
 import { LexicalIndex, type PremiseIndex } from '../activities/retrieval/premise-index';
 import { loadBenchmark, type BenchmarkItem } from '../activities/retrieval/eval/benchmark';
@@ -37,6 +45,10 @@ export interface EvalRetrievalOptions {
   usagePrior?: boolean;
   /** false: no votes from similar theorems (`--no-analogy`). */
   analogy?: boolean;
+  /** Votes of similar theorems in DRIFT mode too (the service leaves them out there). */
+  driftAnalogy?: boolean;
+  /** The in-memory reference indexes instead of the service's store path. */
+  inMemory?: boolean;
 }
 
 class EvalError extends Error {}
@@ -59,7 +71,9 @@ function progress(label: string, quiet: boolean) {
 
 async function buildIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<PremiseIndex> {
   const base = await buildBaseIndex(cfg, library, retriever, opts);
-  return opts.analogy === false ? base : new AnalogyIndex(base);
+  // The same rule as the service's re-ranking (rerank.ts): analogy for monolithic retrieval.
+  const analogy = rerankSettings(opts).analogy;
+  return analogy === 'always' || (analogy === 'monolithic' && opts.mode !== 'drift') ? new AnalogyIndex(base) : base;
 }
 
 async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<PremiseIndex> {
@@ -81,6 +95,68 @@ async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever
     ...(opts.rrfK !== undefined ? { rrfK: opts.rrfK } : {}),
     onProgress: progress(`embedding ${library} premises with ${inner!.id}`, Boolean(opts.json)),
   });
+}
+
+/** The re-ranking the options ask for: the service's by default. */
+export function rerankSettings(opts: Pick<EvalRetrievalOptions, 'usagePrior' | 'analogy' | 'driftAnalogy'>): RerankSettings {
+  return {
+    usagePrior: opts.usagePrior === false ? 0 : DEFAULT_RERANK.usagePrior,
+    analogy: opts.analogy === false ? 'off' : opts.driftAnalogy ? 'always' : DEFAULT_RERANK.analogy,
+  };
+}
+
+/** The index the service would search, opened through its registry and store. */
+async function buildStoreIndex(cfg: Config, library: string, opts: EvalRetrievalOptions): Promise<{ index: PremiseIndex; notes: string[]; close(): Promise<void> }> {
+  const lib = cfg.libraries.find((l) => l.name === library);
+  if (!lib) throw new EvalError(`unknown library "${library}"; configured: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES=name=corpus.jsonl)`);
+  if (opts.lexicalWeight !== undefined || opts.rrfK !== undefined) {
+    throw new EvalError('--lexical-weight and --rrf-k change the in-memory hybrid index only (the stores fuse with RRF k=60, equal weights); add --in-memory');
+  }
+  const wanted = opts.retriever === 'auto' ? (cfg.embeddings.embedder === 'none' ? 'lexical' : 'hybrid') : opts.retriever;
+  if (wanted !== 'lexical' && cfg.embeddings.embedder === 'none') {
+    throw new EvalError(`--retriever ${wanted} needs an embedder: set DRIFTLINE_EMBEDDER=local (after \`npm run setup:model\`) or DRIFTLINE_EMBEDDER=openai with DRIFTLINE_EMBEDDING_MODEL`);
+  }
+  const settings = rerankSettings(opts);
+  // The CLI has no Temporal to retry for it, so the HTTP client retries a little itself.
+  const { registry, embedder } = await buildRetrieval(cfg, undefined, { rerank: settings, maxRetries: 3 });
+  try {
+    const notes: string[] = [];
+    // The version of the current corpus for the configured embedder: what `driftline index
+    // build` makes and the service then searches. A lexical evaluation searches its sparse side.
+    const { version } = await versionForCorpus(library, lib.corpus, embedder?.id);
+    const current = await registry.store.getAlias(library);
+    let info = await registry.store.getVersion(version);
+    if (!info?.completedAt) {
+      info = await buildInProcess({
+        library,
+        corpusPath: lib.corpus,
+        store: registry.store,
+        ...(embedder ? { embedder } : {}),
+        promote: current === undefined,
+        onProgress: progress(`indexing ${library}${embedder ? ` with ${embedder.id}` : ''} in the ${registry.store.kind} store`, Boolean(opts.json)),
+      });
+      notes.push(`built index version ${version}${current === undefined ? ' and made it current (the library had none)' : ''}`);
+    }
+    if (current !== undefined && current !== version) {
+      notes.push(`evaluated ${version} (the current corpus); the library's current version is ${current}: \`driftline index build\` makes the service use the evaluated one`);
+    }
+    const use = opts.mode === 'drift' ? 'drift' : 'monolithic';
+    const search: StoreSearchMode = wanted;
+    const native: StoreSearchMode = info.dimensions > 0 ? 'hybrid' : 'lexical';
+    let index: PremiseIndex;
+    if (search === native) {
+      // Exactly the service's path: the registry's version with its re-ranking for this use.
+      index = await registry.wrappedVersion(version, use);
+    } else {
+      // An ablation over the same version (e.g. only its sparse side), re-ranked the same way.
+      const base = new StoreIndex(registry.store, info, embedder, { search });
+      index = rerank(base, settings.usagePrior > 0 ? await usageTableOf(base) : undefined, use, settings);
+    }
+    return { index, notes, close: () => registry.close() };
+  } catch (err) {
+    await registry.close();
+    throw err;
+  }
 }
 
 async function decompositions(cfg: Config, items: readonly BenchmarkItem[], quiet: boolean): Promise<Map<string, SubQuery[]>> {
@@ -118,13 +194,26 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
   if (opts.limit !== undefined) items = items.slice(0, opts.limit);
   const library = opts.library ?? cfg.libraries[0]!.name;
   const subqueries = opts.mode === 'drift' ? await decompositions(cfg, items, Boolean(opts.json)) : undefined;
-  const index = await buildIndex(cfg, library, opts.retriever, opts);
-  const result = await evaluateRetrieval(index, items, {
-    mode: opts.mode,
-    ks,
-    ...(subqueries ? { subqueries } : {}),
-    onProgress: progress('retrieving', Boolean(opts.json)),
-  });
+  let index: PremiseIndex;
+  let setupNotes: string[] = [];
+  let close = async () => {};
+  if (opts.inMemory) {
+    index = await buildIndex(cfg, library, opts.retriever, opts);
+    setupNotes = ['in-memory reference indexes (--in-memory), not the service\'s store'];
+  } else {
+    ({ index, notes: setupNotes, close } = await buildStoreIndex(cfg, library, opts));
+  }
+  let result;
+  try {
+    result = await evaluateRetrieval(index, items, {
+      mode: opts.mode,
+      ks,
+      ...(subqueries ? { subqueries } : {}),
+      onProgress: progress('retrieving', Boolean(opts.json)),
+    });
+  } finally {
+    await close();
+  }
   if (opts.json) {
     const results = result.metrics.map(({ k, precision, recall, f1, microF1 }) => ({ k, precision, recall, f1, microF1 }));
     return JSON.stringify({ results });
@@ -138,7 +227,7 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
     '',
     metricsTable(result.metrics),
   ];
-  for (const n of result.notes) lines.push('', `note: ${n}`);
+  for (const n of [...setupNotes, ...result.notes]) lines.push('', `note: ${n}`);
   return lines.join('\n');
 }
 
@@ -169,10 +258,12 @@ export function registerEvalCommand(program: Command): void {
         .default('auto'),
     )
     .option('--limit <n>', 'only the first n items', positiveInt)
-    .option('--lexical-weight <w>', 'weight of BM25 in hybrid fusion (dense: 1)', nonNegative)
-    .option('--rrf-k <k>', 'RRF constant (default 60)', nonNegative)
+    .option('--lexical-weight <w>', 'with --in-memory: weight of BM25 in hybrid fusion (dense: 1)', nonNegative)
+    .option('--rrf-k <k>', 'with --in-memory: RRF constant (default 60)', nonNegative)
     .option('--no-usage-prior', 'plain BM25: no library-usage prior')
     .option('--no-analogy', 'no votes from the most similar theorems')
+    .option('--drift-analogy', 'votes from similar theorems in drift mode too (runs leave them out there)')
+    .option('--in-memory', "the in-memory reference indexes instead of the service's store (needed for --lexical-weight, --rrf-k)")
     .option('--json', 'print one JSON object {"results": [{k, precision, recall, f1, microF1}]}, in percent')
     .action(async (opts: EvalRetrievalOptions) => {
       let cfg: Config;

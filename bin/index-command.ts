@@ -17,8 +17,9 @@ import {
 import { MAIN_TASK_QUEUE } from '../common/types';
 import { ConfigError, loadConfig, type Config } from '../infra/config';
 import { connectClient } from '../infra/connect';
-import { createIndexRegistry } from '../infra/deps';
+import { buildRetrieval } from '../infra/deps';
 import type { IndexRegistry } from '../activities/retrieval/index-store';
+import type { PremiseIndex } from '../activities/retrieval/premise-index';
 import { promoteVersion, versionForCorpus } from '../activities/retrieval/stores/build';
 import { checkLibraryName } from '../activities/retrieval/stores/store';
 
@@ -83,7 +84,9 @@ async function currentDone(client: Client, workflowId: string, p: IndexBuildProg
 
 async function withRegistry<T>(fn: (cfg: Config, registry: IndexRegistry) => Promise<T>): Promise<T> {
   const cfg = loadCfg();
-  const registry = createIndexRegistry(cfg);
+  // The service's registry: its embedder names the version a build makes, and searches go
+  // through the same re-ranking as runs.
+  const { registry } = await buildRetrieval(cfg, undefined, { maxRetries: 3 }).catch((err: Error) => fail(err.message));
   try {
     return await fn(cfg, registry);
   } finally {
@@ -219,26 +222,29 @@ async function promoteCommand(opts: { library: string; version: string }): Promi
   });
 }
 
-async function searchCommand(query: string, opts: { library?: string; k: number; theorems?: boolean; version?: string; json?: boolean }): Promise<void> {
+async function searchCommand(query: string, opts: { library?: string; k: number; theorems?: boolean; version?: string; json?: boolean; rerank: boolean }): Promise<void> {
   await withRegistry(async (cfg, registry) => {
     const library = opts.library ?? cfg.libraries[0]!.name;
-    let index;
+    let index: PremiseIndex;
+    let version: string;
     try {
-      if (opts.version) index = await registry.openVersion(opts.version);
+      if (opts.version) version = opts.version;
       else {
-        const version = await registry.store.getAlias(library);
-        if (!version) fail(`library ${library} has no index yet; build one with \`driftline index build --library ${library} --corpus FILE\``);
-        index = await registry.openVersion(version);
+        const current = await registry.store.getAlias(library);
+        if (!current) fail(`library ${library} has no index yet; build one with \`driftline index build --library ${library} --corpus FILE\``);
+        version = current;
       }
+      // By default what a monolithic run sees (the store's ranking re-ranked); --no-rerank: the store's.
+      index = opts.rerank ? await registry.wrappedVersion(version) : await registry.openVersion(version);
     } catch (err) {
       fail((err as Error).message);
     }
     const hits = opts.theorems ? await index.searchTheorems(query, opts.k) : await index.searchPremises(query, opts.k);
     if (opts.json) {
-      process.stdout.write(`${JSON.stringify({ version: index.version, kind: index.kind, hits: hits.map((h) => ({ name: h.decl.name, kind: h.decl.kind, score: h.score })) }, null, 2)}\n`);
+      process.stdout.write(`${JSON.stringify({ version: version, kind: index.kind, hits: hits.map((h) => ({ name: h.decl.name, kind: h.decl.kind, score: h.score })) }, null, 2)}\n`);
       return;
     }
-    process.stdout.write(`${index.version} (${index.kind}), ${opts.theorems ? 'theorems' : 'premises'}:\n`);
+    process.stdout.write(`${version} (${index.kind}), ${opts.theorems ? 'theorems' : 'premises'}:\n`);
     hits.forEach((h, i) => {
       const sig = h.decl.signature.replace(/\s+/g, ' ').slice(0, 100);
       process.stdout.write(`${String(i + 1).padStart(3)}. ${h.score.toFixed(4)}  ${h.decl.name}  [${h.decl.kind}]\n       ${sig}\n`);
@@ -279,6 +285,7 @@ export function registerIndexCommands(program: Command): void {
     .option('-k, --k <k>', 'how many results', positive, 10)
     .option('--theorems', 'search theorems (examples) instead of premises')
     .option('--version <version>', 'search this version instead of the current one')
+    .option('--no-rerank', "the store's own ranking, without the usage prior and analogy runs use")
     .option('--json', 'print JSON')
     .action(searchCommand);
 }

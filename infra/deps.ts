@@ -4,6 +4,9 @@ import type { Config } from './config';
 import { createLlmClient } from '../activities/llm/client';
 import { IndexRegistry, type IndexLog } from '../activities/retrieval/index-store';
 import type { Embedder } from '../activities/retrieval/embedder';
+import { createEmbedder } from '../activities/retrieval/embedders';
+import { CachingEmbedder, cacheFileFor } from '../activities/retrieval/embedders/cache';
+import { DEFAULT_RERANK, rerankWrap, type RerankSettings } from '../activities/retrieval/rerank';
 import { EmbeddedStore } from '../activities/retrieval/stores/embedded';
 import { QdrantStore } from '../activities/retrieval/stores/qdrant';
 import type { IndexStore } from '../activities/retrieval/stores/store';
@@ -24,20 +27,61 @@ export function createIndexStore(config: Config): IndexStore {
   return new EmbeddedStore(join(indexDir(config), 'embedded'));
 }
 
-export function createIndexRegistry(config: Config, log?: IndexLog, embedder?: Embedder): IndexRegistry {
+export interface IndexRegistryExtras {
+  embedder?: Embedder;
+  /** Re-ranking over every opened version (rerank.ts); absent: the store's ranking as is. */
+  rerank?: RerankSettings;
+}
+
+export function createIndexRegistry(config: Config, log?: IndexLog, extras: IndexRegistryExtras = {}): IndexRegistry {
   return new IndexRegistry({
     libraries: config.libraries.map((l) => ({ name: l.name, corpusPath: l.corpus })),
     store: createIndexStore(config),
-    embedder,
-    log,
+    ...(extras.embedder ? { embedder: extras.embedder } : {}),
+    ...(extras.rerank ? { wrap: rerankWrap(extras.rerank) } : {}),
+    ...(log ? { log } : {}),
   });
 }
 
+/** The configured embedder (undefined: lexical only), behind the vector cache under
+ * `<dataDir>/cache/embeddings`, so a restarted worker or a rerun evaluation re-embeds nothing.
+ * `maxRetries`: client-side retries of an HTTP embedder (0 where Temporal retries). */
+export async function createConfiguredEmbedder(config: Config, opts: { maxRetries?: number } = {}): Promise<Embedder | undefined> {
+  const inner = await createEmbedder({ ...config.embeddings, timeoutMs: config.llm.timeoutMs, ...(opts.maxRetries !== undefined ? { maxRetries: opts.maxRetries } : {}) });
+  if (!inner) return undefined;
+  return new CachingEmbedder(inner, cacheFileFor(join(config.dataDir, 'cache', 'embeddings'), inner.id));
+}
+
+export interface Retrieval {
+  registry: IndexRegistry;
+  embedder?: Embedder;
+}
+
+/** What the service retrieves with: the configured store and embedder, and the default
+ * re-ranking (usage prior, plus analogy for monolithic retrieval; rerank.ts). The worker, `npm
+ * start`, the index commands and `driftline eval retrieval` all build it here, so the figures the
+ * evaluation reports are those of the service. */
+export async function buildRetrieval(config: Config, log?: IndexLog, opts: { rerank?: RerankSettings | false; maxRetries?: number } = {}): Promise<Retrieval> {
+  const embedder = await createConfiguredEmbedder(config, opts.maxRetries !== undefined ? { maxRetries: opts.maxRetries } : {});
+  const rerank = opts.rerank === false ? undefined : (opts.rerank ?? DEFAULT_RERANK);
+  const registry = createIndexRegistry(config, log, { ...(embedder ? { embedder } : {}), ...(rerank ? { rerank } : {}) });
+  return embedder ? { registry, embedder } : { registry };
+}
+
+function llmFor(config: Config) {
+  return createLlmClient(config.llm.baseURL ? { ...config.llm, baseURL: config.llm.baseURL } : null);
+}
+
+/** Main-queue deps without an embedder (lexical retrieval, default re-ranking); the worker uses
+ * `buildMainWorkerDeps`, which also creates the configured embedder. */
 export function buildMainDeps(config: Config): MainActivityDeps {
-  return {
-    llm: createLlmClient(config.llm.baseURL ? { ...config.llm, baseURL: config.llm.baseURL } : null),
-    indexes: createIndexRegistry(config),
-  };
+  return { llm: llmFor(config), indexes: createIndexRegistry(config, undefined, { rerank: DEFAULT_RERANK }) };
+}
+
+/** The main worker's deps: the LLM client and `buildRetrieval`'s registry. */
+export async function buildMainWorkerDeps(config: Config, log?: IndexLog): Promise<MainActivityDeps> {
+  const { registry } = await buildRetrieval(config, log);
+  return { llm: llmFor(config), indexes: registry };
 }
 
 export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {

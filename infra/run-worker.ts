@@ -4,7 +4,7 @@ import pino from 'pino';
 import { createActivities, createLeanActivities } from '../activities';
 import type { Config } from './config';
 import { connectWorker } from './connect';
-import { buildLeanDeps, buildMainDeps, leanWorkerConcurrency } from './deps';
+import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency } from './deps';
 import { createLeanWorker, createMainWorker } from './workers';
 
 export type QueueChoice = 'main' | 'lean' | 'all';
@@ -17,7 +17,9 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
   const runs: Promise<void>[] = [];
   const closers: (() => Promise<void>)[] = [];
   if (queue === 'main' || queue === 'all') {
-    const deps = buildMainDeps(config);
+    // The configured embedder and the default re-ranking: what `driftline eval retrieval` measures.
+    const deps = await buildMainWorkerDeps(config, pino({ name: 'driftline-main' }));
+    closers.push(() => deps.indexes.close());
     const worker = await createMainWorker({ connection, namespace, activities: createActivities(deps) });
     runs.push(worker.run());
   }

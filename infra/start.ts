@@ -10,7 +10,7 @@ import { createReadinessCheck } from '../api/readiness';
 import { buildServer } from '../api/server';
 import { ConfigError, loadConfig, missingServices, type Config } from './config';
 import { connectClient } from './connect';
-import { createIndexRegistry } from './deps';
+import { buildRetrieval } from './deps';
 import { requireTemporalCli } from './temporal-cli';
 import { startDevServer, type DevServer } from './temporal-server';
 
@@ -79,12 +79,17 @@ export async function startStack(): Promise<void> {
     config.temporal.address = devServer.address;
   }
 
-  // Build each library's index now if none exists, so the first run does not wait for it.
-  const indexes = createIndexRegistry(config, log);
+  // Build each library's index now if none exists, so the first run does not wait for it: with
+  // the configured embedder and re-ranking, exactly what the main worker will search.
+  const { registry: indexes, embedder } = await buildRetrieval(config, log).catch(async (err: Error) => {
+    process.stderr.write(`driftline: cannot set up retrieval: ${err.message}\n`);
+    await devServer?.stop();
+    process.exit(1);
+  });
   for (const library of config.libraries) {
-    log.info({ library: library.name, corpus: library.corpus }, 'opening the premise index (built now if none exists yet)');
+    log.info({ library: library.name, corpus: library.corpus, embedder: embedder?.id ?? 'none (lexical)' }, 'opening the premise index (built now if none exists yet)');
     const opened = await indexes.open(library.name);
-    log.info({ library: library.name, version: opened.version, declarations: opened.index.size }, opened.built ? 'built the index (none existed yet)' : 'index ready');
+    log.info({ library: library.name, version: opened.version, declarations: opened.index.size, retrieval: opened.index.kind }, opened.built ? 'built the index (none existed yet)' : 'index ready');
   }
 
   const workers: ManagedWorker[] = [

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -74,10 +74,28 @@ describe('driftline eval retrieval', () => {
     const text = await evalRetrieval(cfg(), opts({ json: false }));
     expect(text).toMatch(/\| k \| precision \| recall \| F1 \| micro F1 \|/);
     expect(text).toMatch(/^\| 3 \| /m);
-    expect(text).toMatch(/lexical \(BM25\) only, no embedder configured; analogy \(5 similar theorems vote/);
-    const plain = await evalRetrieval(cfg(), opts({ json: false, analogy: false }));
+    // The note names every re-ranking wrapper the service applied.
+    expect(text).toMatch(/lexical \(BM25\) only, no embedder configured; usage prior α=1\.2 \+ analogy \(5 similar theorems vote/);
+    const plain = await evalRetrieval(cfg(), opts({ json: false, analogy: false, usagePrior: false }));
     expect(plain).toMatch(/no embedder configured\n?$/m);
-    expect(plain).not.toMatch(/analogy/);
+    expect(plain).not.toMatch(/analogy|usage prior/);
+  });
+
+  it("evaluates the service's store: builds the library's index version there once, and names it", async () => {
+    const data = join(dir, 'store-data');
+    const first = await evalRetrieval(cfg({}, data), opts({ json: false }));
+    expect(first).toMatch(/note: built index version mini-[0-9a-f]{12}-lexical-s\d+t\d+ and made it current/);
+    const again = await evalRetrieval(cfg({}, data), opts({ json: false }));
+    expect(again).not.toMatch(/built index version/);
+    // The registry the service uses sees the same version.
+    expect(readdirSync(join(data, 'indexes', 'embedded', 'aliases'))).toEqual(['mini.json']);
+    // Same figures as the in-memory reference on this library (idf per role in both).
+    for (const o of [{}, { analogy: false }, { analogy: false, usagePrior: false }]) {
+      const viaStore = parse(await evalRetrieval(cfg({}, data), opts(o)));
+      const inMemory = parse(await evalRetrieval(cfg({}, data), opts({ ...o, inMemory: true })));
+      expect(viaStore, JSON.stringify(o)).toEqual(inMemory);
+    }
+    await expect(evalRetrieval(cfg({}, data), opts({ lexicalWeight: 2 }))).rejects.toThrow(/--in-memory/);
   });
 
   it('refuses dense retrieval without an embedder, saying how to configure one', async () => {

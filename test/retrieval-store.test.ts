@@ -4,7 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadCorpus, type Declaration } from '../activities/retrieval/corpus';
+import { isTheorem, loadCorpus, type Declaration } from '../activities/retrieval/corpus';
 import { denseDocumentText } from '../activities/retrieval/embedder';
 import { LexicalIndex } from '../activities/retrieval/premise-index';
 import { buildInProcess, planBuild, promoteVersion, storeRange } from '../activities/retrieval/stores/build';
@@ -152,6 +152,13 @@ for (const c of CASES) {
         expect((await index.theoremsUsing(names)).map((d) => d.name)).toEqual((await reference.theoremsUsing(names)).map((d) => d.name));
       }
       expect((await index.theoremsUsing(['orderOf'], { exclude: ['IsPrimitiveRoot.orderOf'] })).map((d) => d.name)).not.toContain('IsPrimitiveRoot.orderOf');
+    });
+
+    it("lists every theorem's uses in corpus order (the usage prior's table)", async () => {
+      const expected = decls.filter((d) => isTheorem(d)).map((d) => ({ name: d.name, uses: d.uses }));
+      expect(expected.length).toBeGreaterThan(2);
+      expect(await store.theoremUses(lexical.version)).toEqual(expected);
+      expect(await store.theoremUses(hybrid.version)).toEqual(expected);
     });
 
     it('hybrid search fuses dense and sparse rankings (RRF), and filters by role', async () => {

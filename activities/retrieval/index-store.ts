@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Embedder } from './embedder';
 import type { PremiseIndex } from './premise-index';
+import type { RetrievalUse } from './rerank';
 import { buildInProcess, corpusRevision } from './stores/build';
 import { EmbeddedStore } from './stores/embedded';
 import { checkLibraryName, type IndexStore, type VersionInfo } from './stores/store';
@@ -45,8 +46,9 @@ export interface IndexRegistryOptions {
   dir?: string;
   /** Used for dense queries of versions built with it, and for builds made here. */
   embedder?: Embedder;
-  /** Applied to every opened version, e.g. to add re-ranking wrappers (usage prior, analogy). */
-  wrap?: (index: StoreIndex) => PremiseIndex | Promise<PremiseIndex>;
+  /** Applied to every opened version, per use, e.g. to add re-ranking wrappers (usage prior,
+   * analogy: `rerankWrap()` in rerank.ts). Called once per version and use. */
+  wrap?: (index: StoreIndex, use: RetrievalUse) => PremiseIndex | Promise<PremiseIndex>;
   log?: IndexLog;
 }
 
@@ -84,12 +86,13 @@ export class IndexRegistry {
     return spec;
   }
 
-  async get(name: string = this.defaultLibrary): Promise<PremiseIndex> {
-    return (await this.open(name)).index;
+  /** The library's current index, wrapped for `use` (default monolithic). */
+  async get(name: string = this.defaultLibrary, use: RetrievalUse = 'monolithic'): Promise<PremiseIndex> {
+    return (await this.open(name, use)).index;
   }
 
   /** The library's current index; built (and promoted) first when the library has none. */
-  async open(name: string = this.defaultLibrary): Promise<OpenedIndex> {
+  async open(name: string = this.defaultLibrary, use: RetrievalUse = 'monolithic'): Promise<OpenedIndex> {
     const spec = this.spec(name);
     let version = await this.store.getAlias(name);
     let built = false;
@@ -99,17 +102,19 @@ export class IndexRegistry {
     } else {
       await this.warnIfStale(spec, version);
     }
-    return { index: await this.wrappedVersion(version), built, version };
+    return { index: await this.wrappedVersion(version, use), built, version };
   }
 
-  private wrappedVersion(version: string): Promise<PremiseIndex> {
+  /** A version with the registry's wrappers for `use` (cached per version and use). */
+  wrappedVersion(version: string, use: RetrievalUse = 'monolithic'): Promise<PremiseIndex> {
     const wrap = this.opts.wrap;
     if (!wrap) return this.openVersion(version);
-    let p = this.wrapped.get(version);
+    const key = `${version}\u0000${use}`;
+    let p = this.wrapped.get(key);
     if (!p) {
-      p = this.openVersion(version).then((index) => wrap(index));
-      p.catch(() => this.wrapped.delete(version));
-      this.wrapped.set(version, p);
+      p = this.openVersion(version).then((index) => wrap(index, use));
+      p.catch(() => this.wrapped.delete(key));
+      this.wrapped.set(key, p);
     }
     return p;
   }

@@ -124,6 +124,8 @@ export interface InProcessBuild extends PlanInput {
   embedder?: Embedder;
   batchSize?: number;
   onProgress?: (done: number, total: number) => void;
+  /** Point the library's alias at the new version (default true). */
+  promote?: boolean;
 }
 
 /** The whole build in this process (no workflow): used when a library has no index yet. */
@@ -137,6 +139,6 @@ export async function buildInProcess(opts: InProcessBuild): Promise<VersionInfo>
     opts.onProgress?.(to, info.expected);
   }
   const done = await completeVersion(opts.store, info.version);
-  await promoteVersion(opts.store, opts.library, info.version);
+  if (opts.promote !== false) await promoteVersion(opts.store, opts.library, info.version);
   return done;
 }

@@ -28,6 +28,7 @@ import {
   type StoreHit,
   type StorePoint,
   type StoreSearch,
+  type TheoremUses,
   type VersionInfo,
 } from './store';
 
@@ -367,6 +368,15 @@ export class EmbeddedStore implements IndexStore {
     const positions = new Set<number>();
     for (const n of names) for (const i of l.usedBy.get(n) ?? []) positions.add(i);
     return [...positions].sort((a, b) => a - b).map((i) => l.decls[i]!).filter((d) => !ex.has(d.name));
+  }
+
+  async theoremUses(version: string): Promise<TheoremUses[]> {
+    const l = await this.load(version);
+    const out: { ord: number; name: string; uses: readonly string[] }[] = [];
+    l.decls.forEach((d, i) => {
+      if (l.roles[i] === 'theorem') out.push({ ord: l.ords[i]!, name: d.name, uses: d.uses });
+    });
+    return out.sort((a, b) => a.ord - b.ord).map(({ name, uses }) => ({ name, uses }));
   }
 
   async getAlias(library: string): Promise<string | undefined> {

@@ -18,6 +18,7 @@ import {
   type StoreHit,
   type StorePoint,
   type StoreSearch,
+  type TheoremUses,
   type VersionInfo,
 } from './store';
 
@@ -234,6 +235,29 @@ export class QdrantStore implements IndexStore {
       offset = next;
     }
     return found.sort((a, b) => a.ord - b.ord).map((p) => p.decl);
+  }
+
+  async theoremUses(version: string): Promise<TheoremUses[]> {
+    const filter: Filter = { must: [{ key: 'role', match: { value: 'theorem' } }] };
+    const found: { name: string; uses: string[]; ord: number }[] = [];
+    let offset: string | number | undefined;
+    for (;;) {
+      const page = await this.client.scroll(this.collection(version), {
+        filter,
+        limit: SCROLL_PAGE,
+        offset,
+        with_payload: { include: ['name', 'uses', 'ord'] },
+        with_vector: false,
+      });
+      for (const p of page.points) {
+        const { name, uses, ord } = p.payload as unknown as Pick<Payload, 'name' | 'uses' | 'ord'>;
+        found.push({ name, uses: uses ?? [], ord });
+      }
+      const next = page.next_page_offset;
+      if (next === null || next === undefined || typeof next === 'object') break;
+      offset = next;
+    }
+    return found.sort((a, b) => a.ord - b.ord).map(({ name, uses }) => ({ name, uses }));
   }
 
   async getAlias(library: string): Promise<string | undefined> {

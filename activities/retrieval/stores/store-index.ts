@@ -2,9 +2,10 @@
 // version was built with an embedder, a dense one too; the store searches and fuses them (RRF).
 import type { Declaration } from '../corpus';
 import type { Embedder } from '../embedder';
+import { RRF_DEFAULT_K } from '../fusion';
 import type { Hit, PremiseIndex, SearchOptions } from '../premise-index';
 import { sparseQuery } from './sparse';
-import type { IndexStore, Role, StoreSearch, VersionInfo } from './store';
+import type { IndexStore, Role, StoreSearch, TheoremUses, VersionInfo } from './store';
 
 export class EmbedderMismatchError extends Error {
   constructor(info: VersionInfo, configured: string | undefined) {
@@ -16,27 +17,41 @@ export class EmbedderMismatchError extends Error {
   }
 }
 
+/** Which side(s) of a version a StoreIndex searches: both where the version has vectors
+ * (`hybrid`, the default), or one of them (ablations: `lexical` works on any version). */
+export type StoreSearchMode = 'hybrid' | 'dense' | 'lexical';
+
 export class StoreIndex implements PremiseIndex {
   readonly library: string;
   readonly version: string;
   readonly kind: string;
   private readonly embedder?: Embedder;
+  private readonly sparse: boolean;
 
   constructor(
     private readonly store: IndexStore,
     readonly info: VersionInfo,
     embedder?: Embedder,
+    opts: { search?: StoreSearchMode } = {},
   ) {
     this.library = info.library;
     this.version = info.version;
-    if (info.dimensions > 0) {
+    const mode = opts.search ?? (info.dimensions > 0 ? 'hybrid' : 'lexical');
+    this.sparse = mode !== 'dense';
+    if (mode !== 'lexical') {
+      if (info.dimensions === 0) throw new Error(`index version ${info.version} has no dense vectors (built without an embedder); ${mode} search needs a version built with one`);
       // Vectors of two models never meet: the query must be embedded by the version's model.
       if (!embedder || embedder.id !== info.embedder) throw new EmbedderMismatchError(info, embedder?.id);
       this.embedder = embedder;
-      this.kind = `hybrid (dense ${embedder.id} + BM25, RRF) in the ${store.kind} store`;
+      this.kind = mode === 'dense' ? `dense (${embedder.id}) in the ${store.kind} store` : `hybrid (dense ${embedder.id} + BM25, RRF k=${RRF_DEFAULT_K}) in the ${store.kind} store`;
     } else {
       this.kind = 'lexical';
     }
+  }
+
+  /** Every theorem's name and uses in this version (the usage prior's table). */
+  theoremUses(): Promise<TheoremUses[]> {
+    return this.store.theoremUses(this.version);
   }
 
   get size(): number {
@@ -44,25 +59,32 @@ export class StoreIndex implements PremiseIndex {
   }
 
   private async request(role: Role, query: string, k: number, opts: SearchOptions & { only?: readonly string[] } = {}): Promise<StoreSearch> {
-    const req: StoreSearch = { role, k, sparse: sparseQuery(query) };
+    const req: StoreSearch = { role, k };
+    if (this.sparse) req.sparse = sparseQuery(query);
     if (opts.exclude?.length) req.exclude = opts.exclude;
     if (opts.only) req.only = opts.only;
     if (this.embedder && query.trim() !== '') [req.dense] = await this.embedder.embed([query], { kind: 'query' });
     return req;
   }
 
+  private async run(req: StoreSearch): Promise<Hit[]> {
+    // Dense only, with an empty query: nothing to search with.
+    if (!req.sparse && !req.dense) return [];
+    return this.store.search(this.version, req);
+  }
+
   async searchPremises(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
-    return this.store.search(this.version, await this.request('premise', query, k, opts));
+    return this.run(await this.request('premise', query, k, opts));
   }
 
   async searchTheorems(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
-    return this.store.search(this.version, await this.request('theorem', query, k, opts));
+    return this.run(await this.request('theorem', query, k, opts));
   }
 
   async scoreTheorems(query: string, names: readonly string[]): Promise<Map<string, number>> {
     const out = new Map<string, number>(names.map((n) => [n, 0]));
     if (names.length === 0) return out;
-    const hits = await this.store.search(this.version, await this.request('theorem', query, names.length, { only: names }));
+    const hits = await this.run(await this.request('theorem', query, names.length, { only: names }));
     for (const h of hits) out.set(h.decl.name, h.score);
     return out;
   }

@@ -62,6 +62,11 @@ export interface StoreHit {
   score: number;
 }
 
+export interface TheoremUses {
+  name: string;
+  uses: readonly string[];
+}
+
 export interface IndexStore {
   readonly kind: 'embedded' | 'qdrant';
   /** Creates the version's collection and records its info; a no-op when it exists. */
@@ -80,6 +85,8 @@ export interface IndexStore {
   get(version: string, names: readonly string[]): Promise<Map<string, Declaration>>;
   /** Theorems whose `uses` meet the names, in corpus order, without the excluded names. */
   theoremsUsing(version: string, names: readonly string[], exclude?: readonly string[]): Promise<Declaration[]>;
+  /** Every theorem's name and uses, in corpus order (what the usage prior counts). */
+  theoremUses(version: string): Promise<TheoremUses[]>;
   getAlias(library: string): Promise<string | undefined>;
   /** Points the library's alias at the version, atomically: readers see the old or the new. */
   setAlias(library: string, version: string): Promise<void>;
