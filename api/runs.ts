@@ -36,6 +36,9 @@ export async function startFormalization(client: Client, request: StartRequest, 
     taskQueue,
     args: [input],
     memo: { statement: statementPreview(request.statement) },
+    // Shown as the run's summary in the Temporal UI's list and detail views.
+    staticSummary: statementPreview(request.statement, 12),
+    staticDetails: `library ${request.library} · ${describeConfig(config)}`,
     typedSearchAttributes: new TypedSearchAttributes([
       { key: STAGE_KEY, value: 'starting' },
       { key: LIBRARY_KEY, value: request.library },
