@@ -13,10 +13,8 @@ import { createLlmClient } from '../activities/llm/client';
 import { decomposeStatement } from '../activities/llm/stages';
 import { loadCorpus } from '../activities/retrieval/corpus';
 import type { Embedder } from '../activities/retrieval/embedder';
-import { createEmbedder } from '../activities/retrieval/embedders';
-import { CachingEmbedder, cacheFileFor } from '../activities/retrieval/embedders/cache';
 import { AnalogyIndex } from '../activities/retrieval/analogy';
-import { buildRetrieval } from '../infra/deps';
+import { buildRetrieval, createConfiguredEmbedder } from '../infra/deps';
 import { DEFAULT_RERANK, rerank, usageTableOf, type RerankSettings } from '../activities/retrieval/rerank';
 import { buildInProcess, versionForCorpus } from '../activities/retrieval/stores/build';
 import { StoreIndex, type StoreSearchMode } from '../activities/retrieval/stores/store-index';
@@ -87,13 +85,12 @@ async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever
     throw new EvalError(`--retriever ${wanted} needs an embedder: set DRIFTLINE_EMBEDDER=local (after \`npm run setup:model\`) or DRIFTLINE_EMBEDDER=openai with DRIFTLINE_EMBEDDING_MODEL`);
   }
   // The CLI has no Temporal to retry for it, so the HTTP client retries a little itself.
-  const inner = await createEmbedder({ ...cfg.embeddings, maxRetries: 3, timeoutMs: cfg.llm.timeoutMs });
-  const embedder: Embedder = new CachingEmbedder(inner!, cacheFileFor(join(cfg.dataDir, 'cache', 'embeddings'), inner!.id));
+  const embedder: Embedder = (await createConfiguredEmbedder(cfg, { maxRetries: 3 }))!;
   return HybridIndex.build(lexical, corpus.declarations, embedder, {
     mode: wanted,
     ...(opts.lexicalWeight !== undefined ? { lexicalWeight: opts.lexicalWeight } : {}),
     ...(opts.rrfK !== undefined ? { rrfK: opts.rrfK } : {}),
-    onProgress: progress(`embedding ${library} premises with ${inner!.id}`, Boolean(opts.json)),
+    onProgress: progress(`embedding ${library} premises with ${embedder.id}`, Boolean(opts.json)),
   });
 }
 

@@ -1,7 +1,9 @@
 // Dense and hybrid search in memory: the lexical index plus one vector per premise (and, when
 // asked, per theorem), searched by an exact cosine scan (a few thousand declarations take well
 // under a millisecond) and fused with BM25 by reciprocal rank fusion. The stores put the same
-// semantics behind a disk or a server; this is the reference and what evaluation uses.
+// semantics behind a disk or a server; this is the in-memory reference that
+// `driftline eval retrieval --in-memory` and bench/retrieval-eval.ts tune against (the service,
+// and the evaluation by default, search a stored version).
 import type { Declaration } from './corpus';
 import { isTheorem } from './corpus';
 import { denseDocumentText, type Embedder } from './embedder';

@@ -45,7 +45,9 @@ export class StoreIndex implements PremiseIndex {
       this.embedder = embedder;
       this.kind = mode === 'dense' ? `dense (${embedder.id}) in the ${store.kind} store` : `hybrid (dense ${embedder.id} + BM25, RRF k=${RRF_DEFAULT_K}) in the ${store.kind} store`;
     } else {
-      this.kind = 'lexical';
+      // Only a version built without an embedder is plain `lexical` (the run notes then say that
+      // no embedder is configured).
+      this.kind = info.dimensions > 0 ? `lexical (BM25 side of ${info.embedder} version)` : 'lexical';
     }
   }
 
