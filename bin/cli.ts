@@ -1,25 +1,11 @@
 // The `driftline` command line: start runs, run workers, start the whole stack.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../infra/config';
+import { configOrExit as config, fail } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { getFormalization, startFormalization } from '../api/runs';
 import type { FormalizeResult, RetrievalMode, RunConfig, Stage } from '../common/types';
 import { registerEvalCommand } from './eval-command';
 import { registerIndexCommands } from './index-command';
-
-function fail(message: string): never {
-  process.stderr.write(`driftline: ${message}\n`);
-  process.exit(1);
-}
-
-function config(options: { skipFileChecks?: boolean } = {}): Config {
-  try {
-    return loadConfig(options);
-  } catch (err) {
-    if (err instanceof ConfigError) fail(err.message);
-    throw err;
-  }
-}
 
 function integer(value: string): number {
   const n = Number(value);

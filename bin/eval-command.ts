@@ -8,7 +8,8 @@
 // vectors are cached on disk per embedder, DRIFT decompositions per decomposer model.
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../infra/config';
+import type { Config } from '../infra/config';
+import { configOrExit, fail } from './cli-support';
 import { createLlmClient } from '../activities/llm/client';
 import { decomposeStatement } from '../activities/llm/stages';
 import { loadCorpus } from '../activities/retrieval/corpus';
@@ -50,11 +51,6 @@ export interface EvalRetrievalOptions {
 }
 
 class EvalError extends Error {}
-
-function fail(message: string): never {
-  process.stderr.write(`driftline: ${message}\n`);
-  process.exit(1);
-}
 
 function progress(label: string, quiet: boolean) {
   let last = 0;
@@ -263,13 +259,7 @@ export function registerEvalCommand(program: Command): void {
     .option('--in-memory', "the in-memory reference indexes instead of the service's store (needed for --lexical-weight, --rrf-k)")
     .option('--json', 'print one JSON object {"results": [{k, precision, recall, f1, microF1}]}, in percent')
     .action(async (opts: EvalRetrievalOptions) => {
-      let cfg: Config;
-      try {
-        cfg = loadConfig();
-      } catch (err) {
-        if (err instanceof ConfigError) fail(err.message);
-        throw err;
-      }
+      const cfg = configOrExit();
       try {
         process.stdout.write(`${await evalRetrieval(cfg, opts)}\n`);
       } catch (err) {

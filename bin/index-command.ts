@@ -15,7 +15,8 @@ import {
   type StoreIndexHeartbeat,
 } from '../common/index-build';
 import { MAIN_TASK_QUEUE } from '../common/types';
-import { ConfigError, loadConfig, type Config } from '../infra/config';
+import type { Config } from '../infra/config';
+import { configOrExit, fail } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { buildRetrieval } from '../infra/deps';
 import type { IndexRegistry } from '../activities/retrieval/index-store';
@@ -23,19 +24,9 @@ import type { PremiseIndex } from '../activities/retrieval/premise-index';
 import { promoteVersion, versionForCorpus } from '../activities/retrieval/stores/build';
 import { checkLibraryName } from '../activities/retrieval/stores/store';
 
-function fail(message: string): never {
-  process.stderr.write(`driftline: ${message}\n`);
-  process.exit(1);
-}
-
 function loadCfg(): Config {
-  try {
-    // Index commands name their corpus themselves; a configured one may be absent here.
-    return loadConfig({ skipFileChecks: true });
-  } catch (err) {
-    if (err instanceof ConfigError) fail(err.message);
-    throw err;
-  }
+  // Index commands name their corpus themselves; a configured one may be absent here.
+  return configOrExit({ skipFileChecks: true });
 }
 
 function positive(value: string): number {

@@ -1,6 +1,6 @@
 // Runs one worker process: the main queue, the Lean queue, or both.
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import pino from 'pino';
+import { Runtime } from '@temporalio/worker';
+import { createLogger, workerLogger } from './logging';
 import { createActivities, createLeanActivities } from '../activities';
 import type { Config } from './config';
 import { connectWorker } from './connect';
@@ -11,20 +11,20 @@ export type QueueChoice = 'main' | 'lean' | 'all';
 
 export async function runWorkers(config: Config, queue: QueueChoice): Promise<void> {
   // Worker chatter (bundling, state changes) at INFO drowns the stack's own output.
-  Runtime.install({ logger: new DefaultLogger((process.env.DRIFTLINE_WORKER_LOG_LEVEL as 'INFO' | undefined) ?? 'WARN') });
+  Runtime.install({ logger: workerLogger() });
   const connection = await connectWorker(config);
   const namespace = config.temporal.namespace;
   const runs: Promise<void>[] = [];
   const closers: (() => Promise<void>)[] = [];
   if (queue === 'main' || queue === 'all') {
     // The configured embedder and the default re-ranking: what `driftline eval retrieval` measures.
-    const deps = await buildMainWorkerDeps(config, pino({ name: 'driftline-main' }));
+    const deps = await buildMainWorkerDeps(config, createLogger('driftline-main'));
     closers.push(() => deps.indexes.close());
     const worker = await createMainWorker({ connection, namespace, activities: createActivities(deps) });
     runs.push(worker.run());
   }
   if (queue === 'lean' || queue === 'all') {
-    const log = pino({ name: 'driftline-lean' });
+    const log = createLogger('driftline-lean');
     const deps = buildLeanDeps(config, log);
     closers.push(() => deps.lean.close());
     const worker = await createLeanWorker({ connection, namespace, activities: createLeanActivities(deps), concurrency: leanWorkerConcurrency(config) });

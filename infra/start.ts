@@ -5,17 +5,17 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pino from 'pino';
 import { createReadinessCheck } from '../api/readiness';
 import { buildServer } from '../api/server';
 import { ConfigError, loadConfig, missingServices, type Config } from './config';
 import { connectClient } from './connect';
 import { buildRetrieval } from './deps';
+import { createLogger } from './logging';
 import { requireTemporalCli } from './temporal-cli';
 import { startDevServer, type DevServer } from './temporal-server';
 
 const CLI_PATH = fileURLToPath(new URL('../bin/cli.ts', import.meta.url));
-const log = pino({ name: 'driftline', transport: undefined });
+const log = createLogger('driftline');
 
 interface ManagedWorker {
   queue: 'main' | 'lean';

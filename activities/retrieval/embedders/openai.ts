@@ -2,9 +2,9 @@
 // BGE-M3, a local inference server), through the official `openai` client. Texts go in batches;
 // failures are classified the way LLM calls are: transient ones (429, 5xx, timeouts, connection
 // loss) are retryable ApplicationFailures carrying the server's Retry-After, the rest are not.
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import OpenAI from 'openai';
 import { ApplicationFailure } from '@temporalio/common';
-import { retryDelayFromHeaders } from '../../llm/failures';
+import { classifyApiError, retryHint, transientLabel } from '../../llm/api-errors';
 import type { EmbedKind, Embedder } from '../embedder';
 
 /** Failure types raised by embedders; workflows may list the non-retryable ones. */
@@ -74,40 +74,42 @@ function failure(type: string, nonRetryable: boolean, message: string, cause?: E
 /** Maps an error of the `openai` client to an ApplicationFailure; cancellation passes through. */
 export function toEmbedderFailure(err: unknown, target: Target, signal?: AbortSignal): unknown {
   const where = `embedding model "${target.model}" at ${target.baseURL}`;
-  if (err instanceof APIUserAbortError || signal?.aborted) return signal?.reason ?? err;
-  if (err instanceof APIConnectionTimeoutError) {
-    return failure(EMBEDDER_FAILURE.unavailable, false, `Embedding call to ${where} timed out after ${target.timeoutMs} ms`, err);
+  const e = classifyApiError(err, signal);
+  switch (e.kind) {
+    case 'cancelled':
+    case 'other':
+      return e.value;
+    case 'timeout':
+      return failure(EMBEDDER_FAILURE.unavailable, false, `Embedding call to ${where} timed out after ${target.timeoutMs} ms`, e.error);
+    case 'unreachable':
+      return failure(EMBEDDER_FAILURE.unavailable, false, `Could not reach the embeddings endpoint ${target.baseURL}${e.cause}`, e.error);
+    case 'transient':
+      return failure(
+        EMBEDDER_FAILURE.unavailable,
+        false,
+        `Embeddings endpoint ${transientLabel(e.status)} for ${where}${retryHint(e.delayMs)}${e.detail}`,
+        e.error,
+        e.delayMs,
+      );
+    case 'refused':
+      if (e.status === 401 || e.status === 403) {
+        return failure(
+          EMBEDDER_FAILURE.unauthorized,
+          true,
+          `Embeddings endpoint refused the credentials (HTTP ${e.status}) for ${where}: check DRIFTLINE_EMBEDDINGS_API_KEY or OPENAI_API_KEY${e.detail}`,
+          e.error,
+        );
+      }
+      if (e.status === 404) {
+        return failure(
+          EMBEDDER_FAILURE.notFound,
+          true,
+          `Embeddings endpoint or model not found (HTTP 404) for ${where}: check DRIFTLINE_EMBEDDINGS_BASE_URL (it usually ends in /v1) and DRIFTLINE_EMBEDDING_MODEL${e.detail}`,
+          e.error,
+        );
+      }
+      return failure(EMBEDDER_FAILURE.rejected, true, `Embeddings endpoint rejected the request (HTTP ${e.status}) for ${where}${e.detail}`, e.error);
   }
-  if (err instanceof APIConnectionError) {
-    const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
-    return failure(EMBEDDER_FAILURE.unavailable, false, `Could not reach the embeddings endpoint ${target.baseURL}${cause}`, err);
-  }
-  if (!(err instanceof APIError) || err.status === undefined) return err;
-  const status = err.status;
-  const detail = err.message ? ` (${err.message})` : '';
-  if (status === 429 || status === 408 || status === 409 || status >= 500) {
-    const delay = retryDelayFromHeaders(err.headers);
-    const label = status === 429 ? 'rate-limited the call' : `answered HTTP ${status}`;
-    const when = delay !== undefined ? `; retry after ${delay} ms` : '';
-    return failure(EMBEDDER_FAILURE.unavailable, false, `Embeddings endpoint ${label} for ${where}${when}${detail}`, err, delay);
-  }
-  if (status === 401 || status === 403) {
-    return failure(
-      EMBEDDER_FAILURE.unauthorized,
-      true,
-      `Embeddings endpoint refused the credentials (HTTP ${status}) for ${where}: check DRIFTLINE_EMBEDDINGS_API_KEY or OPENAI_API_KEY${detail}`,
-      err,
-    );
-  }
-  if (status === 404) {
-    return failure(
-      EMBEDDER_FAILURE.notFound,
-      true,
-      `Embeddings endpoint or model not found (HTTP 404) for ${where}: check DRIFTLINE_EMBEDDINGS_BASE_URL (it usually ends in /v1) and DRIFTLINE_EMBEDDING_MODEL${detail}`,
-      err,
-    );
-  }
-  return failure(EMBEDDER_FAILURE.rejected, true, `Embeddings endpoint rejected the request (HTTP ${status}) for ${where}${detail}`, err);
 }
 
 /** An `embedding` field as servers send it: base64 of little-endian float32, or numbers. */
