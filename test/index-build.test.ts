@@ -170,14 +170,15 @@ describe('buildIndex workflow', () => {
     const handle = await env.client.workflow.start('buildIndex', {
       taskQueue: MAIN_TASK_QUEUE,
       workflowId,
-      args: [{ library: 'synth', corpusPath: corpus, version, chunkSize: 1000, batchSize: 100, heartbeatTimeoutMs: 3000 } satisfies BuildIndexInput],
+      args: [{ library: 'synth', corpusPath: corpus, version, chunkSize: 3000, batchSize: 100, heartbeatTimeoutMs: 3000 } satisfies BuildIndexInput],
     });
 
     const store = new EmbeddedStore(join(dataDir, 'indexes', 'embedded'));
     let first: ChildProcess | undefined = startWorker();
     let second: ChildProcess | undefined;
     try {
-      // Wait until the build is well under way, then kill the worker without warning.
+      // Wait until the build is half-way through its first chunk (of two), then kill the worker
+      // without warning: the chunk in flight must be retried and resume, not start over.
       const deadline = Date.now() + 120_000;
       let stored = 0;
       for (;;) {
