@@ -9,6 +9,7 @@
 import type { Declaration } from './corpus';
 import { isTheorem } from './corpus';
 import type { Hit, PremiseIndex, SearchOptions } from './premise-index';
+import { PremiseReranker } from './premise-reranker';
 
 export const DEFAULT_ANALOGY = { neighbours: 5, weight: 2, candidates: 50 } as const;
 
@@ -47,29 +48,21 @@ export function analogyScores(
     .sort((a, b) => b.score - a.score || (order.get(a.name) ?? Infinity) - (order.get(b.name) ?? Infinity) || a.name.localeCompare(b.name));
 }
 
-export class AnalogyIndex implements PremiseIndex {
+export class AnalogyIndex extends PremiseReranker {
   readonly kind: string;
   private readonly neighbours: number;
   private readonly weight: number;
   private readonly candidates: number;
 
-  constructor(
-    private readonly inner: PremiseIndex,
-    opts: AnalogyOptions = {},
-  ) {
+  constructor(inner: PremiseIndex, opts: AnalogyOptions = {}) {
+    super(inner);
     this.neighbours = opts.neighbours ?? DEFAULT_ANALOGY.neighbours;
     this.weight = opts.weight ?? DEFAULT_ANALOGY.weight;
     this.candidates = opts.candidates ?? DEFAULT_ANALOGY.candidates;
     this.kind = `${inner.kind} + analogy (${this.neighbours} similar theorems vote, β=${this.weight})`;
   }
 
-  get library(): string {
-    return this.inner.library;
-  }
 
-  get size(): number {
-    return this.inner.size;
-  }
 
   async searchPremises(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
     if (k <= 0) return [];
@@ -95,19 +88,7 @@ export class AnalogyIndex implements PremiseIndex {
       .map((s) => ({ decl: decls.get(s.name)!, score: s.score }));
   }
 
-  searchTheorems(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
-    return this.inner.searchTheorems(query, k, opts);
-  }
 
-  scoreTheorems(query: string, names: readonly string[]): Promise<Map<string, number>> {
-    return this.inner.scoreTheorems(query, names);
-  }
 
-  get(name: string): Promise<Declaration | undefined> {
-    return this.inner.get(name);
-  }
 
-  theoremsUsing(names: readonly string[], opts?: SearchOptions): Promise<Declaration[]> {
-    return this.inner.theoremsUsing(names, opts);
-  }
 }

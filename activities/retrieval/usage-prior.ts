@@ -8,6 +8,7 @@
 // the odd-numbered half (bench/retrieval-eval.ts): F1@3 33.0 → 53.3, F1@5 29.4 → 49.7 there.
 
 import type { Hit, PremiseIndex, SearchOptions } from './premise-index';
+import { PremiseReranker } from './premise-reranker';
 
 export const DEFAULT_USAGE_PRIOR = 1.2;
 
@@ -61,25 +62,20 @@ export const DEFAULT_PRIOR_CANDIDATES = 1000;
 
 /** Re-ranks the first `candidates` premise hits of any PremiseIndex with the usage prior
  * (for indexes that do not apply it themselves, such as the store-backed ones). */
-export class UsagePriorIndex implements PremiseIndex {
+export class UsagePriorIndex extends PremiseReranker {
   readonly kind: string;
 
   constructor(
-    private readonly inner: PremiseIndex,
+    inner: PremiseIndex,
     private readonly table: UsageTable,
     private readonly alpha = DEFAULT_USAGE_PRIOR,
     private readonly candidates = DEFAULT_PRIOR_CANDIDATES,
   ) {
+    super(inner);
     this.kind = `${inner.kind} + usage prior α=${alpha}`;
   }
 
-  get library(): string {
-    return this.inner.library;
-  }
 
-  get size(): number {
-    return this.inner.size;
-  }
 
   async searchPremises(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
     if (k <= 0) return [];
@@ -93,19 +89,7 @@ export class UsagePriorIndex implements PremiseIndex {
     return ranked.slice(0, k).map((h) => ({ decl: h.decl, score: h.score }));
   }
 
-  searchTheorems(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
-    return this.inner.searchTheorems(query, k, opts);
-  }
 
-  scoreTheorems(query: string, names: readonly string[]): Promise<Map<string, number>> {
-    return this.inner.scoreTheorems(query, names);
-  }
 
-  get(name: string) {
-    return this.inner.get(name);
-  }
 
-  theoremsUsing(names: readonly string[], opts?: SearchOptions) {
-    return this.inner.theoremsUsing(names, opts);
-  }
 }
