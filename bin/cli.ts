@@ -35,6 +35,10 @@ function printResult(result: FormalizeResult): void {
     out.write(`judge:     ${result.judge.grade}/10, ${result.judge.faithful ? 'faithful' : 'not faithful'}\n`);
     out.write(`           ${result.judge.explanation}\n`);
   }
+  if (result.equivalence) {
+    const e = result.equivalence;
+    out.write(`gold:      ${e.equivalent ? 'equivalent (Lean proved both directions)' : `not shown equivalent${e.reason ? `: ${e.reason}` : ''}`}\n`);
+  }
   out.write(`premises:  ${result.premises.map((p) => p.name).join(', ') || '(none)'}\n`);
   out.write(`examples:  ${result.examples.map((e) => e.name).join(', ') || '(none)'}\n`);
   for (const note of result.notes) out.write(`note:      ${note}\n`);
@@ -56,8 +60,18 @@ async function formalizeCommand(statement: string, opts: Record<string, unknown>
     ...(opts.repairRounds !== undefined ? { repairRounds: opts.repairRounds as number } : {}),
     ...(opts.topK !== undefined ? { topK: opts.topK as number } : {}),
   };
+  if (runConfig.retrieval === 'oracle' && !opts.goldPremises) fail('--retrieval oracle needs --gold-premises NAME,NAME,…');
   const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
-  const id = await startFormalization(client, { statement, library, config: runConfig });
+  const list = (value: unknown) => (typeof value === 'string' ? value.split(',').map((n) => n.trim()).filter(Boolean) : undefined);
+  const goldPremises = list(opts.goldPremises);
+  const id = await startFormalization(client, {
+    statement,
+    library,
+    config: runConfig,
+    exclude: list(opts.exclude),
+    goldPremises,
+    goldStatement: opts.goldStatement as string | undefined,
+  });
   const json = Boolean(opts.json);
   if (!json) process.stderr.write(`run ${id} (library ${library})\n`);
   // Stages are printed from the run's own log of finished stages, so none is missed however
@@ -106,6 +120,9 @@ program
   .option('-m, --examples <m>', 'at most m example theorems', integer)
   .option('--repair-rounds <n>', 'repair rounds after a failed compile', integer)
   .option('--no-judge', 'skip the LLM judge')
+  .option('--gold-premises <names>', 'comma-separated full names: the premises for --retrieval oracle')
+  .option('--gold-statement <lean>', 'a reference Lean statement: Lean checks equivalence with it')
+  .option('--exclude <names>', 'comma-separated full names never to retrieve or show (the item under evaluation)')
   .option('--json', 'print the whole result as JSON')
   .action(formalizeCommand);
 
