@@ -140,13 +140,14 @@ describe('npm start', () => {
 
   it('formalizes a statement from the driftline command, showing each stage', async () => {
     // Asynchronously: the fake LLM lives in this process and must keep answering.
-    const run = await runCommand(['formalize', 'Every prime number p is at least 2.'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${env.TEMPORAL_PORT}` });
+    const run = await runCommand(['formalize', 'Every prime number p is at least 2.', '--gold-statement', 'theorem gold (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${env.TEMPORAL_PORT}` });
     expect(run.status, run.stderr).toBe(0);
     for (const stage of ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']) {
       expect(run.stderr).toContain(`• ${stage}`);
     }
     expect(run.stdout).toMatch(/theorem .*:= by sorry/);
     expect(run.stdout).toMatch(/judge: +10\/10, faithful/);
+    expect(run.stdout).toMatch(/gold: +equivalent/);
   }, 90_000);
 
   it('stops everything on Ctrl-C and keeps the runs for the next start', async () => {
