@@ -35,6 +35,9 @@ export async function startFormalization(client: Client, request: StartRequest, 
     workflowId: id,
     taskQueue,
     args: [input],
+    // A caller-chosen ID names one run for good: repeating it, even after the run closed,
+    // never starts another (sweeps count each item exactly once this way).
+    ...(request.id ? { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
     memo: { statement: statementPreview(request.statement) },
     // Shown as the run's summary in the Temporal UI's list and detail views.
     staticSummary: statementPreview(request.statement, 12),

@@ -1,7 +1,7 @@
 // The HTTP API: start formalization runs and read them back; health and readiness.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider, type Static } from '@fastify/type-provider-typebox';
-import type { Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Logger } from 'pino';
 import { getFormalization, startFormalization } from './runs';
 
@@ -44,6 +44,8 @@ function startBody(maxStatementChars: number) {
       exclude: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
       goldPremises: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
       goldStatement: Type.Optional(Type.String({ minLength: 1, maxLength: maxStatementChars })),
+      // A caller-chosen run ID makes a retried POST safe: the same ID never starts a second run.
+      id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/-]+$' })),
     },
     { additionalProperties: false },
   );
@@ -114,11 +116,27 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
     if (input.config?.retrieval === 'oracle' && !input.goldPremises?.length) {
       return reply.status(400).send(badRequest('retrieval "oracle" needs "goldPremises"'));
     }
-    const id = await startFormalization(
-      options.temporal,
-      { statement: input.statement, library, config: input.config, exclude: input.exclude, goldPremises: input.goldPremises, goldStatement: input.goldStatement },
-      options.taskQueue,
-    );
+    let id: string;
+    try {
+      id = await startFormalization(
+        options.temporal,
+        {
+          statement: input.statement,
+          library,
+          config: input.config,
+          exclude: input.exclude,
+          goldPremises: input.goldPremises,
+          goldStatement: input.goldStatement,
+          id: input.id,
+        },
+        options.taskQueue,
+      );
+    } catch (err) {
+      if (err instanceof WorkflowExecutionAlreadyStartedError && input.id) {
+        return reply.status(200).header('location', `/v1/formalizations/${encodeURIComponent(input.id)}`).send({ id: input.id, existing: true });
+      }
+      throw err;
+    }
     return reply.status(202).header('location', `/v1/formalizations/${encodeURIComponent(id)}`).send({ id });
   });
 

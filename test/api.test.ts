@@ -87,6 +87,31 @@ describe('POST /v1/formalizations', () => {
     }
     expect(view.result.config.repairRounds).toBe(1);
   });
+
+  it('never starts a second run for a repeated caller-chosen id', async () => {
+    const body = { statement: 'If p is a prime number then p is at least 2.', id: 'my-sweep/drift/item-1/0' };
+    const first = await post(body);
+    expect(first.statusCode).toBe(202);
+    expect(first.json()).toEqual({ id: body.id });
+    const again = await post(body);
+    expect(again.statusCode).toBe(200);
+    expect(again.json()).toEqual({ id: body.id, existing: true });
+    // Still so once the run has finished.
+    await stack.withWorkers(() => stack.result(body.id));
+    const afterwards = await post(body);
+    expect(afterwards.statusCode).toBe(200);
+    expect(afterwards.json()).toEqual({ id: body.id, existing: true });
+    const runs = await env.client.workflow.list({ query: `WorkflowId = '${body.id}'` });
+    let count = 0;
+    for await (const _ of runs) count++;
+    expect(count).toBe(1);
+  });
+
+  it('answers 400 to an id with characters outside [A-Za-z0-9._:/-]', async () => {
+    const response = await post({ statement: 'p is prime', id: 'spaces are bad' });
+    expect(response.statusCode).toBe(400);
+    expect(response.json().message).toMatch(/"id"/);
+  });
 });
 
 describe('GET /v1/formalizations/:id', () => {
