@@ -89,6 +89,7 @@ interface BuildOptions {
   library: string;
   corpus: string;
   chunkSize?: number;
+  skipBadLines?: boolean;
   batchSize?: number;
   promote: boolean;
   wait: boolean;
@@ -112,6 +113,7 @@ async function buildCommand(opts: BuildOptions): Promise<void> {
     const workflowId = indexBuildWorkflowId(opts.library, version);
     const input: BuildIndexInput = { library: opts.library, corpusPath, version, promote: opts.promote };
     if (opts.chunkSize) input.chunkSize = opts.chunkSize;
+    if (opts.skipBadLines) input.skipBadLines = true;
     if (opts.batchSize) input.batchSize = opts.batchSize;
     // The same build started twice attaches to the running one.
     const handle = await client.workflow.start(INDEX_BUILD_WORKFLOW, {
@@ -253,6 +255,7 @@ export function registerIndexCommands(program: Command): void {
     .requiredOption('-c, --corpus <file>', 'corpus JSONL (our format or RAutoformalizer), as the workers see it')
     .option('--chunk-size <n>', 'declarations per activity (default 1000)', positive)
     .option('--batch-size <n>', 'declarations per embed + upsert batch (default 128)', positive)
+    .option('--skip-bad-lines', 'skip corpus lines that do not parse instead of failing the build')
     .option('--no-promote', 'build only; promote later with `index promote`')
     .option('--no-wait', 'start the build and print its workflow ID')
     .action(buildCommand);

@@ -24,6 +24,8 @@ export interface BuildIndexInput {
   promote?: boolean;
   /** Heartbeat timeout of the storing activity (default 30 s): how soon a dead worker is noticed. */
   heartbeatTimeoutMs?: number;
+  /** Skip corpus lines that do not parse (reported as warnings) instead of failing the build. */
+  skipBadLines?: boolean;
 }
 
 export interface StoredCorpusStats {
@@ -48,6 +50,7 @@ export interface StoreIndexChunkInput {
   to: number;
   batchSize: number;
   stats: StoredCorpusStats;
+  skipBadLines?: boolean;
 }
 
 /** Heartbeat details of the storing activity: where a retry resumes. */
@@ -77,7 +80,7 @@ export interface BuildIndexResult {
 }
 
 export interface IndexBuildActivities {
-  planIndexBuild(input: { library: string; corpusPath: string; version: string }): Promise<PlanIndexBuildResult>;
+  planIndexBuild(input: { library: string; corpusPath: string; version: string; skipBadLines?: boolean }): Promise<PlanIndexBuildResult>;
   storeIndexChunk(input: StoreIndexChunkInput): Promise<{ stored: number }>;
   completeIndexBuild(input: { version: string }): Promise<{ count: number }>;
   promoteIndex(input: { library: string; version: string }): Promise<void>;

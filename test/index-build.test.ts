@@ -45,6 +45,43 @@ async function activityRuns(workflowId: string, runId?: string): Promise<string[
 }
 
 describe('buildIndex workflow', () => {
+  it('fails at once on a corpus line that does not parse, naming it; with skipBadLines it builds the rest', async () => {
+    const bad = fileURLToPath(new URL('./fixtures/corpus/bad.jsonl', import.meta.url));
+    const store = new EmbeddedStore(join(work, 'bad-corpus-store'));
+    const registry = new IndexRegistry({ libraries: [{ name: 'bad', corpusPath: bad }], store });
+    const taskQueue = 'index-build-bad-corpus';
+    const worker = await createMainWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      activities: createActivities({ llm: createLlmClient(null), indexes: registry }),
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+    });
+    const { version } = await versionForCorpus('bad', bad, undefined);
+    const outcome = await worker.runUntil(async () => {
+      const failing = await env.client.workflow.start('buildIndex', {
+        taskQueue,
+        workflowId: `${indexBuildWorkflowId('bad', version)}/strict`,
+        args: [{ library: 'bad', corpusPath: bad, version } satisfies BuildIndexInput],
+      });
+      const error = await failing.result().then(() => undefined, (err: Error) => err);
+      const lenient = await env.client.workflow.start('buildIndex', {
+        taskQueue,
+        workflowId: `${indexBuildWorkflowId('bad', version)}/lenient`,
+        args: [{ library: 'bad', corpusPath: bad, version, skipBadLines: true } satisfies BuildIndexInput],
+      });
+      return { error, history: await failing.fetchHistory(), result: (await lenient.result()) as BuildIndexResult };
+    });
+    const cause = (outcome.error as { cause?: { cause?: Error } } | undefined)?.cause?.cause;
+    expect(cause?.message).toMatch(/bad\.jsonl:3: .*--skip-bad-lines/);
+    // Not retried: bad input does not get better.
+    const attempts = (outcome.history.events ?? []).flatMap((e) => e.activityTaskStartedEventAttributes?.attempt ?? []);
+    expect(attempts).toEqual([1]);
+    // Line 3 is not JSON and line 4 lacks a signature: the three good declarations remain.
+    expect(outcome.result).toEqual({ version, count: 3, promoted: true });
+    await store.close();
+  });
+
   it('switches searches from the old version to the new one atomically, at promotion', async () => {
     const v1 = FIXTURE_CORPUS;
     // The new corpus: the same declarations under new names, so every hit says which version answered.

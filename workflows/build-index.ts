@@ -11,7 +11,7 @@ export const indexBuildProgressQuery = defineQuery<IndexBuildProgress>(INDEX_BUI
 const quick = proxyActivities<IndexBuildActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: ['CorpusChanged', 'IncompleteBuild', 'BadIndexRequest'] },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: ['CorpusChanged', 'IncompleteBuild', 'BadIndexRequest', 'BadCorpus'] },
 });
 
 export async function buildIndex(input: BuildIndexInput): Promise<BuildIndexResult> {
@@ -24,10 +24,11 @@ export async function buildIndex(input: BuildIndexInput): Promise<BuildIndexResu
   const storing = proxyActivities<IndexBuildActivities>({
     startToCloseTimeout: '2 hours',
     heartbeatTimeout: input.heartbeatTimeoutMs ?? 30_000,
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: ['CorpusChanged', 'BadIndexRequest'] },
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: ['CorpusChanged', 'BadIndexRequest', 'BadCorpus'] },
   });
 
-  const plan = await quick.planIndexBuild({ library: input.library, corpusPath: input.corpusPath, version: input.version });
+  const skipBadLines = input.skipBadLines ?? false;
+  const plan = await quick.planIndexBuild({ library: input.library, corpusPath: input.corpusPath, version: input.version, skipBadLines });
   progress.total = plan.expected;
   progress.phase = 'storing';
   progress.startedAt = Date.now(); // workflow time: deterministic
@@ -37,7 +38,7 @@ export async function buildIndex(input: BuildIndexInput): Promise<BuildIndexResu
   } else {
     for (let from = 0; from < plan.expected; from += chunkSize) {
       const to = Math.min(plan.expected, from + chunkSize);
-      await storing.storeIndexChunk({ library: input.library, version: plan.version, corpusPath: input.corpusPath, from, to, batchSize, stats: plan.stats });
+      await storing.storeIndexChunk({ library: input.library, version: plan.version, corpusPath: input.corpusPath, from, to, batchSize, stats: plan.stats, skipBadLines });
       progress.done = to;
     }
   }

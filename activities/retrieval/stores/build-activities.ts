@@ -4,7 +4,23 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { IndexBuildActivities, StoreIndexHeartbeat } from '../../../common/index-build';
 import type { IndexRegistry } from '../index-store';
+import { CorpusLineError } from '../corpus';
 import { completeVersion, IncompleteBuildError, planBuild, promoteVersion, storeRange } from './build';
+
+/** A corpus that cannot be read will not get better by retrying: say which line, and what to do. */
+async function readingCorpus<T>(corpusPath: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof CorpusLineError) {
+      throw ApplicationFailure.nonRetryable(`${err.message} (fix the line, or build with --skip-bad-lines to skip bad lines)`, 'BadCorpus');
+    }
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+      throw ApplicationFailure.nonRetryable(`corpus file ${corpusPath} does not exist on this worker`, 'BadCorpus');
+    }
+    throw err;
+  }
+}
 
 function activityContext(): Context | undefined {
   try {
@@ -17,8 +33,8 @@ function activityContext(): Context | undefined {
 export function createIndexBuildActivities(registry: IndexRegistry): IndexBuildActivities {
   const store = registry.store;
   return {
-    async planIndexBuild({ library, corpusPath, version }) {
-      const plan = await planBuild({ library, corpusPath, embedder: registry.embedder });
+    async planIndexBuild({ library, corpusPath, version, skipBadLines }) {
+      const plan = await readingCorpus(corpusPath, () => planBuild({ library, corpusPath, embedder: registry.embedder, skipBadLines }));
       if (plan.version !== version) {
         throw ApplicationFailure.nonRetryable(
           `the build asked for version ${version}, but ${corpusPath} with ${registry.embedder ? `embedder ${registry.embedder.id}` : 'no embedder'} on this worker gives ${plan.version} ` +
@@ -45,11 +61,13 @@ export function createIndexBuildActivities(registry: IndexRegistry): IndexBuildA
       try {
         while (next < input.to) {
           const end = Math.min(input.to, next + input.batchSize);
-          stored += await storeRange(
-            store,
-            registry.embedder,
-            { version: input.version, corpusPath: input.corpusPath, from: next, to: end, stats: input.stats },
-            ctx?.cancellationSignal,
+          stored += await readingCorpus(input.corpusPath, () =>
+            storeRange(
+              store,
+              registry.embedder,
+              { version: input.version, corpusPath: input.corpusPath, from: next, to: end, stats: input.stats, skipBadLines: input.skipBadLines },
+              ctx?.cancellationSignal,
+            ),
           );
           next = end;
           ctx?.heartbeat(details());

@@ -30,15 +30,17 @@ export async function versionForCorpus(library: string, corpusPath: string, embe
 }
 
 const corpora = new Map<string, { key: string; corpus: Promise<Corpus> }>();
-/** The corpus, parsed once per file content (a build's many batches share one parse). */
-export async function loadCorpusCached(path: string): Promise<Corpus> {
+/** The corpus, parsed once per file content (a build's many batches share one parse). A line
+ * that does not parse fails the load (CorpusLineError, naming the line) unless `skipBadLines`. */
+export async function loadCorpusCached(path: string, skipBadLines = false): Promise<Corpus> {
   const s = await stat(path);
-  const key = `${s.size}:${s.mtimeMs}`;
-  const hit = corpora.get(path);
+  const key = `${s.size}:${s.mtimeMs}:${skipBadLines}`;
+  const cacheKey = `${path}\u0000${skipBadLines}`;
+  const hit = corpora.get(cacheKey);
   if (hit && hit.key === key) return hit.corpus;
-  const corpus = loadCorpus(path);
-  corpora.set(path, { key, corpus });
-  corpus.catch(() => corpora.delete(path));
+  const corpus = loadCorpus(path, { skipBadLines });
+  corpora.set(cacheKey, { key, corpus });
+  corpus.catch(() => corpora.delete(cacheKey));
   return corpus;
 }
 
@@ -46,12 +48,13 @@ export interface PlanInput {
   library: string;
   corpusPath: string;
   embedder?: Pick<Embedder, 'id' | 'dimensions'>;
+  skipBadLines?: boolean;
 }
 
 /** What a build will produce; computed from the corpus alone, so it is the same every time. */
 export async function planBuild(input: PlanInput): Promise<VersionInfo> {
   const { version, revision } = await versionForCorpus(input.library, input.corpusPath, input.embedder?.id);
-  const corpus = await loadCorpusCached(input.corpusPath);
+  const corpus = await loadCorpusCached(input.corpusPath, input.skipBadLines);
   return {
     version,
     library: input.library,
@@ -72,6 +75,7 @@ export interface BatchInput {
   from: number;
   to: number;
   stats: CorpusStats;
+  skipBadLines?: boolean;
 }
 
 /** Embeds and upserts declarations [from, to) of the corpus. Idempotent. */
@@ -81,7 +85,7 @@ export async function storeRange(
   input: BatchInput,
   signal?: AbortSignal,
 ): Promise<number> {
-  const corpus = await loadCorpusCached(input.corpusPath);
+  const corpus = await loadCorpusCached(input.corpusPath, input.skipBadLines);
   const decls = corpus.declarations.slice(input.from, input.to);
   const dense = embedder ? await embedder.embed(decls.map(denseDocumentText), { kind: 'document', signal }) : undefined;
   const points: StorePoint[] = decls.map((decl, i) => {
