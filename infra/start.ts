@@ -6,6 +6,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createReadinessCheck } from '../api/readiness';
+import type { FastifyInstance } from 'fastify';
+import type { Client } from '@temporalio/client';
 import { buildServer } from '../api/server';
 import { ConfigError, loadConfig, missingServices, type Config } from './config';
 import { connectClient } from './connect';
@@ -63,7 +65,33 @@ export async function startStack(): Promise<void> {
   }
   mkdirSync(config.dataDir, { recursive: true });
 
+  // Everything started so far, so that Ctrl-C or a failure at any point stops all of it.
   let devServer: DevServer | undefined;
+  let app: FastifyInstance | undefined;
+  let client: Client | undefined;
+  const workers: ManagedWorker[] = [];
+  const stopAll = async () => {
+    await app?.close().catch(() => undefined);
+    await Promise.all(workers.map(stopWorker));
+    await client?.connection.close().catch(() => undefined);
+    await devServer?.stop();
+  };
+  const abort = async (message: string): Promise<never> => {
+    process.stderr.write(`driftline: ${message}\n`);
+    await stopAll();
+    process.exit(1);
+  };
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'stopping');
+    await stopAll();
+    process.exit(0);
+  };
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+
   const env: NodeJS.ProcessEnv = { ...process.env, DRIFTLINE_SUPERVISED: '1' };
   if (!config.temporal.address) {
     log.info('starting the Temporal dev server');
@@ -74,33 +102,30 @@ export async function startStack(): Promise<void> {
       dbFile: join(config.dataDir, 'temporal.db'),
       namespace: config.temporal.namespace,
       logFile: join(config.dataDir, 'temporal.log'),
-    });
+    }).catch((err: Error) => abort(err.message));
     env.TEMPORAL_ADDRESS = devServer.address;
     config.temporal.address = devServer.address;
   }
 
   // Build each library's index now if none exists, so the first run does not wait for it: with
   // the configured embedder and re-ranking, exactly what the main worker will search.
-  const { registry: indexes, embedder } = await buildRetrieval(config, log).catch(async (err: Error) => {
-    process.stderr.write(`driftline: cannot set up retrieval: ${err.message}\n`);
-    await devServer?.stop();
-    process.exit(1);
-  });
+  const { registry: indexes, embedder } = await buildRetrieval(config, log).catch((err: Error) =>
+    abort(`cannot set up retrieval: ${err.message}`),
+  );
   for (const library of config.libraries) {
     log.info({ library: library.name, corpus: library.corpus, embedder: embedder?.id ?? 'none (lexical)' }, 'opening the premise index (built now if none exists yet)');
-    const opened = await indexes.open(library.name);
+    const opened = await indexes
+      .open(library.name)
+      .catch((err: Error) => abort(`cannot build the index of library "${library.name}": ${err.message}`));
     log.info({ library: library.name, version: opened.version, declarations: opened.index.size, retrieval: opened.index.kind }, opened.built ? 'built the index (none existed yet)' : 'index ready');
   }
 
-  const workers: ManagedWorker[] = [
-    { queue: 'main', stopping: false },
-    { queue: 'lean', stopping: false },
-  ];
+  workers.push({ queue: 'main', stopping: false }, { queue: 'lean', stopping: false });
   for (const worker of workers) spawnWorker(worker, env, join(config.dataDir, `worker-${worker.queue}.log`));
 
-  const client = await connectClient(config);
+  client = await connectClient(config).catch((err: Error) => abort(err.message));
   const missing = missingServices(config);
-  const app = await buildServer({
+  app = await buildServer({
     temporal: client,
     libraries: config.libraries.map((l) => l.name),
     defaultLibrary: config.libraries[0]!.name,
@@ -108,22 +133,15 @@ export async function startStack(): Promise<void> {
     readiness: createReadinessCheck({ client, namespace: config.temporal.namespace, indexReady: async () => (await indexes.ready()).length === config.libraries.length, missing }),
     logger: false,
   });
-  let apiUrl: string;
-  try {
-    apiUrl = await app.listen({ host: config.api.host, port: config.api.port });
-  } catch (err) {
-    process.stderr.write(`driftline: the API cannot listen on ${config.api.host}:${config.api.port} (${(err as Error).message}). Set PORT to a free port.\n`);
-    await Promise.all(workers.map(stopWorker));
-    await client.connection.close().catch(() => undefined);
-    await devServer?.stop();
-    process.exit(1);
-  }
+  const apiUrl = await app
+    .listen({ host: config.api.host, port: config.api.port })
+    .catch((err: Error) => abort(`the API cannot listen on ${config.api.host}:${config.api.port} (${err.message}). Set PORT to a free port.`));
 
   const lines = [
     '',
     'driftline is running.',
     `  API          ${apiUrl}   (POST /v1/formalizations, GET /readyz)`,
-    devServer ? `  Temporal UI  ${devServer.uiUrl}` : `  Temporal     ${config.temporal.address}`,
+    ...(devServer ? [`  Temporal UI  ${devServer.uiUrl}`] : []),
     `  Temporal     ${config.temporal.address} (namespace ${config.temporal.namespace})`,
     `  libraries    ${config.libraries.map((l) => l.name).join(', ')} (default ${config.libraries[0]!.name})`,
     ...missing.map((m) => `  not configured: ${m}`),
@@ -132,20 +150,6 @@ export async function startStack(): Promise<void> {
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');
-
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'stopping');
-    await app.close().catch(() => undefined);
-    await Promise.all(workers.map(stopWorker));
-    await client.connection.close().catch(() => undefined);
-    await devServer?.stop();
-    process.exit(0);
-  };
-  process.on('SIGINT', () => void shutdown('SIGINT'));
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

@@ -162,3 +162,31 @@ describe('npm start', () => {
     expect(view.status).toBe('completed');
   }, 150_000);
 });
+
+describe('npm start with a corpus that does not parse', () => {
+  it('stops with a message naming the file and line, and leaves nothing running', async () => {
+    const temporalPort = await freePort();
+    const badEnv: NodeJS.ProcessEnv = {
+      ...env,
+      PORT: String(await freePort()),
+      TEMPORAL_PORT: String(temporalPort),
+      TEMPORAL_UI_PORT: String(await freePort()),
+      DRIFTLINE_DATA_DIR: mkdtempSync(join(tmpdir(), 'driftline-bad-')),
+      DRIFTLINE_LIBRARIES: `bad=${fileURLToPath(new URL('./fixtures/corpus/bad.jsonl', import.meta.url))}`,
+    };
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'infra/start.ts')], { cwd: ROOT, env: badEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).toBe(1);
+    expect(stderr).toMatch(/driftline: cannot build the index of library "bad": .*bad\.jsonl:3: not JSON/);
+    expect(stderr).not.toMatch(/at loadCorpus/); // a message, not a stack trace
+    // The dev server it had started is gone: its port is free again.
+    await new Promise<void>((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(temporalPort, '127.0.0.1', () => server.close(() => resolve()));
+    });
+    rmSync(badEnv.DRIFTLINE_DATA_DIR!, { recursive: true, force: true });
+  }, 60_000);
+});
