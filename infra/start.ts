@@ -23,9 +23,17 @@ interface ManagedWorker {
   queue: 'main' | 'lean';
   child?: ChildProcess;
   stopping: boolean;
+  /** Exits in a row without a minute of uptime in between: sets the restart delay. */
+  quickExits: number;
 }
 
-function spawnWorker(worker: ManagedWorker, env: NodeJS.ProcessEnv, logFile: string): void {
+// A worker that keeps dying at once (say, a setting it cannot use) is restarted ever more
+// slowly, 1 s doubling to 30 s; one that ran for a minute starts the count again.
+const HEALTHY_UPTIME_MS = 60_000;
+const MAX_RESTART_DELAY_MS = 30_000;
+
+function spawnWorker(worker: ManagedWorker, env: NodeJS.ProcessEnv): void {
+  const started = Date.now();
   const child = spawn(process.execPath, ['--import', 'tsx', CLI_PATH, 'worker', '--queue', worker.queue], {
     env,
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -33,8 +41,10 @@ function spawnWorker(worker: ManagedWorker, env: NodeJS.ProcessEnv, logFile: str
   worker.child = child;
   child.on('exit', (code, signal) => {
     if (worker.stopping) return;
-    log.warn({ queue: worker.queue, code, signal, logFile }, 'worker exited; restarting in 2 s');
-    setTimeout(() => !worker.stopping && spawnWorker(worker, env, logFile), 2000);
+    worker.quickExits = Date.now() - started >= HEALTHY_UPTIME_MS ? 0 : worker.quickExits + 1;
+    const delayMs = Math.min(MAX_RESTART_DELAY_MS, 1000 * 2 ** Math.max(0, worker.quickExits - 1));
+    log.warn({ queue: worker.queue, code, signal, delayMs }, 'worker exited; restarting');
+    setTimeout(() => !worker.stopping && spawnWorker(worker, env), delayMs);
   });
 }
 
@@ -120,8 +130,8 @@ export async function startStack(): Promise<void> {
     log.info({ library: library.name, version: opened.version, declarations: opened.index.size, retrieval: opened.index.kind }, opened.built ? 'built the index (none existed yet)' : 'index ready');
   }
 
-  workers.push({ queue: 'main', stopping: false }, { queue: 'lean', stopping: false });
-  for (const worker of workers) spawnWorker(worker, env, join(config.dataDir, `worker-${worker.queue}.log`));
+  workers.push({ queue: 'main', stopping: false, quickExits: 0 }, { queue: 'lean', stopping: false, quickExits: 0 });
+  for (const worker of workers) spawnWorker(worker, env);
 
   client = await connectClient(config).catch((err: Error) => abort(err.message));
   const missing = missingServices(config);
