@@ -1,7 +1,7 @@
 // `npm start` as a user runs it: the whole stack in one foreground process (dev server, index
 // build, both workers, API), a run through the API and through the `driftline` command, a clean
 // stop on Ctrl-C, and runs still there after a restart.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -148,6 +148,28 @@ describe('npm start', () => {
     expect(run.stdout).toMatch(/theorem .*:= by sorry/);
     expect(run.stdout).toMatch(/judge: +10\/10, faithful/);
     expect(run.stdout).toMatch(/gold: +equivalent/);
+  }, 90_000);
+
+  it('restarts a worker that dies, and runs go on', async () => {
+    const mainWorker = () =>
+      execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(stack!.pid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.includes('worker --queue main'))
+        .map((line) => Number(line.trim().split(/\s+/)[0]));
+    const [before] = mainWorker();
+    expect(before).toBeGreaterThan(0);
+    process.kill(before!, 'SIGKILL');
+    const deadline = Date.now() + 30_000;
+    let after: number | undefined;
+    while (!after && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 250));
+      after = mainWorker().find((pid) => pid !== before);
+    }
+    expect(after).toBeDefined();
+    expect(output).toMatch(/worker exited; restarting/);
+    const run = await runCommand(['formalize', 'Every prime number p is at least 2.', '--json'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${env.TEMPORAL_PORT}` });
+    expect(run.status, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ compiled: true });
   }, 90_000);
 
   it('stops everything on Ctrl-C and keeps the runs for the next start', async () => {
