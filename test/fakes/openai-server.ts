@@ -248,6 +248,23 @@ function sendError(res: ServerResponse, status: number, message: string, headers
   sendJson(res, status, { error: { message, type, param: null, code: null } }, headers);
 }
 
+/** A scripted hang-up or HTTP error, sent as a real provider would; false for a normal reply. */
+function sendScriptedFault<R extends object>(res: ServerResponse, reply: R): reply is Extract<R, { hangUp: true } | { status: number }> {
+  if ('hangUp' in reply) {
+    res.socket?.destroy();
+    return true;
+  }
+  if ('status' in reply && typeof reply.status === 'number') {
+    const r = reply as { status: number; retryAfter?: number | string; retryAfterMs?: number; message?: string };
+    const headers: Record<string, string> = {};
+    if (r.retryAfter !== undefined) headers['retry-after'] = String(r.retryAfter);
+    if (r.retryAfterMs !== undefined) headers['retry-after-ms'] = String(r.retryAfterMs);
+    sendError(res, r.status, r.message ?? `Scripted HTTP ${r.status}`, headers);
+    return true;
+  }
+  return false;
+}
+
 async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -298,16 +315,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     if (fmt !== 'float' && fmt !== 'base64') return sendError(res, 400, `unknown encoding_format '${fmt}'`);
     const reply: FakeEmbeddingReply = embeddingQueue.shift() ?? { embed: true };
     if (reply.delayMs) await sleep(reply.delayMs);
-    if ('hangUp' in reply) {
-      res.socket?.destroy();
-      return;
-    }
-    if ('status' in reply) {
-      const headers: Record<string, string> = {};
-      if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
-      if (reply.retryAfterMs !== undefined) headers['retry-after-ms'] = String(reply.retryAfterMs);
-      return sendError(res, reply.status, reply.message ?? `Scripted HTTP ${reply.status}`, headers);
-    }
+    if (sendScriptedFault(res, reply)) return;
     const dims = request.dimensions ?? FAKE_EMBEDDING_DIMENSIONS;
     const tokens = request.input.reduce((n, t) => n + (t.length >> 2) + 1, 0);
     sendJson(res, 200, {
@@ -357,16 +365,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
 
       const reply = await next(request);
       if (reply.delayMs) await sleep(reply.delayMs);
-      if ('hangUp' in reply) {
-        res.socket?.destroy();
-        return;
-      }
-      if ('status' in reply) {
-        const headers: Record<string, string> = {};
-        if (reply.retryAfter !== undefined) headers['retry-after'] = String(reply.retryAfter);
-        if (reply.retryAfterMs !== undefined) headers['retry-after-ms'] = String(reply.retryAfterMs);
-        return sendError(res, reply.status, reply.message ?? `Scripted HTTP ${reply.status}`, headers);
-      }
+      if (sendScriptedFault(res, reply)) return;
       sendJson(res, 200, {
         id: `chatcmpl-fake-${++completionCounter}`,
         object: 'chat.completion',
