@@ -2,7 +2,7 @@
 // item weight / (k + rank), rank counted from 1; items are ordered by the sum. Scores of the
 // lists themselves are ignored, so BM25 scores and cosine similarities need no calibration.
 // Pure; the one implementation: the in-memory hybrid index and the embedded store call it, and
-// the Qdrant store asks Qdrant for the same thing (k − 1, since Qdrant ranks from 0).
+// the Qdrant store asks Qdrant for the same thing (k + 1: see QDRANT_RRF_K in stores/qdrant.ts).
 
 export const RRF_DEFAULT_K = 60;
 

@@ -26,6 +26,16 @@ const DENSE = 'dense';
 const SPARSE = 'lexical';
 const SCROLL_PAGE = 1000;
 
+/**
+ * The `k` to ask Qdrant's RRF for, so its fused scores equal `reciprocalRankFusion`'s.
+ * Qdrant 1.19 (lib/segment/src/common/reciprocal_rank_fusion.rs) adds, per source, a point at
+ * 0-based position p with weight w as 1 / ((p + 1) / w + k − 1); with w = 1 that is
+ * 1 / (p + k), so its top hit scores 1/k. Ours is 1 / (k + rank) with rank from 1, 1/61 at the
+ * top for k = 60. Hence Qdrant's k must be ours + 1. (Qdrant's own default, when no k is sent,
+ * is 2 — never rely on it.)
+ */
+export const QDRANT_RRF_K = RRF_DEFAULT_K + 1;
+
 interface Payload {
   name: string;
   kind: string;
@@ -185,8 +195,8 @@ export class QdrantStore implements IndexStore {
           { query: dense, using: DENSE, filter, limit },
           { query: sparse, using: SPARSE, filter, limit },
         ],
-        // Qdrant ranks from 0: k − 1 gives the same 1 / (k + rank₁) as reciprocalRankFusion.
-        query: { rrf: { k: RRF_DEFAULT_K - 1 } },
+        // Equal weights, so no `weights` are sent; see QDRANT_RRF_K for the constant.
+        query: { rrf: { k: QDRANT_RRF_K } },
         limit: req.k,
         with_payload: true,
       });
@@ -201,7 +211,9 @@ export class QdrantStore implements IndexStore {
     }
     return res.points
       .map((p) => ({ decl: (p.payload as unknown as Payload).decl, score: p.score, ord: (p.payload as unknown as Payload).ord }))
-      .filter((h) => h.score > 0)
+      // Sparse matches score > 0 by construction; a dense-only search keeps negative cosines,
+      // as the embedded store does (top-k by similarity, whatever its sign).
+      .filter((h) => dense !== undefined || h.score > 0)
       .sort((a, b) => b.score - a.score || a.ord - b.ord)
       .map(({ decl, score }) => ({ decl, score }));
   }
