@@ -21,21 +21,21 @@ import type {
   FormalizeStageInput,
 } from '../common/types';
 import { withHeartbeat } from './heartbeat';
-import type { LlmClient } from './llm/client';
-import { decomposeStatement, formalizeStatement, judgeStatement } from './llm/stages';
-import type { IndexRegistry } from './retrieval/index-store';
-import type { PremiseIndex } from './retrieval/premise-index';
-import type { RetrievalUse } from './retrieval/rerank';
-import { retrievePremises } from './retrieval/retrieve-premises';
-import { illustrate as chooseExamples } from './retrieval/greedy-examples';
-import type { LeanRunner } from './lean/lean-runner';
-import { compileStatement } from './lean/compile';
-import { checkEquivalence } from './lean/equivalence';
-import type { NameDirectory } from './lean/name-directory';
-import { inspectName, resolveName } from './lean/name-tools';
-import type { SafetyPolicy } from './lean/statement-safety';
+import type { LlmClient } from '../engines/llm/client';
+import { decomposeStatement, formalizeStatement, judgeStatement } from '../engines/llm/stages';
+import type { IndexRegistry } from '../engines/retrieval/index-registry';
+import type { PremiseIndex } from '../engines/retrieval/premise-index';
+import type { RetrievalUse } from '../engines/retrieval/rerank';
+import { retrievePremises } from '../engines/retrieval/retrieve-premises';
+import { illustrate as chooseExamples } from '../engines/retrieval/greedy-examples';
+import type { LeanRunner } from '../engines/lean/lean-runner';
+import { compileStatement } from '../engines/lean/compile';
+import { checkEquivalence } from '../engines/lean/equivalence';
+import type { NameDirectory } from '../engines/lean/name-directory';
+import { inspectName, resolveName } from '../engines/lean/name-tools';
+import type { SafetyPolicy } from '../engines/lean/statement-safety';
 import type { IndexBuildActivities } from '../common/index-build';
-import { createIndexBuildActivities } from './retrieval/stores/build-activities';
+import { createIndexBuildActivities } from './index-build';
 
 export interface MainActivityDeps {
   llm: LlmClient;

@@ -4,7 +4,7 @@
 // milliseconds. With LEAN_REPL_CMD set, the same benchmark runs on that REPL.
 //
 //   npx tsx bench/lean-pool.bench.ts [--json]
-import { ReplPool } from '../activities/lean/repl-pool';
+import { ReplPool } from '../engines/lean/repl-pool';
 import { fakeRepl } from '../test/fakes/fake-repl-harness';
 
 const json = process.argv.includes('--json');

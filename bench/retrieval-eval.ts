@@ -9,16 +9,17 @@
 //     DRIFTLINE_LOCAL_MODEL_DIR); document and query vectors are cached in .driftline/cache.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { isTheorem, loadCorpus } from '../activities/retrieval/corpus';
-import { CachingEmbedder, cacheFileFor } from '../activities/retrieval/embedders/cache';
-import { LocalEmbedder } from '../activities/retrieval/embedders/local';
-import { loadBenchmark, type BenchmarkItem } from '../activities/retrieval/eval/benchmark';
-import { evaluateRetrieval } from '../activities/retrieval/eval/run-eval';
-import { retrievalMetricsAt, type RetrievalCase } from '../activities/retrieval/eval/metrics';
-import { AnalogyIndex } from '../activities/retrieval/analogy';
-import { HybridIndex } from '../activities/retrieval/hybrid-index';
-import { LexicalIndex, type PremiseIndex } from '../activities/retrieval/premise-index';
-import { UsageTable } from '../activities/retrieval/usage-prior';
+import { isTheorem, loadCorpus } from '../engines/retrieval/corpus';
+import { CachingEmbedder, cacheFileFor } from '../engines/retrieval/embedders/cache';
+import { LocalEmbedder } from '../engines/retrieval/embedders/local';
+import { loadBenchmark, type BenchmarkItem } from '../engines/retrieval/eval/benchmark';
+import { evaluateRetrieval } from '../engines/retrieval/eval/run-eval';
+import { retrievalMetricsAt, type RetrievalCase } from '../engines/retrieval/eval/metrics';
+import { AnalogyIndex } from '../engines/retrieval/analogy';
+import { HybridIndex } from '../engines/retrieval/eval/hybrid-index';
+import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
+import type { PremiseIndex } from '../engines/retrieval/premise-index';
+import { UsageTable } from '../engines/retrieval/usage-prior';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');

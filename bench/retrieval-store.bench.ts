@@ -6,12 +6,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Declaration } from '../activities/retrieval/corpus';
-import { ANN_MIN_POINTS, EmbeddedStore } from '../activities/retrieval/stores/embedded';
-import { corpusStats, idf, sparseDocument, sparseQuery, type SparseVector } from '../activities/retrieval/stores/sparse';
-import { denseDocumentText } from '../activities/retrieval/embedder';
-import { prefetchLimit, reciprocalRankFusion } from '../activities/retrieval/fusion';
-import { roleOf, STORE_SCHEMA_VERSION, type StorePoint, type VersionInfo } from '../activities/retrieval/stores/store';
+import type { Declaration } from '../engines/retrieval/corpus';
+import { ANN_MIN_POINTS, EmbeddedStore } from '../engines/retrieval/stores/embedded';
+import { corpusStats, idf, sparseDocument, sparseQuery, type SparseVector } from '../engines/retrieval/stores/sparse';
+import { denseDocumentText } from '../engines/retrieval/embedder';
+import { prefetchLimit, reciprocalRankFusion } from '../engines/retrieval/fusion';
+import { roleOf, STORE_SCHEMA_VERSION, type StorePoint, type VersionInfo } from '../engines/retrieval/stores/store';
 import { HashEmbedder } from '../test/helpers/hash-embedder';
 
 const args = process.argv.slice(2);

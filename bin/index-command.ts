@@ -19,10 +19,10 @@ import type { Config } from '../infra/config';
 import { configOrExit, fail } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { buildRetrieval } from '../infra/deps';
-import type { IndexRegistry } from '../activities/retrieval/index-store';
-import type { PremiseIndex } from '../activities/retrieval/premise-index';
-import { promoteVersion, versionForCorpus } from '../activities/retrieval/stores/build';
-import { checkLibraryName } from '../activities/retrieval/stores/store';
+import type { IndexRegistry } from '../engines/retrieval/index-registry';
+import type { PremiseIndex } from '../engines/retrieval/premise-index';
+import { promoteVersion, versionForCorpus } from '../engines/retrieval/stores/build';
+import { checkLibraryName } from '../engines/retrieval/stores/store';
 
 function loadCfg(): Config {
   // Index commands name their corpus themselves; a configured one may be absent here.

@@ -1,18 +1,18 @@
 // Turns configuration into the clients the activity factories are handed.
 import { join } from 'node:path';
 import type { Config } from './config';
-import { createLlmClient } from '../activities/llm/client';
-import { IndexRegistry, type IndexLog } from '../activities/retrieval/index-store';
-import type { Embedder } from '../activities/retrieval/embedder';
-import { createEmbedder } from '../activities/retrieval/embedders';
-import { CachingEmbedder, cacheFileFor } from '../activities/retrieval/embedders/cache';
-import { DEFAULT_RERANK, rerankWrap, type RerankSettings } from '../activities/retrieval/rerank';
-import { EmbeddedStore } from '../activities/retrieval/stores/embedded';
-import { QdrantStore } from '../activities/retrieval/stores/qdrant';
-import type { IndexStore } from '../activities/retrieval/stores/store';
-import { createLeanRunner, type RunnerLog } from '../activities/lean/lean-runner';
-import { NameDirectory } from '../activities/lean/name-directory';
-import { DEFAULT_SAFETY_POLICY } from '../activities/lean/statement-safety';
+import { createLlmClient } from '../engines/llm/client';
+import { IndexRegistry, type IndexLog } from '../engines/retrieval/index-registry';
+import type { Embedder } from '../engines/retrieval/embedder';
+import { createEmbedder } from '../engines/retrieval/embedders';
+import { CachingEmbedder, cacheFileFor } from '../engines/retrieval/embedders/cache';
+import { DEFAULT_RERANK, rerankWrap, type RerankSettings } from '../engines/retrieval/rerank';
+import { EmbeddedStore } from '../engines/retrieval/stores/embedded';
+import { QdrantStore } from '../engines/retrieval/stores/qdrant';
+import type { IndexStore } from '../engines/retrieval/stores/store';
+import { createLeanRunner, type RunnerLog } from '../engines/lean/lean-runner';
+import { NameDirectory } from '../engines/lean/name-directory';
+import { DEFAULT_SAFETY_POLICY } from '../engines/lean/statement-safety';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';
 
 export function indexDir(config: Config): string {

@@ -11,10 +11,10 @@ import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities';
-import { createLlmClient } from '../activities/llm/client';
-import { IndexRegistry } from '../activities/retrieval/index-store';
-import { versionForCorpus } from '../activities/retrieval/stores/build';
-import { EmbeddedStore } from '../activities/retrieval/stores/embedded';
+import { createLlmClient } from '../engines/llm/client';
+import { IndexRegistry } from '../engines/retrieval/index-registry';
+import { versionForCorpus } from '../engines/retrieval/stores/build';
+import { EmbeddedStore } from '../engines/retrieval/stores/embedded';
 import {
   INDEX_BUILD_PROGRESS_QUERY,
   indexBuildWorkflowId,

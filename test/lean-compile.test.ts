@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { compileStatement } from '../activities/lean/compile';
-import { createLeanRunner, type CheckOptions, type LeanRunner } from '../activities/lean/lean-runner';
+import { compileStatement } from '../engines/lean/compile';
+import { createLeanRunner, type CheckOptions, type LeanRunner } from '../engines/lean/lean-runner';
 import type { CompileResult } from '../common/types';
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
 

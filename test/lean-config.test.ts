@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../infra/config';
 import { buildLeanDeps, leanWorkerConcurrency } from '../infra/deps';
-import { ReplPool } from '../activities/lean/repl-pool';
+import { ReplPool } from '../engines/lean/repl-pool';
 import { FIXTURE_CORPUS } from './helpers/stack';
 
 const dirs: string[] = [];

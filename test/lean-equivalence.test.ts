@@ -1,8 +1,8 @@
 // The BEq+-style equivalence check against the fake REPL: which tactic proves each direction,
 // and a direction whose proof does not need the hypothesis does not count.
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkEquivalence, EQUIVALENCE_TACTICS, statementParts } from '../activities/lean/equivalence';
-import { ReplPool } from '../activities/lean/repl-pool';
+import { checkEquivalence, EQUIVALENCE_TACTICS, statementParts } from '../engines/lean/equivalence';
+import { ReplPool } from '../engines/lean/repl-pool';
 import type { FakeReplScript } from './fakes/fake-repl-rules';
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
 

@@ -1,9 +1,9 @@
 // Name tools: the pure candidate ranking, and inspectName / resolveName against the fake REPL.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReplPool } from '../activities/lean/repl-pool';
-import { NameDirectory } from '../activities/lean/name-directory';
-import { inspectName, isLeanIdentifier, resolveName } from '../activities/lean/name-tools';
-import { editDistance, openedNamespaces, rankNameCandidates, unknownIdentifiers } from '../activities/lean/name-candidates';
+import { ReplPool } from '../engines/lean/repl-pool';
+import { NameDirectory } from '../engines/lean/name-directory';
+import { inspectName, isLeanIdentifier, resolveName } from '../engines/lean/name-tools';
+import { editDistance, openedNamespaces, rankNameCandidates, unknownIdentifiers } from '../engines/lean/name-candidates';
 import type { FakeReplScript } from './fakes/fake-repl-rules';
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
 import { FIXTURE_CORPUS } from './helpers/stack';

@@ -1,7 +1,7 @@
 // The REPL pool against the fake REPL: header reuse, replacement after timeouts, crashes and
 // memory growth, retirement after max uses, back-pressure and cancellation, concurrency.
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReplPool, type ReplPoolSettings } from '../activities/lean/repl-pool';
+import { ReplPool, type ReplPoolSettings } from '../engines/lean/repl-pool';
 import type { FakeReplScript } from './fakes/fake-repl-rules';
 import { fakeRepl, type FakeRepl, type FakeReplLogEvent } from './fakes/fake-repl-harness';
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReplCrashedError, ReplProcess, ReplTimeoutError } from '../activities/lean/repl-process';
-import { isErrorReply } from '../activities/lean/repl-protocol';
+import { ReplCrashedError, ReplProcess, ReplTimeoutError } from '../engines/lean/repl-process';
+import { isErrorReply } from '../engines/lean/repl-protocol';
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
 
 const opened: ReplProcess[] = [];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeCommand, isErrorReply, parseReply, ReplyFramer } from '../activities/lean/repl-protocol';
+import { encodeCommand, isErrorReply, parseReply, ReplyFramer } from '../engines/lean/repl-protocol';
 
 // A reply as Lean prints it: pretty, over many lines, newlines in strings escaped, then a blank line.
 const leanReply = (env: number) =>

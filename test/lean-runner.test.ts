@@ -7,8 +7,8 @@ import {
   SkippedLeanRunner,
   SKIPPED_REASON,
   type LeanRunner,
-} from '../activities/lean/lean-runner';
-import { ReplPool } from '../activities/lean/repl-pool';
+} from '../engines/lean/lean-runner';
+import { ReplPool } from '../engines/lean/repl-pool';
 import type { FakeReplScript } from './fakes/fake-repl-rules';
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
 

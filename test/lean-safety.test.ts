@@ -1,9 +1,9 @@
 // What may reach Lean: every forbidden construct is rejected before any process sees it, with
 // a compiler-style message at the offending place; a benign statement passes.
 import { describe, expect, it } from 'vitest';
-import { compileStatement } from '../activities/lean/compile';
-import type { CheckOptions, LeanRunner } from '../activities/lean/lean-runner';
-import { maskCommentsAndStrings, unsafeStatementReason } from '../activities/lean/statement-safety';
+import { compileStatement } from '../engines/lean/compile';
+import type { CheckOptions, LeanRunner } from '../engines/lean/lean-runner';
+import { maskCommentsAndStrings, unsafeStatementReason } from '../engines/lean/statement-safety';
 import type { CompileResult } from '../common/types';
 
 class CountingRunner implements LeanRunner {

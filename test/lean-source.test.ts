@@ -6,8 +6,8 @@ import {
   invalidStatementReason,
   splitSnippet,
   toLeanMessages,
-} from '../activities/lean/lean-source';
-import type { ReplMessage } from '../activities/lean/repl-protocol';
+} from '../engines/lean/lean-source';
+import type { ReplMessage } from '../engines/lean/repl-protocol';
 
 describe('splitSnippet', () => {
   it('takes the leading imports and blanks them in the body, keeping line numbers', () => {

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLlmClient, type LlmSettings } from '../activities/llm/client';
-import { LLM_FAILURE, retryDelayFromHeaders } from '../activities/llm/failures';
+import { createLlmClient, type LlmSettings } from '../engines/llm/client';
+import { LLM_FAILURE, retryDelayFromHeaders } from '../engines/llm/errors';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
 
 let fake: FakeOpenAI;

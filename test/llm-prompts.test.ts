@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { FormalizeStageInput, Premise } from '../common/types';
-import { buildDecomposeMessages, DecomposeReply, toSubQueries } from '../activities/llm/decompose-prompt';
-import { buildFormalizeMessages, extractLeanStatement, MAX_SOURCE_CHARS } from '../activities/llm/formalize-prompt';
-import { buildJudgeMessages, enforceVerdict, JudgeReply } from '../activities/llm/judge-prompt';
+import { buildDecomposeMessages, DecomposeReply, toSubQueries } from '../engines/llm/decompose-prompt';
+import { buildFormalizeMessages, extractLeanStatement, MAX_SOURCE_CHARS } from '../engines/llm/formalize-prompt';
+import { buildJudgeMessages, enforceVerdict, JudgeReply } from '../engines/llm/judge-prompt';
 
 const statement = 'Let p be a prime of the form 4t+3. Then a is a primitive root mod p iff -a has order (p-1)/2.';
 

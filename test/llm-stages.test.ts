@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createLlmClient, type LlmClient } from '../activities/llm/client';
-import { LLM_FAILURE } from '../activities/llm/failures';
-import { decomposeStatement, formalizeStatement, judgeStatement } from '../activities/llm/stages';
+import { createLlmClient, type LlmClient } from '../engines/llm/client';
+import { LLM_FAILURE } from '../engines/llm/errors';
+import { decomposeStatement, formalizeStatement, judgeStatement } from '../engines/llm/stages';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
 
 let fake: FakeOpenAI;

@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createLlmClient, type LlmClient } from '../activities/llm/client';
-import { LLM_FAILURE } from '../activities/llm/failures';
-import { toStrictJsonSchema } from '../activities/llm/strict-schema';
-import { askStructured, jsonText, parseJsonReply } from '../activities/llm/structured';
+import { createLlmClient, type LlmClient } from '../engines/llm/client';
+import { LLM_FAILURE } from '../engines/llm/errors';
+import { toStrictJsonSchema } from '../engines/llm/strict-schema';
+import { askStructured, jsonText, parseJsonReply } from '../engines/llm/structured';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
 
 const Verdict = z.object({ grade: z.number().int().min(0).max(10), note: z.string().min(1) });

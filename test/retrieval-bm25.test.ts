@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { Bm25Index, type Bm25Params } from '../activities/retrieval/bm25';
-import { loadCorpus } from '../activities/retrieval/corpus';
-import { LexicalIndex } from '../activities/retrieval/premise-index';
+import { Bm25Index, type Bm25Params } from '../engines/retrieval/bm25';
+import { loadCorpus } from '../engines/retrieval/corpus';
+import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
 
 const PARAMS: Bm25Params = {
   k1: 1.2,

@@ -3,7 +3,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { CorpusLineError, isTheorem, loadCorpus, parseCorpusLine } from '../activities/retrieval/corpus';
+import { CorpusLineError, isTheorem, loadCorpus, parseCorpusLine } from '../engines/retrieval/corpus';
 
 const FIXTURES = resolve(__dirname, 'fixtures/corpus');
 // The shared data sets live beside the project, never in it.

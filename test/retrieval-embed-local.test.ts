@@ -2,10 +2,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WordPieceTokenizer } from '../activities/retrieval/embedders/wordpiece';
-import { encodeSafetensors, parseSafetensors, type Tensor } from '../activities/retrieval/embedders/safetensors';
-import { erf } from '../activities/retrieval/embedders/bert';
-import { LocalEmbedder } from '../activities/retrieval/embedders/local';
+import { WordPieceTokenizer } from '../engines/retrieval/embedders/wordpiece';
+import { encodeSafetensors, parseSafetensors, type Tensor } from '../engines/retrieval/embedders/safetensors';
+import { erf } from '../engines/retrieval/embedders/bert';
+import { LocalEmbedder } from '../engines/retrieval/embedders/local';
 
 const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', 'prime', 'number', 'is', '##pr', '##ime', 'root', '##s', 'a', ',', '.', 'cafe', 'group', 'x', '##1'];
 

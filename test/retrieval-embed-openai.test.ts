@@ -8,7 +8,7 @@ import {
   OpenAIEmbedder,
   createOpenAIEmbedder,
   decodeEmbedding,
-} from '../activities/retrieval/embedders/openai';
+} from '../engines/retrieval/embedders/openai';
 
 let fake: FakeOpenAI;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { f1, metricsTable, parseKs, retrievalMetrics, retrievalMetricsAt } from '../activities/retrieval/eval/metrics';
+import { f1, metricsTable, parseKs, retrievalMetrics, retrievalMetricsAt } from '../engines/retrieval/eval/metrics';
 
 describe('retrieval metrics', () => {
   const cases = [

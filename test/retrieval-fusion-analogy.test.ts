@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { AnalogyIndex, analogyScores } from '../activities/retrieval/analogy';
-import { LexicalIndex } from '../activities/retrieval/premise-index';
-import type { Declaration } from '../activities/retrieval/corpus';
+import { AnalogyIndex, analogyScores } from '../engines/retrieval/analogy';
+import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
+import type { Declaration } from '../engines/retrieval/corpus';
 
 describe('premises by analogy', () => {
   it('adds β · votes / most votes, each neighbour voting its score over the best', () => {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { applyUsagePrior, UsagePriorIndex, UsageTable } from '../activities/retrieval/usage-prior';
-import { isTheorem } from '../activities/retrieval/corpus';
-import { LexicalIndex } from '../activities/retrieval/premise-index';
-import type { Declaration } from '../activities/retrieval/corpus';
+import { applyUsagePrior, UsagePriorIndex, UsageTable } from '../engines/retrieval/usage-prior';
+import { isTheorem } from '../engines/retrieval/corpus';
+import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
+import type { Declaration } from '../engines/retrieval/corpus';
 
 describe('library-usage prior', () => {
   it('adds α·log1p(uses)/log1p(max uses) to the score scaled by the best one', () => {

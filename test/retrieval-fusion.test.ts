@@ -2,13 +2,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { reciprocalRankFusion } from '../activities/retrieval/fusion';
-import { HybridIndex, cosineTopK } from '../activities/retrieval/hybrid-index';
-import { LexicalIndex } from '../activities/retrieval/premise-index';
-import { retrievePremises, searchNote } from '../activities/retrieval/retrieve-premises';
-import type { Declaration } from '../activities/retrieval/corpus';
-import type { EmbedKind, Embedder } from '../activities/retrieval/embedder';
-import { CachingEmbedder, cacheFileFor } from '../activities/retrieval/embedders/cache';
+import { reciprocalRankFusion } from '../engines/retrieval/fusion';
+import { HybridIndex, cosineTopK } from '../engines/retrieval/eval/hybrid-index';
+import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
+import { retrievePremises, searchNote } from '../engines/retrieval/retrieve-premises';
+import type { Declaration } from '../engines/retrieval/corpus';
+import type { EmbedKind, Embedder } from '../engines/retrieval/embedder';
+import { CachingEmbedder, cacheFileFor } from '../engines/retrieval/embedders/cache';
 
 describe('reciprocalRankFusion', () => {
   it('sums 1/(k + rank) over the lists, rank counted from 1', () => {

@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { loadCorpus } from '../activities/retrieval/corpus';
-import { greedyCover, illustrate, rankCandidates, selectExamples } from '../activities/retrieval/greedy-examples';
-import { LexicalIndex } from '../activities/retrieval/premise-index';
+import { loadCorpus } from '../engines/retrieval/corpus';
+import { greedyCover, illustrate, rankCandidates, selectExamples } from '../engines/retrieval/greedy-examples';
+import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
 
 describe('greedyCover', () => {
   const P = ['A', 'B', 'C'];

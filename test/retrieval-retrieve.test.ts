@@ -1,9 +1,9 @@
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { RetrieveInput } from '../common/types';
-import { loadCorpus } from '../activities/retrieval/corpus';
-import { LexicalIndex } from '../activities/retrieval/premise-index';
-import { retrievePremises } from '../activities/retrieval/retrieve-premises';
+import { loadCorpus } from '../engines/retrieval/corpus';
+import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
+import { retrievePremises } from '../engines/retrieval/retrieve-premises';
 
 let index: LexicalIndex;
 beforeAll(async () => {

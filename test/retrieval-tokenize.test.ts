@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { splitWords, stem, tokenize, tokenizeName } from '../activities/retrieval/lean-tokenize';
+import { splitWords, stem, tokenize, tokenizeName } from '../engines/retrieval/lean-tokenize';
 
 describe('tokenizeName', () => {
   it('keeps the whole dotted name, its dotted suffixes and its namespaces', () => {

@@ -1,9 +1,9 @@
 // A tiny deterministic embedder for tests and benchmarks: hashed bag of Lean tokens in 64
 // dimensions, L2-normalised. Texts sharing tokens get similar vectors, so dense search behaves
 // plausibly, with no model and no network.
-import type { EmbedKind, Embedder } from '../../activities/retrieval/embedder';
-import { tokenize } from '../../activities/retrieval/lean-tokenize';
-import { tokenHash } from '../../activities/retrieval/stores/sparse';
+import type { EmbedKind, Embedder } from '../../engines/retrieval/embedder';
+import { tokenize } from '../../engines/retrieval/lean-tokenize';
+import { tokenHash } from '../../engines/retrieval/stores/sparse';
 
 export class HashEmbedder implements Embedder {
   readonly id: string;

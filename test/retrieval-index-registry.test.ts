@@ -2,9 +2,9 @@ import { appendFile, copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { IndexRegistry, UnknownLibraryError } from '../activities/retrieval/index-store';
-import { buildInProcess } from '../activities/retrieval/stores/build';
-import { EmbeddedStore } from '../activities/retrieval/stores/embedded';
+import { IndexRegistry, UnknownLibraryError } from '../engines/retrieval/index-registry';
+import { buildInProcess } from '../engines/retrieval/stores/build';
+import { EmbeddedStore } from '../engines/retrieval/stores/embedded';
 import { HashEmbedder } from './helpers/hash-embedder';
 
 const MINI = join(resolve(__dirname, 'fixtures/corpus'), 'mini.jsonl');

@@ -2,10 +2,10 @@
 // store with the registry's embedder, so the version a worker builds is the one it searches.
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { IndexBuildActivities, StoreIndexHeartbeat } from '../../../common/index-build';
-import type { IndexRegistry } from '../index-store';
-import { CorpusLineError } from '../corpus';
-import { completeVersion, IncompleteBuildError, planBuild, promoteVersion, storeRange } from './build';
+import type { IndexBuildActivities, StoreIndexHeartbeat } from '../common/index-build';
+import type { IndexRegistry } from '../engines/retrieval/index-registry';
+import { CorpusLineError } from '../engines/retrieval/corpus';
+import { completeVersion, IncompleteBuildError, planBuild, promoteVersion, storeRange } from '../engines/retrieval/stores/build';
 
 /** A corpus that cannot be read will not get better by retrying: say which line, and what to do. */
 async function readingCorpus<T>(corpusPath: string, work: () => Promise<T>): Promise<T> {

@@ -4,7 +4,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { ChatMessage, JsonReplyFormat, LlmClient, LlmRole } from './client';
-import { LLM_FAILURE } from './failures';
+import { LLM_FAILURE } from './errors';
 import { toStrictJsonSchema } from './strict-schema';
 
 export interface AskOptions {

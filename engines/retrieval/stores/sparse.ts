@@ -10,7 +10,7 @@
 import type { Bm25Params } from '../bm25';
 import { isTheorem, type Declaration } from '../corpus';
 import { tokenize } from '../lean-tokenize';
-import { declarationDocument, DEFAULT_PREMISE_PARAMS, DEFAULT_THEOREM_PARAMS } from '../premise-index';
+import { declarationDocument, DEFAULT_PREMISE_PARAMS, DEFAULT_THEOREM_PARAMS } from '../bm25-fields';
 
 export interface SparseVector {
   /** Unique, ascending. */

@@ -5,7 +5,7 @@ import type { CompileResult } from '../../common/types';
 import { headerFailure, type CheckSource } from './lean-source';
 import { ReplTimeoutError, type ReplProcess } from './repl-process';
 import { isErrorReply, type ReplReply } from './repl-protocol';
-import { LEAN_HEADER_FAILED, LEAN_HEADER_TIMEOUT } from './failures';
+import { LEAN_HEADER_FAILED, LEAN_HEADER_TIMEOUT } from './errors';
 
 /** The header's environment in `proc`, or a finished result when the statement's own import
  * failed. Throws a Temporal failure when the library header itself cannot be imported. */

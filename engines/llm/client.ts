@@ -1,7 +1,7 @@
 // The one place that talks to an OpenAI-compatible chat endpoint. Settings come from the entry
 // point (only entry points read configuration); retries are left to Temporal.
 import OpenAI from 'openai';
-import { notConfiguredFailure, toLlmFailure } from './failures';
+import { notConfiguredFailure, toLlmFailure } from './errors';
 
 export type LlmRole = 'decomposer' | 'formalizer' | 'judge';
 

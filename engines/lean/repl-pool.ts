@@ -13,7 +13,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CompileResult } from '../../common/types';
 import { importHeader } from './header-import';
 import { buildCheckSource, compileStatus, toLeanMessages, type CheckSource } from './lean-source';
-import { LEAN_REPL_CRASHED, toFailure } from './failures';
+import { LEAN_REPL_CRASHED, toFailure } from './errors';
 import type { CheckOptions, LeanRunner, RunnerLog } from './lean-runner';
 import { canMeasureRss, groupRssMb } from './process-memory';
 import { ReplCrashedError, ReplProcess, ReplTimeoutError } from './repl-process';

@@ -21,7 +21,7 @@ export interface LeanRunner {
   warm?(): Promise<void>;
 }
 
-export { LEAN_HEADER_FAILED, LEAN_HEADER_TIMEOUT, LEAN_REPL_CRASHED } from './failures';
+export { LEAN_HEADER_FAILED, LEAN_HEADER_TIMEOUT, LEAN_REPL_CRASHED } from './errors';
 
 export const SKIPPED_REASON = 'No Lean REPL configured (set LEAN_REPL_CMD); the statement was not checked.';
 

@@ -1,56 +1,11 @@
-// The index contract the retrieve and illustrate stages use, and its lexical implementation.
-// Premises (what the formalizer needs) are the non-theorem declarations: gold dependencies are
-// never theorems. Theorems are searched separately: they are the examples of usage.
-import { Bm25Index, type Bm25Document, type Bm25Json, type Bm25Params } from './bm25';
-import { isTheorem, type Declaration } from './corpus';
-import { tokenize, tokenizeName } from './lean-tokenize';
-import { applyUsagePrior, DEFAULT_USAGE_PRIOR } from './usage-prior';
-
-export interface Hit {
-  decl: Declaration;
-  score: number;
-}
-
-export interface SearchOptions {
-  /** Full names never to return. */
-  exclude?: readonly string[];
-}
-
-/** A searchable library. Asynchronous, because most implementations ask a store (embedded
- * on disk, or Qdrant over HTTP) and an embedder; `LexicalIndex` is the in-memory default. */
-export interface PremiseIndex {
-  readonly library: string;
-  /** Number of declarations. */
-  readonly size: number;
-  /** `lexical` when no embedder is involved; otherwise a short description (e.g. hybrid …). */
-  readonly kind: 'lexical' | string;
-  /** Non-theorem declarations most similar to the query, best first. */
-  searchPremises(query: string, k: number, opts?: SearchOptions): Promise<Hit[]>;
-  /** Theorems most similar to the query, best first. */
-  searchTheorems(query: string, k: number, opts?: SearchOptions): Promise<Hit[]>;
-  /** Similarity of the query to each named theorem (0 when unknown or not similar at all),
-   * so illustration can rank its candidates without searching the whole library. */
-  scoreTheorems(query: string, names: readonly string[]): Promise<Map<string, number>>;
-  get(name: string): Promise<Declaration | undefined>;
-  /** Theorems whose `uses` include at least one of the names, in corpus order. */
-  theoremsUsing(names: readonly string[], opts?: SearchOptions): Promise<Declaration[]>;
-}
-
-/** Field weights, chosen by a small grid search on the ConNF development split
- * (bench/retrieval-eval.ts; F1@5 27.5 with all weights 1 and k1 = 1.2, 29.8 with these).
- * The name decides most: a query mentioning `ConNF.cloud` or "near-litter" should find it;
- * generated informal text and long signatures mention many other constants, so they count less.
- * A higher k1 lets repeated query terms keep adding, which long statements need. */
-export const DEFAULT_PREMISE_PARAMS: Bm25Params = {
-  k1: 2,
-  fields: {
-    name: { weight: 6, b: 0.75 },
-    signature: { weight: 0.5, b: 0.75 },
-    docstring: { weight: 0.5, b: 0.75 },
-    informal: { weight: 0.5, b: 0.75 },
-  },
-};
-export const DEFAULT_THEOREM_PARAMS: Bm25Params = DEFAULT_PREMISE_PARAMS;
+// The in-memory lexical index (BM25F over Lean-aware tokens, plus the usage prior): the
+// reference the evaluation and benchmarks compare the store path against.
+import { Bm25Index, type Bm25Json, type Bm25Params } from '../bm25';
+import { declarationDocument, DEFAULT_PREMISE_PARAMS, DEFAULT_THEOREM_PARAMS } from '../bm25-fields';
+import { isTheorem, type Declaration } from '../corpus';
+import { tokenize } from '../lean-tokenize';
+import type { Hit, PremiseIndex, SearchOptions } from '../premise-index';
+import { applyUsagePrior, DEFAULT_USAGE_PRIOR } from '../usage-prior';
 
 export interface LexicalIndexOptions {
   premiseParams?: Bm25Params;
@@ -66,15 +21,6 @@ export interface LexicalIndexJson {
   premises: Bm25Json;
   theorems: Bm25Json;
   usagePrior?: number;
-}
-
-export function declarationDocument(d: Declaration): Bm25Document {
-  return {
-    name: tokenizeName(d.name),
-    signature: tokenize(d.signature),
-    docstring: d.docstring ? tokenize(d.docstring) : [],
-    informal: d.informal ? tokenize(d.informal) : [],
-  };
 }
 
 export class LexicalIndex implements PremiseIndex {

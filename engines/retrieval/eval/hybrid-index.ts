@@ -4,11 +4,12 @@
 // semantics behind a disk or a server; this is the in-memory reference that
 // `driftline eval retrieval --in-memory` and bench/retrieval-eval.ts tune against (the service,
 // and the evaluation by default, search a stored version).
-import type { Declaration } from './corpus';
-import { isTheorem } from './corpus';
-import { denseDocumentText, type Embedder } from './embedder';
-import { prefetchLimit, RRF_DEFAULT_K, reciprocalRankFusion } from './fusion';
-import type { Hit, LexicalIndex, PremiseIndex, SearchOptions } from './premise-index';
+import type { Declaration } from '../corpus';
+import { isTheorem } from '../corpus';
+import { denseDocumentText, type Embedder } from '../embedder';
+import { prefetchLimit, RRF_DEFAULT_K, reciprocalRankFusion } from '../fusion';
+import type { Hit, PremiseIndex, SearchOptions } from '../premise-index';
+import type { LexicalIndex } from './lexical-index';
 
 export type HybridMode = 'hybrid' | 'dense';
 
