@@ -1,7 +1,7 @@
 // Monolithic dependency retrieval on the ConNF development split, every retriever side by side,
 // on the tuning half (items at even positions: where α of the usage prior and the hybrid fusion
 // weight were chosen), the held-out half (odd positions) and all items. F1 per item, averaged,
-// in percent (activities/retrieval/eval/metrics.ts).
+// in percent (engines/retrieval/eval/metrics.ts).
 //
 //   npx tsx bench/retrieval-eval.ts [dataDir] [--json]
 //     dataDir: default ../shared/data, or DRIFTLINE_SHARED_DATA

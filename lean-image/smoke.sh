@@ -11,8 +11,8 @@ run 'cd /opt/lean && printf "%s\n\n%s\n\n" "{\"cmd\": \"import Mathlib\"}" "{\"c
 
 echo "2. driftline's own checks pass through the pool (compile + safety) inside the image"
 run 'cd /app && node --import tsx -e "
-  const { createLeanRunner } = await import(\"./activities/lean/lean-runner.ts\");
-  const { compileStatement } = await import(\"./activities/lean/compile.ts\");
+  const { createLeanRunner } = await import(\"./engines/lean/lean-runner.ts\");
+  const { compileStatement } = await import(\"./engines/lean/compile.ts\");
   const r = createLeanRunner({ replCmd: process.env.LEAN_REPL_CMD, cwd: process.env.LEAN_REPL_CWD, header: \"import Mathlib\", timeoutMs: 120000, size: 1, sandbox: { noNetwork: true } });
   const ok = await compileStatement(r, \"theorem t (p : ℕ) (hp : p.Prime) : 2 ≤ p := by sorry\");
   const bad = await compileStatement(r, \"#eval IO.println 1\\ntheorem t : True := by sorry\");
