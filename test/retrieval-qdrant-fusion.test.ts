@@ -5,8 +5,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { reciprocalRankFusion, RRF_DEFAULT_K, type RankedList } from '../activities/retrieval/fusion';
-import { QDRANT_RRF_K, QdrantStore } from '../activities/retrieval/stores/qdrant';
+import { reciprocalRankFusion, RRF_DEFAULT_K, type RankedList } from '../engines/retrieval/fusion';
+import { QDRANT_RRF_K, QdrantStore } from '../engines/retrieval/stores/qdrant';
 
 /** Qdrant 1.19's RRF (lib/segment/src/common/reciprocal_rank_fusion.rs): a point at 0-based
  * position p of a source with weight w adds 1 / ((p + 1) / w + k − 1). */
