@@ -10,6 +10,7 @@ import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../infra/config';
 import { configOrExit, fail } from './cli-support';
+import { registerJudgeEvalCommand } from './judge-eval-command';
 import { createLlmClient } from '../engines/llm/client';
 import { decomposeStatement } from '../engines/llm/stages';
 import { loadCorpus } from '../engines/retrieval/corpus';
@@ -239,6 +240,7 @@ function nonNegative(value: string): number {
 
 export function registerEvalCommand(program: Command): void {
   const group = program.command('eval').description('measure parts of the pipeline against benchmarks');
+  registerJudgeEvalCommand(group);
   group
     .command('retrieval')
     .description('dependency retrieval precision / recall / F1 against gold mathlib_dependencies')

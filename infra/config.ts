@@ -172,9 +172,13 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
   node[keys[keys.length - 1]!] = value;
 }
 
+/** The shared benchmark data (`DRIFTLINE_SHARED_DATA`, default `../shared/data` beside the project). */
+export function sharedDataDir(root: string = PROJECT_ROOT, env: NodeJS.ProcessEnv = process.env): string {
+  return env.DRIFTLINE_SHARED_DATA ?? join(root, '..', 'shared', 'data');
+}
+
 function defaultLibraries(root: string): string {
-  const sharedData = process.env.DRIFTLINE_SHARED_DATA ?? join(root, '..', 'shared', 'data');
-  return `connf=${join(sharedData, 'connf', 'library.jsonl')}`;
+  return `connf=${join(sharedDataDir(root), 'connf', 'library.jsonl')}`;
 }
 
 export interface LoadOptions {

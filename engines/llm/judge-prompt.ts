@@ -49,7 +49,10 @@ Grades (integers 0 to 10):
 Reply with a JSON object {"grade": <0-10>, "faithful": <true|false>, "explanation": "<a few
 sentences comparing the two statements>"} and nothing else.`;
 
-export function buildJudgeMessages(input: JudgeInput): ChatMessage[] {
+/** The service's rubric: the judge's instructions unless a calibration run replaces them. */
+export const DEFAULT_JUDGE_RUBRIC = INSTRUCTIONS;
+
+export function buildJudgeMessages(input: JudgeInput, rubric: string = INSTRUCTIONS): ChatMessage[] {
   const user = [
     'Informal statement:',
     input.statement.trim(),
@@ -62,7 +65,7 @@ export function buildJudgeMessages(input: JudgeInput): ChatMessage[] {
     `Accepted by Lean: ${input.compiled ? 'yes' : 'no'}`,
   ].join('\n');
   return [
-    { role: 'system', content: INSTRUCTIONS },
+    { role: 'system', content: rubric },
     { role: 'user', content: user },
   ];
 }

@@ -22,7 +22,12 @@ export async function formalizeStatement(
   return askParsed(llm, 'formalizer', buildFormalizeMessages(input), extractLeanStatement, { signal });
 }
 
-export async function judgeStatement(llm: LlmClient, input: JudgeInput, signal?: AbortSignal): Promise<JudgeVerdict> {
-  const reply = await askStructured(llm, 'judge', buildJudgeMessages(input), JudgeReply, JUDGE_SCHEMA_NAME, { signal });
+export async function judgeStatement(
+  llm: LlmClient,
+  input: JudgeInput,
+  signal?: AbortSignal,
+  opts: { rubric?: string } = {},
+): Promise<JudgeVerdict> {
+  const reply = await askStructured(llm, 'judge', buildJudgeMessages(input, opts.rubric), JudgeReply, JUDGE_SCHEMA_NAME, { signal });
   return enforceVerdict(reply, input.compiled);
 }
