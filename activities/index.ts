@@ -1,6 +1,6 @@
 // The activity factory: each stage is a plain async function closed over the clients it is
 // handed (the Temporal samples' pattern), so tests pass fakes and nothing reaches for config.
-import { ApplicationFailure } from '@temporalio/common';
+import { INDEX_FAILURE, LEAN_FAILURE } from '../common/failures';
 import type {
   CompileResult,
   EquivalenceInput,
@@ -20,6 +20,7 @@ import type {
   SubQuery,
   FormalizeStageInput,
 } from '../common/types';
+import { activityFailure, mapEngineErrors } from './failures';
 import { withHeartbeat } from './heartbeat';
 import type { LlmClient } from '../engines/llm/client';
 import { decomposeStatement, formalizeStatement, judgeStatement } from '../engines/llm/stages';
@@ -28,7 +29,7 @@ import type { PremiseIndex } from '../engines/retrieval/premise-index';
 import type { RetrievalUse } from '../engines/retrieval/rerank';
 import { retrievePremises } from '../engines/retrieval/retrieve-premises';
 import { illustrate as chooseExamples } from '../engines/retrieval/greedy-examples';
-import type { LeanRunner } from '../engines/lean/lean-runner';
+import type { LeanRunner } from '../engines/lean/runner';
 import { compileStatement } from '../engines/lean/compile';
 import { checkEquivalence } from '../engines/lean/equivalence';
 import type { NameDirectory } from '../engines/lean/name-directory';
@@ -36,6 +37,11 @@ import { inspectName, resolveName } from '../engines/lean/name-tools';
 import type { SafetyPolicy } from '../engines/lean/statement-safety';
 import type { IndexBuildActivities } from '../common/index-build';
 import { createIndexBuildActivities } from './index-build';
+
+/** An engine call as an activity runs it: heartbeating, cancellable, engine errors mapped. */
+function engineCall<T>(work: (signal?: AbortSignal) => Promise<T>): Promise<T> {
+  return mapEngineErrors(withHeartbeat(work));
+}
 
 export interface MainActivityDeps {
   llm: LlmClient;
@@ -59,7 +65,7 @@ async function openIndex(indexes: IndexRegistry, library: string, use?: Retrieva
   try {
     return await indexes.get(library, use);
   } catch (err) {
-    throw ApplicationFailure.nonRetryable((err as Error).message, 'UnknownLibrary');
+    throw activityFailure(INDEX_FAILURE.unknownLibrary, (err as Error).message);
   }
 }
 
@@ -68,35 +74,35 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
     // The durable index build (workflow buildIndex) runs on the main queue too.
     ...createIndexBuildActivities(deps.indexes),
     async decompose({ statement }: { statement: string }): Promise<SubQuery[]> {
-      return withHeartbeat((signal) => decomposeStatement(deps.llm, statement, signal));
+      return engineCall((signal) => decomposeStatement(deps.llm, statement, signal));
     },
 
     async retrieve(input: RetrieveInput): Promise<RetrieveOutput> {
       // DRIFT (top-1 per sub-query) and monolithic top-k may re-rank differently (rerank.ts).
       const index = await openIndex(deps.indexes, input.library, input.mode === 'drift' ? 'drift' : 'monolithic');
-      return await retrievePremises(index, input);
+      return await mapEngineErrors(retrievePremises(index, input));
     },
 
     async illustrate(input: IllustrateInput): Promise<Example[]> {
       const index = await openIndex(deps.indexes, input.library);
-      return await chooseExamples(index, input);
+      return await mapEngineErrors(chooseExamples(index, input));
     },
 
-    async formalize(input: FormalizeStageInput): Promise<string> {
-      return withHeartbeat((signal) => formalizeStatement(deps.llm, input, signal));
+    async draftStatement(input: FormalizeStageInput): Promise<string> {
+      return engineCall((signal) => formalizeStatement(deps.llm, input, signal));
     },
 
     async judge(input: JudgeInput): Promise<JudgeVerdict> {
       if (input.checked === false) {
         // Without Lean nothing is known to compile: grade the meaning, but never call it faithful.
-        const verdict = await withHeartbeat((signal) => judgeStatement(deps.llm, { ...input, compiled: true }, signal));
+        const verdict = await engineCall((signal) => judgeStatement(deps.llm, { ...input, compiled: true }, signal));
         return {
           ...verdict,
           faithful: false,
           explanation: `${verdict.explanation} (Not compiled: no Lean REPL is configured, so the statement cannot count as faithful.)`,
         };
       }
-      return withHeartbeat((signal) => judgeStatement(deps.llm, input, signal));
+      return engineCall((signal) => judgeStatement(deps.llm, input, signal));
     },
   };
 }
@@ -104,26 +110,26 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
 export function createLeanActivities(deps: LeanActivityDeps): LeanActivities {
   return {
     async compile({ code }: { code: string }): Promise<CompileResult> {
-      return withHeartbeat((signal) => compileStatement(deps.lean, code, { signal, timeoutMs: deps.timeoutMs, policy: deps.policy }));
+      return engineCall((signal) => compileStatement(deps.lean, code, { signal, timeoutMs: deps.timeoutMs, policy: deps.policy }));
     },
 
     async inspectName(input: InspectNameInput): Promise<NameInfo> {
-      return withHeartbeat((signal) => inspectName(deps.lean, input, { signal, timeoutMs: deps.toolTimeoutMs ?? 60_000 }));
+      return engineCall((signal) => inspectName(deps.lean, input, { signal, timeoutMs: deps.toolTimeoutMs ?? 60_000 }));
     },
 
     async resolveName(input: ResolveNameInput): Promise<ResolveNameResult> {
-      if (!deps.names) throw ApplicationFailure.nonRetryable('resolveName: this Lean worker has no library names configured.', 'NamesNotConfigured');
+      if (!deps.names) throw activityFailure(LEAN_FAILURE.namesNotConfigured, 'resolveName: this Lean worker has no library names configured.');
       let names: string[];
       try {
         names = await deps.names.names(input.library);
       } catch (err) {
-        throw ApplicationFailure.nonRetryable((err as Error).message, 'UnknownLibrary');
+        throw activityFailure(INDEX_FAILURE.unknownLibrary, (err as Error).message);
       }
-      return withHeartbeat((signal) => resolveName(deps.lean, names, input, { signal, timeoutMs: deps.toolTimeoutMs ?? 60_000 }));
+      return engineCall((signal) => resolveName(deps.lean, names, input, { signal, timeoutMs: deps.toolTimeoutMs ?? 60_000 }));
     },
 
     async equivalence(input: EquivalenceInput): Promise<EquivalenceResult> {
-      return withHeartbeat((signal) =>
+      return engineCall((signal) =>
         checkEquivalence(deps.lean, input, { timeoutMs: deps.equivalenceTimeoutMs ?? 300_000, policy: deps.policy, signal }),
       );
     },

@@ -232,7 +232,8 @@ export interface MainActivities {
   decompose(input: { statement: string }): Promise<SubQuery[]>;
   retrieve(input: RetrieveInput): Promise<RetrieveOutput>;
   illustrate(input: IllustrateInput): Promise<Example[]>;
-  formalize(input: FormalizeStageInput): Promise<string>;
+  /** The formalize stage: one Lean statement (a draft, or a repair when `repair` is set). */
+  draftStatement(input: FormalizeStageInput): Promise<string>;
   judge(input: JudgeInput): Promise<JudgeVerdict>;
 }
 

@@ -10,7 +10,8 @@ import { DEFAULT_RERANK, rerankWrap, type RerankSettings } from '../engines/retr
 import { EmbeddedStore } from '../engines/retrieval/stores/embedded';
 import { QdrantStore } from '../engines/retrieval/stores/qdrant';
 import type { IndexStore } from '../engines/retrieval/stores/store';
-import { createLeanRunner, type RunnerLog } from '../engines/lean/lean-runner';
+import { createLeanRunner } from '../engines/lean/lean-runner';
+import type { RunnerLog } from '../engines/lean/runner';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { DEFAULT_SAFETY_POLICY } from '../engines/lean/statement-safety';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';

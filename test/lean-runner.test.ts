@@ -1,13 +1,8 @@
-import { ApplicationFailure } from '@temporalio/common';
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  createLeanRunner,
-  LEAN_HEADER_FAILED,
-  LEAN_REPL_CRASHED,
-  SkippedLeanRunner,
-  SKIPPED_REASON,
-  type LeanRunner,
-} from '../engines/lean/lean-runner';
+import { LEAN_FAILURE } from '../common/failures';
+import { EngineError } from '../engines/errors';
+import { createLeanRunner } from '../engines/lean/lean-runner';
+import { SkippedLeanRunner, SKIPPED_REASON, type LeanRunner } from '../engines/lean/runner';
 import { ReplPool } from '../engines/lean/repl-pool';
 import type { FakeReplScript } from './fakes/fake-repl-rules';
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
@@ -119,9 +114,9 @@ describe('the Lean runner (a pool of one REPL process)', () => {
   it('throws a retryable LeanReplCrashed failure when the retry on a fresh process crashes too', async () => {
     const { fake, runner } = setup();
     const error = await runner.check('theorem CRASH_REPL : True := by sorry').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApplicationFailure);
-    const failure = error as ApplicationFailure;
-    expect(failure.type).toBe(LEAN_REPL_CRASHED);
+    expect(error).toBeInstanceOf(EngineError);
+    const failure = error as EngineError;
+    expect(failure.type).toBe(LEAN_FAILURE.replCrashed);
     expect(failure.nonRetryable).toBe(false);
     expect(failure.message).toContain('Stack overflow detected');
     const next = await runner.check('theorem fine : True := by sorry');
@@ -151,9 +146,9 @@ describe('the Lean runner (a pool of one REPL process)', () => {
   it('fails non-retryably when the library header itself does not import', async () => {
     const { runner } = setup({ missingModules: ['ConNF'] }, { header: 'import ConNF' });
     const error = await runner.check('theorem t : True := by sorry').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ApplicationFailure);
-    expect((error as ApplicationFailure).type).toBe(LEAN_HEADER_FAILED);
-    expect((error as ApplicationFailure).nonRetryable).toBe(true);
+    expect(error).toBeInstanceOf(EngineError);
+    expect((error as EngineError).type).toBe(LEAN_FAILURE.headerFailed);
+    expect((error as EngineError).nonRetryable).toBe(true);
   });
 
   it('does not start a check cancelled while waiting for its turn', async () => {

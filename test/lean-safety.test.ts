@@ -2,7 +2,7 @@
 // a compiler-style message at the offending place; a benign statement passes.
 import { describe, expect, it } from 'vitest';
 import { compileStatement } from '../engines/lean/compile';
-import type { CheckOptions, LeanRunner } from '../engines/lean/lean-runner';
+import type { CheckOptions, LeanRunner } from '../engines/lean/runner';
 import { maskCommentsAndStrings, unsafeStatementReason } from '../engines/lean/statement-safety';
 import type { CompileResult } from '../common/types';
 

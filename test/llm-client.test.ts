@@ -1,7 +1,8 @@
-import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLlmClient, type LlmSettings } from '../engines/llm/client';
-import { LLM_FAILURE, retryDelayFromHeaders } from '../engines/llm/errors';
+import { LLM_FAILURE } from '../common/failures';
+import { EngineError } from '../engines/errors';
+import { retryDelayFromHeaders } from '../engines/llm/api-errors';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
 
 let fake: FakeOpenAI;
@@ -19,15 +20,15 @@ function settings(over: Partial<LlmSettings> = {}): LlmSettings {
 
 const hello = [{ role: 'user' as const, content: 'hello' }];
 
-async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
+async function failureOf(p: Promise<unknown>): Promise<EngineError> {
   const err = await p.then(
     () => {
       throw new Error('expected the call to fail');
     },
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(ApplicationFailure);
-  return err as ApplicationFailure;
+  expect(err).toBeInstanceOf(EngineError);
+  return err as EngineError;
 }
 
 describe('LlmClient against an OpenAI-compatible server', () => {
@@ -63,20 +64,20 @@ describe('LlmClient against an OpenAI-compatible server', () => {
     const f = await failureOf(createLlmClient(settings()).complete('decomposer', hello));
     expect(f.type).toBe(LLM_FAILURE.unavailable);
     expect(f.nonRetryable).toBe(false);
-    expect(f.nextRetryDelay).toBe(7000);
+    expect(f.retryAfterMs).toBe(7000);
     expect(fake.callsTo(FAKE_MODELS.decomposer)).toBe(1); // the SDK itself must not retry
   });
 
   it('prefers retry-after-ms, and reads Retry-After given as an HTTP date', async () => {
     fake.script(FAKE_MODELS.decomposer, { status: 429, retryAfter: 30, retryAfterMs: 1500 });
     const f1 = await failureOf(createLlmClient(settings()).complete('decomposer', hello));
-    expect(f1.nextRetryDelay).toBe(1500);
+    expect(f1.retryAfterMs).toBe(1500);
 
     fake.script(FAKE_MODELS.decomposer, { status: 503, retryAfter: new Date(Date.now() + 60_000).toUTCString() });
     const f2 = await failureOf(createLlmClient(settings()).complete('decomposer', hello));
     expect(f2.nonRetryable).toBe(false);
-    expect(Number(f2.nextRetryDelay)).toBeGreaterThan(50_000);
-    expect(Number(f2.nextRetryDelay)).toBeLessThanOrEqual(60_000);
+    expect(Number(f2.retryAfterMs)).toBeGreaterThan(50_000);
+    expect(Number(f2.retryAfterMs)).toBeLessThanOrEqual(60_000);
   });
 
   it('maps 500 to a retryable failure without a forced delay', async () => {
@@ -84,7 +85,7 @@ describe('LlmClient against an OpenAI-compatible server', () => {
     const f = await failureOf(createLlmClient(settings()).complete('judge', hello));
     expect(f.type).toBe(LLM_FAILURE.unavailable);
     expect(f.nonRetryable).toBe(false);
-    expect(f.nextRetryDelay ?? undefined).toBeUndefined();
+    expect(f.retryAfterMs ?? undefined).toBeUndefined();
     expect(f.message).toContain('HTTP 500');
   });
 

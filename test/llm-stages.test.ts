@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLlmClient, type LlmClient } from '../engines/llm/client';
-import { LLM_FAILURE } from '../engines/llm/errors';
+import { LLM_FAILURE } from '../common/failures';
 import { decomposeStatement, formalizeStatement, judgeStatement } from '../engines/llm/stages';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
 

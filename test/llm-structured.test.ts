@@ -1,8 +1,8 @@
-import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createLlmClient, type LlmClient } from '../engines/llm/client';
-import { LLM_FAILURE } from '../engines/llm/errors';
+import { LLM_FAILURE } from '../common/failures';
+import { EngineError } from '../engines/errors';
 import { toStrictJsonSchema } from '../engines/llm/strict-schema';
 import { askStructured, jsonText, parseJsonReply } from '../engines/llm/structured';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
@@ -57,8 +57,8 @@ describe('askStructured', () => {
   it('fails with a non-retryable LlmBadReply after maxReasks re-asks', async () => {
     fake.script(FAKE_MODELS.judge, { content: 'no idea' }, { content: 'still none' }, { content: '{"grade": "high"}' });
     const err = await askStructured(llm, 'judge', ask, Verdict, 'verdict').catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ApplicationFailure);
-    const f = err as ApplicationFailure;
+    expect(err).toBeInstanceOf(EngineError);
+    const f = err as EngineError;
     expect(f.type).toBe(LLM_FAILURE.badReply);
     expect(f.nonRetryable).toBe(true);
     expect(f.message).toContain('3 tries');

@@ -1,10 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApplicationFailure } from '@temporalio/common';
 import OpenAI from 'openai';
 import { startFakeOpenAI, toyEmbedding, FAKE_EMBEDDING_DIMENSIONS, type FakeOpenAI } from './fakes/openai-server';
+import { EMBEDDER_FAILURE } from '../common/failures';
+import { EngineError } from '../engines/errors';
 import {
   BGE_QUERY_INSTRUCTION,
-  EMBEDDER_FAILURE,
   OpenAIEmbedder,
   createOpenAIEmbedder,
   decodeEmbedding,
@@ -29,15 +29,15 @@ function embedder(extra: Partial<ConstructorParameters<typeof OpenAIEmbedder>[0]
   });
 }
 
-async function failureOf(p: Promise<unknown>): Promise<ApplicationFailure> {
+async function failureOf(p: Promise<unknown>): Promise<EngineError> {
   const err = await p.then(
     () => {
       throw new Error('expected a failure');
     },
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(ApplicationFailure);
-  return err as ApplicationFailure;
+  expect(err).toBeInstanceOf(EngineError);
+  return err as EngineError;
 }
 
 describe('fake /v1/embeddings speaks the OpenAI wire format', () => {
@@ -110,7 +110,7 @@ describe('OpenAIEmbedder', () => {
     const f = await failureOf(embedder().embed(['x']));
     expect(f.type).toBe(EMBEDDER_FAILURE.unavailable);
     expect(f.nonRetryable).toBe(false);
-    expect(f.nextRetryDelay).toBe(3000);
+    expect(f.retryAfterMs).toBe(3000);
   });
 
   it('classifies 5xx and a dropped connection as retryable', async () => {

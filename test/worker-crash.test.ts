@@ -73,12 +73,12 @@ it('completes a run whose main worker was SIGKILLed mid-stage, without re-runnin
 
   expect(result.compiled).toBe(true);
   expect(result.judge?.faithful).toBe(true);
-  // Finished stages are not repeated: one decomposition, one judge; the interrupted formalize
+  // Finished stages are not repeated: one decomposition, one judge; the interrupted draftStatement
   // is retried once by Temporal.
   expect(stack.llm.callsTo(FAKE_MODELS.decomposer)).toBe(1);
   expect(stack.llm.callsTo(FAKE_MODELS.formalizer)).toBe(2);
   expect(stack.llm.callsTo(FAKE_MODELS.judge)).toBe(1);
   const history = await stack.client.workflow.getHandle(id).fetchHistory();
   const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
-  expect(scheduled).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']);
+  expect(scheduled).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge']);
 }, 120_000);

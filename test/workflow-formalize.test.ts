@@ -58,7 +58,7 @@ describe('formalize workflow', () => {
     expect(result.attempts).toHaveLength(1);
 
     const types = await activityTypes(s, id);
-    expect(types).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']);
+    expect(types).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge']);
 
     const description = await s.client.workflow.getHandle(id).describe();
     expect(description.typedSearchAttributes.get(STAGE_KEY)).toBe('done');
@@ -163,7 +163,7 @@ describe('formalize workflow', () => {
     const id = await s.start(STATEMENT, { retrieval: 'none', illustrate: false, judge: false });
     const result = await s.withWorkers(() => s.result(id));
 
-    expect(await activityTypes(s, id)).toEqual(['formalize', 'compile']);
+    expect(await activityTypes(s, id)).toEqual(['draftStatement', 'compile']);
     expect(result.premises).toEqual([]);
     expect(result.judge).toBeNull();
     expect(result.outcome).toBe('compiled');

@@ -3,6 +3,7 @@
 // verify that the store counts exactly the corpus, then move the library's alias. Upserts are
 // idempotent (point IDs from version + name), so any retry or replay adds no duplicates.
 import { ApplicationFailure, defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
+import { INDEX_FAILURE, NON_RETRYABLE_TYPES } from '../common/failures';
 import type { BuildIndexInput, BuildIndexResult, IndexBuildActivities, IndexBuildProgress } from '../common/index-build';
 import { INDEX_BUILD_PROGRESS_QUERY } from '../common/index-build';
 
@@ -11,7 +12,7 @@ export const indexBuildProgressQuery = defineQuery<IndexBuildProgress>(INDEX_BUI
 const quick = proxyActivities<IndexBuildActivities>({
   startToCloseTimeout: '10 minutes',
   heartbeatTimeout: '2 minutes',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: ['CorpusChanged', 'IncompleteBuild', 'BadIndexRequest', 'BadCorpus'] },
+  retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
 });
 
 export async function buildIndex(input: BuildIndexInput): Promise<BuildIndexResult> {
@@ -20,11 +21,11 @@ export async function buildIndex(input: BuildIndexInput): Promise<BuildIndexResu
 
   const chunkSize = input.chunkSize ?? 1000;
   const batchSize = input.batchSize ?? 128;
-  if (chunkSize < 1 || batchSize < 1) throw ApplicationFailure.nonRetryable('chunkSize and batchSize must be at least 1', 'BadIndexRequest');
+  if (chunkSize < 1 || batchSize < 1) throw ApplicationFailure.nonRetryable('chunkSize and batchSize must be at least 1', INDEX_FAILURE.badIndexRequest);
   const storing = proxyActivities<IndexBuildActivities>({
     startToCloseTimeout: '2 hours',
     heartbeatTimeout: input.heartbeatTimeoutMs ?? 30_000,
-    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: ['CorpusChanged', 'BadIndexRequest', 'BadCorpus'] },
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds', nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
   });
 
   const skipBadLines = input.skipBadLines ?? false;

@@ -1,6 +1,7 @@
 // The `formalize` workflow: one formalization run, from an informal statement to a judged Lean
 // statement. Deterministic code only: every side effect is an activity.
 import { defineQuery, proxyActivities, setHandler, upsertSearchAttributes, log } from '@temporalio/workflow';
+import { NON_RETRYABLE_TYPES } from '../common/failures';
 import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { resolveRunConfig } from '../common/run-config';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
@@ -26,15 +27,7 @@ import { LEAN_TASK_QUEUE } from '../common/types';
 export const progressQuery = defineQuery<Progress>('progress');
 
 // Failures that no retry can fix: bad input, missing configuration, exhausted re-asks.
-const NON_RETRYABLE = [
-  'LlmNotConfigured',
-  'LlmBadRequest',
-  'LlmUnauthorized',
-  'LlmNotFound',
-  'LlmRejected',
-  'LlmBadReply',
-  'UnknownLibrary',
-];
+const NON_RETRYABLE = NON_RETRYABLE_TYPES;
 
 const llmRetry = {
   initialInterval: '2s',
@@ -44,7 +37,7 @@ const llmRetry = {
   nonRetryableErrorTypes: NON_RETRYABLE,
 };
 
-const { decompose, formalize: formalizeStage, judge } = proxyActivities<MainActivities>({
+const { decompose, draftStatement, judge } = proxyActivities<MainActivities>({
   startToCloseTimeout: '3m',
   // The activity heartbeats every few seconds while waiting on the LLM, so a dead worker is
   // noticed in seconds rather than after the whole timeout.
@@ -146,7 +139,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   // 4. Formalize, compile, repair: at most `repairRounds` repairs after the first attempt.
   const attempts: Attempt[] = [];
   enter('formalize');
-  let statement = await formalizeStage({ statement: input.statement, premises, examples });
+  let statement = await draftStatement({ statement: input.statement, premises, examples });
   let result: CompileResult;
   for (let round = 0; ; round++) {
     enter('compile');
@@ -181,7 +174,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
         tools.push({ tool: 'resolveName', round: round + 1, input: unknown[i]!, output: names });
       });
     }
-    statement = await formalizeStage({
+    statement = await draftStatement({
       statement: input.statement,
       premises,
       examples,

@@ -7,14 +7,14 @@
 //   grown past the cap) is replaced at once and the replacement imports the library header in
 //   the background, so the next check finds a warm process.
 // - When every process is busy, checks wait in order; a waiting check honours its AbortSignal.
-// - A crash mid-check is retried once on a fresh process; a second crash becomes a retryable
-//   Temporal failure, so Temporal's retry policy takes over.
-import { ApplicationFailure } from '@temporalio/common';
+// - A crash mid-check is retried once on a fresh process; a second crash surfaces as a retryable
+//   LeanReplCrashed (an EngineError), so the activity's retry policy takes over.
+import { LEAN_FAILURE } from '../../common/failures';
+import { EngineError } from '../errors';
 import type { CompileResult } from '../../common/types';
 import { importHeader } from './header-import';
 import { buildCheckSource, compileStatus, toLeanMessages, type CheckSource } from './lean-source';
-import { LEAN_REPL_CRASHED, toFailure } from './errors';
-import type { CheckOptions, LeanRunner, RunnerLog } from './lean-runner';
+import type { CheckOptions, LeanRunner, RunnerLog } from './runner';
 import { canMeasureRss, groupRssMb } from './process-memory';
 import { ReplCrashedError, ReplProcess, ReplTimeoutError } from './repl-process';
 import { isErrorReply, UNKNOWN_ENVIRONMENT, type ReplReply } from './repl-protocol';
@@ -141,7 +141,7 @@ export class ReplPool implements LeanRunner {
       }),
     );
     const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-    if (failed) throw toFailure(failed.reason);
+    if (failed) throw failed.reason;
   }
 
   async check(code: string, opts: CheckOptions = {}): Promise<CompileResult> {
@@ -157,7 +157,7 @@ export class ReplPool implements LeanRunner {
           this.settings.log?.warn({ slot: slot.id, error: error.message }, 'Lean REPL crashed mid-check; retrying once on a fresh process');
           continue;
         }
-        throw toFailure(error);
+        throw error;
       } finally {
         this.release(slot);
       }
@@ -168,7 +168,7 @@ export class ReplPool implements LeanRunner {
     this.closed = true;
     for (const waiter of this.waiters.splice(0)) {
       waiter.detach();
-      waiter.reject(ApplicationFailure.retryable('The Lean pool is shutting down.', LEAN_REPL_CRASHED));
+      waiter.reject(poolClosed('The Lean pool is shutting down.'));
     }
     await Promise.all(
       this.slots.map(async (slot) => {
@@ -190,7 +190,7 @@ export class ReplPool implements LeanRunner {
         const env = await this.headerEnv(slot, source, opts.signal);
         if (typeof env !== 'number') return env;
         const proc = slot.proc;
-        if (!proc) throw ApplicationFailure.retryable('The Lean pool is shutting down.', LEAN_REPL_CRASHED);
+        if (!proc) throw poolClosed('The Lean pool is shutting down.');
         const reply = await this.watched(proc, () => proc.request({ cmd: source.body, env }, { timeoutMs, signal: opts.signal }));
         if (isErrorReply(reply) && reply.message === UNKNOWN_ENVIRONMENT && attempt === 0) {
           this.settings.log?.warn({ slot: slot.id, env }, 'Lean REPL forgot an environment; importing the header again');
@@ -283,7 +283,7 @@ export class ReplPool implements LeanRunner {
   }
 
   private process(slot: Slot): ReplProcess {
-    if (this.closed) throw ApplicationFailure.retryable('The Lean pool is shut down.', LEAN_REPL_CRASHED);
+    if (this.closed) throw poolClosed('The Lean pool is shut down.');
     if (!slot.proc || !slot.proc.alive) {
       slot.headerEnvs.clear();
       slot.uses = 0;
@@ -319,7 +319,7 @@ export class ReplPool implements LeanRunner {
   // ---- scheduling ----
 
   private acquire(header: string, signal?: AbortSignal): Promise<Slot> {
-    if (this.closed) return Promise.reject(ApplicationFailure.retryable('The Lean pool is shut down.', LEAN_REPL_CRASHED));
+    if (this.closed) return Promise.reject(poolClosed('The Lean pool is shut down.'));
     if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.waiters.length === 0) {
       const slot = this.pick(header);
@@ -416,4 +416,9 @@ function abortError(signal: AbortSignal): Error {
   const error = new Error('The Lean check was cancelled.');
   error.name = 'AbortError';
   return error;
+}
+
+/** A check that meets a closing pool: retryable, another worker (or this one restarted) takes it. */
+function poolClosed(message: string): EngineError {
+  return new EngineError(LEAN_FAILURE.replCrashed, message);
 }

@@ -1,5 +1,7 @@
 // One running REPL process: spawning, request/reply over the blank-line protocol, timeouts,
 // crash detection and shutdown. It knows nothing about headers or statements.
+import { LEAN_FAILURE } from '../../common/failures';
+import { EngineError } from '../errors';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { encodeCommand, parseReply, ReplyFramer, type ReplCommand, type ReplReply } from './repl-protocol';
 
@@ -30,7 +32,7 @@ export class ReplTimeoutError extends Error {
 
 /** The REPL exited (or could not be started) while a request was pending, or answered with
  * something that is not a REPL reply. */
-export class ReplCrashedError extends Error {
+export class ReplCrashedError extends EngineError {
   override readonly name = 'ReplCrashedError';
   constructor(
     message: string,
@@ -38,7 +40,10 @@ export class ReplCrashedError extends Error {
     readonly exitSignal: string | null,
     readonly stderrTail: string,
   ) {
-    super(stderrTail ? `${message}\nstderr (tail):\n${stderrTail}` : message);
+    // Retryable (LeanReplCrashed): a fresh process takes the retry.
+    super(LEAN_FAILURE.replCrashed, stderrTail ? `${message}\nstderr (tail):\n${stderrTail}` : message, {
+      details: { exitCode, signal: exitSignal },
+    });
   }
 }
 

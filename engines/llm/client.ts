@@ -1,7 +1,7 @@
 // The one place that talks to an OpenAI-compatible chat endpoint. Settings come from the entry
 // point (only entry points read configuration); retries are left to Temporal.
 import OpenAI from 'openai';
-import { notConfiguredFailure, toLlmFailure } from './errors';
+import { notConfiguredError, toLlmError } from './errors';
 
 export type LlmRole = 'decomposer' | 'formalizer' | 'judge';
 
@@ -57,7 +57,7 @@ export class LlmClient {
 
   /** One chat completion with the role's model; returns the reply text ('' if none). */
   async complete(role: LlmRole, messages: ChatMessage[], opts: CompleteOptions = {}): Promise<string> {
-    if (!this.openai) throw notConfiguredFailure();
+    if (!this.openai) throw notConfiguredError();
     const model = this.settings.models[role];
     const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
       model,
@@ -79,7 +79,7 @@ export class LlmClient {
       );
       return completion.choices[0]?.message?.content ?? '';
     } catch (err) {
-      throw toLlmFailure(
+      throw toLlmError(
         err,
         { model, baseURL: this.settings.baseURL ?? '', timeoutMs: this.settings.timeoutMs },
         opts.signal,

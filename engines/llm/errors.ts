@@ -1,30 +1,17 @@
-// Maps what can go wrong on an LLM call to Temporal failures. Retrying is Temporal's job (so each
-// retry is visible in the UI); this module only decides whether a retry can help, and when.
-import { ApplicationFailure } from '@temporalio/common';
+// Sorts what can go wrong on an LLM call into engine errors with a failure type. Retrying is
+// the caller's job (Temporal's, so each retry is visible in the UI); this module only says which
+// kind of failure it was (and so whether a retry can help), and when the server wants a retry.
+import { LLM_FAILURE } from '../../common/failures';
+import { EngineError } from '../errors';
 import { classifyApiError, retryHint, transientLabel } from './api-errors';
 
-export { retryDelayFromHeaders } from './api-errors';
-
-/** Failure types raised by the LLM engine; workflows may list the non-retryable ones. */
-export const LLM_FAILURE = {
-  notConfigured: 'LlmNotConfigured',
-  unavailable: 'LlmUnavailable',
-  badRequest: 'LlmBadRequest',
-  unauthorized: 'LlmUnauthorized',
-  notFound: 'LlmNotFound',
-  rejected: 'LlmRejected',
-  badReply: 'LlmBadReply',
-} as const;
-
-export function notConfiguredFailure(): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: LLM_FAILURE.notConfigured,
-    nonRetryable: true,
-    message:
+export function notConfiguredError(): EngineError {
+  return new EngineError(
+    LLM_FAILURE.notConfigured,
       'No LLM is configured. Set OPENAI_BASE_URL to an OpenAI-compatible endpoint ' +
       '(and OPENAI_API_KEY if it needs one; choose models with DRIFTLINE_MODEL_DECOMPOSER, ' +
       'DRIFTLINE_MODEL_FORMALIZER and DRIFTLINE_MODEL_JUDGE).',
-  });
+  );
 }
 
 /** What the failure message needs to say where the call went. */
@@ -35,25 +22,19 @@ export interface CallTarget {
 }
 
 
-function unavailable(message: string, cause: Error, nextRetryDelay?: number): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: LLM_FAILURE.unavailable,
-    nonRetryable: false,
-    message,
-    cause,
-    ...(nextRetryDelay !== undefined ? { nextRetryDelay } : {}),
-  });
+function unavailable(message: string, cause: Error, retryAfterMs?: number): EngineError {
+  return new EngineError(LLM_FAILURE.unavailable, message, { cause, retryAfterMs });
 }
 
-function rejected(type: string, message: string, cause: Error): ApplicationFailure {
-  return ApplicationFailure.create({ type, nonRetryable: true, message, cause });
+function rejected(type: (typeof LLM_FAILURE)[keyof typeof LLM_FAILURE], message: string, cause: Error): EngineError {
+  return new EngineError(type, message, { cause });
 }
 
 /**
- * Turns an error thrown by the `openai` client into an ApplicationFailure. Cancellation is
- * passed through untouched so Temporal sees the activity as cancelled, not failed.
+ * Turns an error thrown by the `openai` client into an EngineError. Cancellation is passed
+ * through untouched so Temporal sees the activity as cancelled, not failed.
  */
-export function toLlmFailure(err: unknown, target: CallTarget, signal?: AbortSignal): unknown {
+export function toLlmError(err: unknown, target: CallTarget, signal?: AbortSignal): unknown {
   const where = `model "${target.model}" at ${target.baseURL}`;
   const e = classifyApiError(err, signal);
   switch (e.kind) {
@@ -71,7 +52,7 @@ export function toLlmFailure(err: unknown, target: CallTarget, signal?: AbortSig
   }
 }
 
-function refusal(status: number, where: string, detail: string, cause: Error): ApplicationFailure {
+function refusal(status: number, where: string, detail: string, cause: Error): EngineError {
   switch (status) {
     case 400:
       return rejected(LLM_FAILURE.badRequest, `LLM rejected the request (HTTP 400) for ${where}${detail}`, cause);

@@ -1,10 +1,10 @@
 // Asking for a reply we can parse, and asking again (showing what was wrong) when we can't.
 // A bad reply is the model's fault, not the network's, so it is re-asked here rather than
 // retried by Temporal; once the re-asks are spent the failure is final.
-import { ApplicationFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { ChatMessage, JsonReplyFormat, LlmClient, LlmRole } from './client';
-import { LLM_FAILURE } from './errors';
+import { LLM_FAILURE } from '../../common/failures';
+import { EngineError } from '../errors';
 import { toStrictJsonSchema } from './strict-schema';
 
 export interface AskOptions {
@@ -43,11 +43,10 @@ export async function askParsed<T>(
       );
     }
   }
-  throw ApplicationFailure.create({
-    type: LLM_FAILURE.badReply,
-    nonRetryable: true,
-    message: `The ${role} (model "${llm.settings.models[role]}") gave no usable reply after ${maxReasks + 1} tries: ${problem}`,
-  });
+  throw new EngineError(
+    LLM_FAILURE.badReply,
+    `The ${role} (model "${llm.settings.models[role]}") gave no usable reply after ${maxReasks + 1} tries: ${problem}`,
+  );
 }
 
 /** Extracts the JSON text from a reply, tolerating a ``` fence or prose around one object. */

@@ -1,20 +1,12 @@
 // An Embedder over any OpenAI-compatible `/v1/embeddings` endpoint (OpenAI's models, a served
 // BGE-M3, a local inference server), through the official `openai` client. Texts go in batches;
 // failures are classified the way LLM calls are: transient ones (429, 5xx, timeouts, connection
-// loss) are retryable ApplicationFailures carrying the server's Retry-After, the rest are not.
+// loss) are retryable engine errors carrying the server's Retry-After, the rest are not.
 import OpenAI from 'openai';
-import { ApplicationFailure } from '@temporalio/common';
+import { EMBEDDER_FAILURE } from '../../../common/failures';
+import { EngineError } from '../../errors';
 import { classifyApiError, retryHint, transientLabel } from '../../llm/api-errors';
 import type { EmbedKind, Embedder } from '../embedder';
-
-/** Failure types raised by embedders; workflows may list the non-retryable ones. */
-export const EMBEDDER_FAILURE = {
-  unavailable: 'EmbedderUnavailable',
-  rejected: 'EmbedderRejected',
-  unauthorized: 'EmbedderUnauthorized',
-  notFound: 'EmbedderNotFound',
-  badReply: 'EmbedderBadReply',
-} as const;
 
 /** Vector sizes of well-known models, so no probe call is needed for them. */
 export const KNOWN_DIMENSIONS: Record<string, number> = {
@@ -61,18 +53,15 @@ interface Target {
   timeoutMs: number;
 }
 
-function failure(type: string, nonRetryable: boolean, message: string, cause?: Error, nextRetryDelay?: number) {
-  return ApplicationFailure.create({
-    type,
-    nonRetryable,
-    message,
-    ...(cause ? { cause } : {}),
-    ...(nextRetryDelay !== undefined ? { nextRetryDelay } : {}),
-  });
+type EmbedderFailure = (typeof EMBEDDER_FAILURE)[keyof typeof EMBEDDER_FAILURE];
+
+// Whether a retry can help follows from the type (common/failures.ts).
+function failure(type: EmbedderFailure, message: string, cause?: Error, retryAfterMs?: number): EngineError {
+  return new EngineError(type, message, { cause, retryAfterMs });
 }
 
-/** Maps an error of the `openai` client to an ApplicationFailure; cancellation passes through. */
-export function toEmbedderFailure(err: unknown, target: Target, signal?: AbortSignal): unknown {
+/** Maps an error of the `openai` client to an EngineError; cancellation passes through. */
+export function toEmbedderError(err: unknown, target: Target, signal?: AbortSignal): unknown {
   const where = `embedding model "${target.model}" at ${target.baseURL}`;
   const e = classifyApiError(err, signal);
   switch (e.kind) {
@@ -80,35 +69,29 @@ export function toEmbedderFailure(err: unknown, target: Target, signal?: AbortSi
     case 'other':
       return e.value;
     case 'timeout':
-      return failure(EMBEDDER_FAILURE.unavailable, false, `Embedding call to ${where} timed out after ${target.timeoutMs} ms`, e.error);
+      return failure(EMBEDDER_FAILURE.unavailable, `Embedding call to ${where} timed out after ${target.timeoutMs} ms`, e.error);
     case 'unreachable':
-      return failure(EMBEDDER_FAILURE.unavailable, false, `Could not reach the embeddings endpoint ${target.baseURL}${e.cause}`, e.error);
+      return failure(EMBEDDER_FAILURE.unavailable, `Could not reach the embeddings endpoint ${target.baseURL}${e.cause}`, e.error);
     case 'transient':
       return failure(
-        EMBEDDER_FAILURE.unavailable,
-        false,
-        `Embeddings endpoint ${transientLabel(e.status)} for ${where}${retryHint(e.delayMs)}${e.detail}`,
+        EMBEDDER_FAILURE.unavailable, `Embeddings endpoint ${transientLabel(e.status)} for ${where}${retryHint(e.delayMs)}${e.detail}`,
         e.error,
         e.delayMs,
       );
     case 'refused':
       if (e.status === 401 || e.status === 403) {
         return failure(
-          EMBEDDER_FAILURE.unauthorized,
-          true,
-          `Embeddings endpoint refused the credentials (HTTP ${e.status}) for ${where}: check DRIFTLINE_EMBEDDINGS_API_KEY or OPENAI_API_KEY${e.detail}`,
+          EMBEDDER_FAILURE.unauthorized, `Embeddings endpoint refused the credentials (HTTP ${e.status}) for ${where}: check DRIFTLINE_EMBEDDINGS_API_KEY or OPENAI_API_KEY${e.detail}`,
           e.error,
         );
       }
       if (e.status === 404) {
         return failure(
-          EMBEDDER_FAILURE.notFound,
-          true,
-          `Embeddings endpoint or model not found (HTTP 404) for ${where}: check DRIFTLINE_EMBEDDINGS_BASE_URL (it usually ends in /v1) and DRIFTLINE_EMBEDDING_MODEL${e.detail}`,
+          EMBEDDER_FAILURE.notFound, `Embeddings endpoint or model not found (HTTP 404) for ${where}: check DRIFTLINE_EMBEDDINGS_BASE_URL (it usually ends in /v1) and DRIFTLINE_EMBEDDING_MODEL${e.detail}`,
           e.error,
         );
       }
-      return failure(EMBEDDER_FAILURE.rejected, true, `Embeddings endpoint rejected the request (HTTP ${e.status}) for ${where}${e.detail}`, e.error);
+      return failure(EMBEDDER_FAILURE.rejected, `Embeddings endpoint rejected the request (HTTP ${e.status}) for ${where}${e.detail}`, e.error);
   }
 }
 
@@ -185,10 +168,10 @@ export class OpenAIEmbedder implements Embedder {
       );
       data = res.data as { index: number; embedding: unknown }[];
     } catch (err) {
-      throw toEmbedderFailure(err, this.target, signal);
+      throw toEmbedderError(err, this.target, signal);
     }
     const bad = (why: string) =>
-      failure(EMBEDDER_FAILURE.badReply, true, `Embeddings endpoint ${this.target.baseURL} (model "${this.opts.model}") sent a bad reply: ${why}`);
+      failure(EMBEDDER_FAILURE.badReply, `Embeddings endpoint ${this.target.baseURL} (model "${this.opts.model}") sent a bad reply: ${why}`);
     if (!Array.isArray(data) || data.length !== input.length) {
       throw bad(`${Array.isArray(data) ? data.length : 'no'} embeddings for ${input.length} inputs`);
     }
