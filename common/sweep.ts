@@ -46,6 +46,9 @@ export interface SweepRunRecord {
   /** Retrieved premise names, in rank order. */
   premises: string[];
   goldPremises: string[];
+  /** Whether the item has a gold formal statement (BEq+ counts only such items); absent means
+   * yes. */
+  hasGoldStatement?: boolean;
   /** Item tags (domain, split, source, …). */
   tags: Record<string, string>;
   /** Wall-clock milliseconds spent per stage, summed over repair rounds. */
@@ -56,4 +59,14 @@ export interface SweepRunRecord {
   error?: string;
   /** ISO time the record was written. */
   finishedAt: string;
+}
+
+/** A 2^n factorial design over a sweep's configurations: each factor has a low (0) and a high
+ * (1) level, and each cell (a configuration name) sets every factor. The report computes main
+ * effects and interactions from it. */
+export interface FactorialDesign {
+  /** In display order; `low`/`high` describe the levels in words (e.g. `off`/`on`). */
+  factors: { name: string; low?: string; high?: string }[];
+  /** Configuration name → factor name → level. */
+  cells: Record<string, Record<string, 0 | 1>>;
 }

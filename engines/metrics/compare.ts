@@ -1,0 +1,103 @@
+// Paired comparisons of two configurations on the items both ran. Rates: McNemar's exact test
+// on the first sample's outcome (and on @k when there are several samples), with a paired
+// bootstrap interval for the difference of the @1 rates. Retrieval F1: a paired bootstrap of
+// the difference of macro F1, its p-value the two-sided share of resampled differences on the
+// far side of zero. Every comparison of one metric across all pairs also gets a Holm-adjusted
+// p-value, since a report that compares many pairs finds some "significant" by chance.
+import type { SweepRunRecord } from '../../common/sweep';
+import { bootstrap, bootstrapDistribution, mean, quantileSorted, type BootstrapOptions, type Interval } from './bootstrap';
+import { at1, atK, byItem, eligible, firstSample, MEASURED, retrievalRuns, retrievalScores, SUCCESS, type ItemRuns, type RateName } from './item-outcomes';
+import { holm, mcnemarPaired, type McNemarResult } from './mcnemar';
+import { byConfig, RATE_NAMES } from './sweep-metrics';
+
+export type ComparedMetric = `${RateName}@1` | `${RateName}@k` | 'f1';
+
+export interface PairedComparison {
+  metric: ComparedMetric;
+  a: string;
+  b: string;
+  /** Items both configurations ran (and, for F1, with gold premises). */
+  items: number;
+  /** Metric of a minus metric of b, with its paired bootstrap interval. */
+  diff: Interval;
+  /** McNemar's exact test (rates only). */
+  mcnemar?: McNemarResult;
+  p: number;
+  /** Holm-adjusted over all pairs compared on this metric. */
+  pHolm: number;
+  /** pHolm < 0.05. */
+  significant: boolean;
+}
+
+/** Paired per-item values of two configurations over their common items. */
+function pairItems(a: readonly ItemRuns[], b: readonly ItemRuns[]): [ItemRuns, ItemRuns][] {
+  const bm = new Map(b.map((it) => [it.item, it]));
+  return a.filter((it) => bm.has(it.item)).map((it) => [it, bm.get(it.item)!]);
+}
+
+export function compareRate(a: readonly ItemRuns[], b: readonly ItemRuns[], rate: RateName, at: '1' | 'k', opts: BootstrapOptions = {}): Omit<PairedComparison, 'a' | 'b' | 'pHolm' | 'significant'> {
+  const ok = SUCCESS[rate];
+  const pairs = pairItems(a, b).filter(([x, y]) => eligible(rate, x) && eligible(rate, y));
+  const score = at === '1' ? at1 : atK;
+  const va = pairs.map(([x]) => score(x, ok));
+  const vb = pairs.map(([, y]) => score(y, ok));
+  const diff = bootstrap(pairs.length, (ix) => mean(ix.map((i) => va[i]! - vb[i]!)), opts);
+  const binary = at === '1'
+    ? [pairs.map(([x]) => firstSample(x, ok)), pairs.map(([, y]) => firstSample(y, ok))]
+    : [va.map((v) => v === 1), vb.map((v) => v === 1)];
+  const m = mcnemarPaired(binary[0]!, binary[1]!);
+  return { metric: `${rate}@${at}`, items: pairs.length, diff, mcnemar: m, p: m.p };
+}
+
+export function compareF1(a: readonly ItemRuns[], b: readonly ItemRuns[], opts: BootstrapOptions = {}): Omit<PairedComparison, 'a' | 'b' | 'pHolm' | 'significant'> | null {
+  const f = (it: ItemRuns) => {
+    const runs = retrievalRuns(it);
+    return runs.length > 0 ? mean(runs.map((r) => retrievalScores(r).f1)) : undefined;
+  };
+  const pairs = pairItems(a, b)
+    .map(([x, y]) => [f(x), f(y)] as const)
+    .filter((p): p is readonly [number, number] => p[0] !== undefined && p[1] !== undefined);
+  if (pairs.length === 0) return null;
+  const d = pairs.map(([x, y]) => x - y);
+  const stat = (ix: readonly number[]) => mean(ix.map((i) => d[i]!));
+  const { resampled } = bootstrapDistribution(pairs.length, stat, opts);
+  const alpha = (1 - (opts.level ?? 0.95)) / 2;
+  const diff = { estimate: stat(d.map((_, i) => i)), lo: quantileSorted(resampled, alpha), hi: quantileSorted(resampled, 1 - alpha) };
+  // Two-sided bootstrap p: twice the smaller share of resampled differences at or beyond zero.
+  const below = resampled.filter((v) => v <= 0).length / Math.max(1, resampled.length);
+  const above = resampled.filter((v) => v >= 0).length / Math.max(1, resampled.length);
+  const p = d.every((v) => v === 0) ? 1 : Math.min(1, 2 * Math.min(below, above));
+  return { metric: 'f1', items: pairs.length, diff, p };
+}
+
+/** Every pair of configurations (a before b in first-seen order), on every metric both
+ * measured; Holm adjustment within each metric. */
+export function compareConfigurations(records: readonly SweepRunRecord[], opts: BootstrapOptions = {}): PairedComparison[] {
+  const groups = [...byConfig(records)].map(([config, rs]) => ({ config, rs, items: byItem(rs) }));
+  const raw: Omit<PairedComparison, 'pHolm' | 'significant'>[] = [];
+  for (let i = 0; i < groups.length; i++) {
+    for (let j = i + 1; j < groups.length; j++) {
+      const A = groups[i]!;
+      const B = groups[j]!;
+      for (const rate of RATE_NAMES) {
+        if (!MEASURED[rate](A.rs) || !MEASURED[rate](B.rs)) continue;
+        const k = Math.max(...A.items.map((it) => it.runs.length), ...B.items.map((it) => it.runs.length));
+        for (const at of k > 1 ? (['1', 'k'] as const) : (['1'] as const)) {
+          raw.push({ a: A.config, b: B.config, ...compareRate(A.items, B.items, rate, at, opts) });
+        }
+      }
+      const f = compareF1(A.items, B.items, opts);
+      if (f) raw.push({ a: A.config, b: B.config, ...f });
+    }
+  }
+  const out: PairedComparison[] = raw.map((c) => ({ ...c, pHolm: c.p, significant: false }));
+  for (const metric of new Set(out.map((c) => c.metric))) {
+    const same = out.filter((c) => c.metric === metric);
+    const adjusted = holm(same.map((c) => c.p));
+    same.forEach((c, i) => {
+      c.pHolm = adjusted[i]!;
+      c.significant = c.pHolm < 0.05;
+    });
+  }
+  return out;
+}

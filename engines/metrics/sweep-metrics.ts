@@ -1,0 +1,235 @@
+// Metrics of a sweep per configuration, and per configuration and tag value, computed from the
+// run records alone. Every rate and mean carries a 95% percentile-bootstrap interval over items
+// (seeded: the same records always give the same report). Rates are fractions in [0, 1].
+//
+// @1 is the mean over items of the share of an item's samples that succeed; @k (k = samples
+// per item) counts an item when any sample succeeds. Failed runs (the child failed after the
+// sweep's retries) count as failures of every rate and are left out of retrieval, repair and
+// latency figures, which describe runs that happened.
+import type { Stage } from '../../common/types';
+import type { SweepRunRecord } from '../../common/sweep';
+import { bootstrap, mean, meanInterval, quantile, type BootstrapOptions, type Interval } from './bootstrap';
+import { at1, atK, byItem, eligible, MEASURED, retrievalRuns, retrievalScores, SUCCESS, type ItemRuns, type RateName } from './item-outcomes';
+
+export interface RateMetric {
+  at1: Interval;
+  atK: Interval;
+  /** Samples per item (the k of @k): the most any item has. */
+  k: number;
+  /** Items counted. */
+  items: number;
+}
+
+export interface RetrievalMetric {
+  /** Macro: per item (mean over its samples), then the mean over items. */
+  precision: Interval;
+  recall: Interval;
+  f1: Interval;
+  /** Micro: from hits, retrieved and gold summed over all runs. */
+  microPrecision: Interval;
+  microRecall: Interval;
+  microF1: Interval;
+  items: number;
+}
+
+export interface LatencyMetric {
+  p50: number;
+  p95: number;
+  /** Runs that reported the stage. */
+  runs: number;
+}
+
+export interface UsageMetric {
+  runs: number;
+  meanPromptTokens: number;
+  meanCompletionTokens: number;
+  meanTotalTokens: number;
+  totalTokens: number;
+  /** Present when every counted run reported a cost. */
+  meanCostUsd?: number;
+  totalCostUsd?: number;
+}
+
+export interface GroupMetrics {
+  config: string;
+  /** Set for per-tag groups. */
+  tag?: { key: string; value: string };
+  items: number;
+  runs: number;
+  failedRuns: number;
+  retrieval: RetrievalMetric | null;
+  typecheck: RateMetric | null;
+  beq: RateMetric | null;
+  faithful: RateMetric | null;
+  /** Mean repair rounds per run (per item first), over runs that were not failed. */
+  repairRounds: Interval | null;
+  /** Milliseconds per stage, and `total` (all stages of a run summed). */
+  latency: Partial<Record<Stage | 'total', LatencyMetric>>;
+  usage: UsageMetric | null;
+}
+
+export interface SweepMetrics {
+  /** One group per configuration, in first-seen order. */
+  configs: GroupMetrics[];
+  /** One group per configuration × tag key × tag value. */
+  byTag: GroupMetrics[];
+}
+
+export type MetricOptions = BootstrapOptions & {
+  /** Compute per-tag groups (default true). */
+  tags?: boolean;
+};
+
+export const RATE_NAMES: readonly RateName[] = ['typecheck', 'beq', 'faithful'];
+
+/** Records by configuration, configurations in first-seen order. */
+export function byConfig(records: readonly SweepRunRecord[]): Map<string, SweepRunRecord[]> {
+  const out = new Map<string, SweepRunRecord[]>();
+  for (const r of records) {
+    const list = out.get(r.config);
+    if (list) list.push(r);
+    else out.set(r.config, [r]);
+  }
+  return out;
+}
+
+export function computeSweepMetrics(records: readonly SweepRunRecord[], opts: MetricOptions = {}): SweepMetrics {
+  const configs: GroupMetrics[] = [];
+  const byTag: GroupMetrics[] = [];
+  for (const [config, rs] of byConfig(records)) {
+    configs.push(groupMetrics(config, rs, opts));
+    if (opts.tags === false) continue;
+    const keys = [...new Set(rs.flatMap((r) => Object.keys(r.tags ?? {})))].sort();
+    for (const key of keys) {
+      const values = [...new Set(rs.map((r) => r.tags?.[key]).filter((v): v is string => v !== undefined))].sort();
+      for (const value of values) {
+        byTag.push(groupMetrics(config, rs.filter((r) => r.tags?.[key] === value), opts, { key, value }));
+      }
+    }
+  }
+  return { configs, byTag };
+}
+
+export function groupMetrics(config: string, records: readonly SweepRunRecord[], opts: BootstrapOptions = {}, tag?: { key: string; value: string }): GroupMetrics {
+  const items = byItem(records);
+  const ok = records.filter((r) => r.outcome !== 'failed');
+  const g: GroupMetrics = {
+    config,
+    items: items.length,
+    runs: records.length,
+    failedRuns: records.length - ok.length,
+    retrieval: retrievalMetric(items, opts),
+    typecheck: null,
+    beq: null,
+    faithful: null,
+    repairRounds: null,
+    latency: latency(ok),
+    usage: usage(ok),
+  };
+  if (tag) g.tag = tag;
+  for (const rate of RATE_NAMES) g[rate] = MEASURED[rate](records) ? rateMetric(items, rate, opts) : null;
+  const repairItems = items.map((it) => it.runs.filter((r) => r.outcome !== 'failed')).filter((rs) => rs.length > 0);
+  if (repairItems.length > 0) g.repairRounds = meanInterval(repairItems.map((rs) => mean(rs.map((r) => r.repairRounds))), opts);
+  return g;
+}
+
+export function rateMetric(items: readonly ItemRuns[], rate: RateName, opts: BootstrapOptions = {}): RateMetric {
+  const counted = items.filter((it) => eligible(rate, it));
+  const ok = SUCCESS[rate];
+  return {
+    at1: meanInterval(counted.map((it) => at1(it, ok)), opts),
+    atK: meanInterval(counted.map((it) => atK(it, ok)), opts),
+    k: Math.max(0, ...counted.map((it) => it.runs.length)),
+    items: counted.length,
+  };
+}
+
+function retrievalMetric(items: readonly ItemRuns[], opts: BootstrapOptions): RetrievalMetric | null {
+  // Per item: macro scores averaged over its samples, and summed counts for the micro figures.
+  const per = items
+    .map((it) => retrievalRuns(it).map(retrievalScores))
+    .filter((s) => s.length > 0)
+    .map((s) => ({
+      p: mean(s.map((x) => x.p)),
+      r: mean(s.map((x) => x.r)),
+      f1: mean(s.map((x) => x.f1)),
+      hits: s.reduce((a, x) => a + x.hits, 0),
+      retrieved: s.reduce((a, x) => a + x.retrieved, 0),
+      gold: s.reduce((a, x) => a + x.gold, 0),
+    }));
+  if (per.length === 0) return null;
+  const sums = (ix: readonly number[]) => {
+    let hits = 0;
+    let retrieved = 0;
+    let gold = 0;
+    for (const i of ix) {
+      hits += per[i]!.hits;
+      retrieved += per[i]!.retrieved;
+      gold += per[i]!.gold;
+    }
+    return { hits, retrieved, gold };
+  };
+  const microP = (ix: readonly number[]) => {
+    const s = sums(ix);
+    return s.retrieved > 0 ? s.hits / s.retrieved : 0;
+  };
+  const microR = (ix: readonly number[]) => {
+    const s = sums(ix);
+    return s.gold > 0 ? s.hits / s.gold : 0;
+  };
+  const microF = (ix: readonly number[]) => {
+    const p = microP(ix);
+    const r = microR(ix);
+    return p + r > 0 ? (2 * p * r) / (p + r) : 0;
+  };
+  return {
+    precision: meanInterval(per.map((x) => x.p), opts),
+    recall: meanInterval(per.map((x) => x.r), opts),
+    f1: meanInterval(per.map((x) => x.f1), opts),
+    microPrecision: bootstrap(per.length, microP, opts),
+    microRecall: bootstrap(per.length, microR, opts),
+    microF1: bootstrap(per.length, microF, opts),
+    items: per.length,
+  };
+}
+
+function latency(runs: readonly SweepRunRecord[]): GroupMetrics['latency'] {
+  const by = new Map<Stage | 'total', number[]>();
+  const push = (k: Stage | 'total', v: number) => {
+    const list = by.get(k);
+    if (list) list.push(v);
+    else by.set(k, [v]);
+  };
+  for (const r of runs) {
+    let total = 0;
+    let any = false;
+    for (const [stage, ms] of Object.entries(r.stageMs ?? {}) as [Stage, number | undefined][]) {
+      if (typeof ms !== 'number' || !Number.isFinite(ms)) continue;
+      push(stage, ms);
+      total += ms;
+      any = true;
+    }
+    if (any) push('total', total);
+  }
+  const out: GroupMetrics['latency'] = {};
+  for (const [k, v] of by) out[k] = { p50: quantile(v, 0.5), p95: quantile(v, 0.95), runs: v.length };
+  return out;
+}
+
+function usage(runs: readonly SweepRunRecord[]): UsageMetric | null {
+  const withUsage = runs.filter((r) => r.usage);
+  if (withUsage.length === 0) return null;
+  const u = withUsage.map((r) => r.usage!);
+  const out: UsageMetric = {
+    runs: u.length,
+    meanPromptTokens: mean(u.map((x) => x.promptTokens)),
+    meanCompletionTokens: mean(u.map((x) => x.completionTokens)),
+    meanTotalTokens: mean(u.map((x) => x.totalTokens)),
+    totalTokens: u.reduce((a, x) => a + x.totalTokens, 0),
+  };
+  if (u.every((x) => typeof x.costUsd === 'number')) {
+    out.totalCostUsd = u.reduce((a, x) => a + x.costUsd!, 0);
+    out.meanCostUsd = out.totalCostUsd / u.length;
+  }
+  return out;
+}
