@@ -7,7 +7,8 @@ import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 /** Draws an index in [0, n). Injectable so tests can script the resamples. */
 export type IndexSampler = (n: number) => number;
 
-/** The seeded sampler every report uses (xoroshiro128+ from pure-rand). */
+/** The seeded sampler every report uses (xoroshiro128+ and its unbiased integer draw, from
+ * pure-rand). */
 export function seededSampler(seed: number): IndexSampler {
   const rng = xoroshiro128plus(seed);
   return (n) => uniformInt(rng, 0, n - 1);
@@ -102,7 +103,15 @@ export function bootstrap(n: number, statistic: (indices: readonly number[]) => 
 
 /** Mean of per-item values with its bootstrap interval. */
 export function meanInterval(values: readonly number[], opts: BootstrapOptions = {}): Interval {
-  return bootstrap(values.length, (ix) => mean(ix.map((i) => values[i]!)), opts);
+  return bootstrap(values.length, (ix) => meanAt(values, ix), opts);
+}
+
+/** Mean of `values` at the drawn indices (no intermediate array: this runs B times). */
+export function meanAt(values: readonly number[], ix: readonly number[]): number {
+  if (ix.length === 0) return NaN;
+  let s = 0;
+  for (let j = 0; j < ix.length; j++) s += values[ix[j]!]!;
+  return s / ix.length;
 }
 
 export function mean(values: readonly number[]): number {

@@ -5,7 +5,7 @@
 // far side of zero. Every comparison of one metric across all pairs also gets a Holm-adjusted
 // p-value, since a report that compares many pairs finds some "significant" by chance.
 import type { SweepRunRecord } from '../../common/sweep';
-import { bootstrap, bootstrapDistribution, mean, quantileSorted, type BootstrapOptions, type Interval } from './bootstrap';
+import { bootstrap, bootstrapDistribution, mean, meanAt, quantileSorted, type BootstrapOptions, type Interval } from './bootstrap';
 import { at1, atK, byItem, eligible, firstSample, MEASURED, retrievalRuns, retrievalScores, SUCCESS, type ItemRuns, type RateName } from './item-outcomes';
 import { holm, mcnemarPaired, type McNemarResult } from './mcnemar';
 import { byConfig, RATE_NAMES } from './sweep-metrics';
@@ -41,7 +41,8 @@ export function compareRate(a: readonly ItemRuns[], b: readonly ItemRuns[], rate
   const score = at === '1' ? at1 : atK;
   const va = pairs.map(([x]) => score(x, ok));
   const vb = pairs.map(([, y]) => score(y, ok));
-  const diff = bootstrap(pairs.length, (ix) => mean(ix.map((i) => va[i]! - vb[i]!)), opts);
+  const d = va.map((v, i) => v - vb[i]!);
+  const diff = bootstrap(pairs.length, (ix) => meanAt(d, ix), opts);
   const binary = at === '1'
     ? [pairs.map(([x]) => firstSample(x, ok)), pairs.map(([, y]) => firstSample(y, ok))]
     : [va.map((v) => v === 1), vb.map((v) => v === 1)];
@@ -59,7 +60,7 @@ export function compareF1(a: readonly ItemRuns[], b: readonly ItemRuns[], opts: 
     .filter((p): p is readonly [number, number] => p[0] !== undefined && p[1] !== undefined);
   if (pairs.length === 0) return null;
   const d = pairs.map(([x, y]) => x - y);
-  const stat = (ix: readonly number[]) => mean(ix.map((i) => d[i]!));
+  const stat = (ix: readonly number[]) => meanAt(d, ix);
   const { resampled } = bootstrapDistribution(pairs.length, stat, opts);
   const alpha = (1 - (opts.level ?? 0.95)) / 2;
   const diff = { estimate: stat(d.map((_, i) => i)), lo: quantileSorted(resampled, alpha), hi: quantileSorted(resampled, 1 - alpha) };

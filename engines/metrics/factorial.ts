@@ -8,7 +8,7 @@
 // is the mean over items of the per-item response; intervals resample items jointly for all
 // cells (every cell ran the same items), so the effects' intervals are paired.
 import type { FactorialDesign, SweepRunRecord } from '../../common/sweep';
-import { bootstrapMany, mean, type BootstrapOptions, type Interval } from './bootstrap';
+import { bootstrapMany, mean, meanAt, type BootstrapOptions, type Interval } from './bootstrap';
 import { at1, byItem, eligible, retrievalRuns, retrievalScores, SUCCESS, MEASURED, type ItemRuns } from './item-outcomes';
 
 export type FactorialResponse = 'faithful@1' | 'typecheck@1' | 'beq@1' | 'f1';
@@ -119,7 +119,7 @@ export function factorialAnalysis(records: readonly SweepRunRecord[], design: Fa
   const items = [...perCell[0]!.keys()].filter((item) => perCell.every((m) => m.get(item) !== undefined));
   if (items.length === 0) throw new Error(`factorial analysis of ${response}: no item was measured in every cell`);
   const table = perCell.map((m) => items.map((item) => m.get(item)!));
-  const cellMeans = (ix: readonly number[]) => table.map((ys) => mean(ix.map((i) => ys[i]!)));
+  const cellMeans = (ix: readonly number[]) => table.map((ys) => meanAt(ys, ix));
   const masks = effectMasks(n);
   const all = items.map((_, i) => i);
   // One resampling for all effects: every effect sees the same items.

@@ -158,28 +158,21 @@ function retrievalMetric(items: readonly ItemRuns[], opts: BootstrapOptions): Re
       gold: s.reduce((a, x) => a + x.gold, 0),
     }));
   if (per.length === 0) return null;
-  const sums = (ix: readonly number[]) => {
-    let hits = 0;
-    let retrieved = 0;
-    let gold = 0;
-    for (const i of ix) {
-      hits += per[i]!.hits;
-      retrieved += per[i]!.retrieved;
-      gold += per[i]!.gold;
-    }
-    return { hits, retrieved, gold };
+  const hits = per.map((x) => x.hits);
+  const retrieved = per.map((x) => x.retrieved);
+  const gold = per.map((x) => x.gold);
+  const sum = (v: readonly number[], ix: readonly number[]) => {
+    let s = 0;
+    for (let j = 0; j < ix.length; j++) s += v[ix[j]!]!;
+    return s;
   };
-  const microP = (ix: readonly number[]) => {
-    const s = sums(ix);
-    return s.retrieved > 0 ? s.hits / s.retrieved : 0;
-  };
-  const microR = (ix: readonly number[]) => {
-    const s = sums(ix);
-    return s.gold > 0 ? s.hits / s.gold : 0;
-  };
+  const ratio = (num: number, den: number) => (den > 0 ? num / den : 0);
+  const microP = (ix: readonly number[]) => ratio(sum(hits, ix), sum(retrieved, ix));
+  const microR = (ix: readonly number[]) => ratio(sum(hits, ix), sum(gold, ix));
   const microF = (ix: readonly number[]) => {
-    const p = microP(ix);
-    const r = microR(ix);
+    const h = sum(hits, ix);
+    const p = ratio(h, sum(retrieved, ix));
+    const r = ratio(h, sum(gold, ix));
     return p + r > 0 ? (2 * p * r) / (p + r) : 0;
   };
   return {

@@ -1,0 +1,87 @@
+// The report's CSV files: every metric with its interval (one row per group and metric), and
+// every run (one row per record). RFC 4180 quoting.
+import type { SweepRunRecord } from '../../common/sweep';
+import type { Interval } from '../metrics/bootstrap';
+import type { GroupMetrics } from '../metrics/sweep-metrics';
+import type { ReportData } from './report-data';
+import { temporalRunUrl } from './report-data';
+
+export function csvField(v: string | number | boolean | null | undefined): string {
+  if (v === null || v === undefined) return '';
+  const s = String(v);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+export function csvLines(header: readonly string[], rows: readonly (readonly (string | number | boolean | null | undefined)[])[]): string {
+  return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
+}
+
+function metricRows(g: GroupMetrics): (string | number)[][] {
+  const base = [g.config, g.tag?.key ?? '', g.tag?.value ?? ''];
+  const rows: (string | number)[][] = [];
+  const add = (metric: string, i: Interval | null | undefined, n: number) => {
+    if (i) rows.push([...base, metric, i.estimate, i.lo, i.hi, n]);
+  };
+  for (const rate of ['typecheck', 'beq', 'faithful'] as const) {
+    const m = g[rate];
+    if (!m) continue;
+    add(`${rate}@1`, m.at1, m.items);
+    add(`${rate}@${m.k}`, m.atK, m.items);
+  }
+  const r = g.retrieval;
+  if (r) {
+    add('precision', r.precision, r.items);
+    add('recall', r.recall, r.items);
+    add('f1', r.f1, r.items);
+    add('micro_precision', r.microPrecision, r.items);
+    add('micro_recall', r.microRecall, r.items);
+    add('micro_f1', r.microF1, r.items);
+  }
+  add('repair_rounds', g.repairRounds, g.items);
+  for (const [stage, l] of Object.entries(g.latency)) {
+    rows.push([...base, `latency_${stage}_p50_ms`, l!.p50, '', '', l!.runs] as (string | number)[]);
+    rows.push([...base, `latency_${stage}_p95_ms`, l!.p95, '', '', l!.runs] as (string | number)[]);
+  }
+  if (g.usage) {
+    rows.push([...base, 'tokens_per_run', g.usage.meanTotalTokens, '', '', g.usage.runs]);
+    if (g.usage.totalCostUsd !== undefined) rows.push([...base, 'cost_usd_total', g.usage.totalCostUsd, '', '', g.usage.runs]);
+  }
+  return rows;
+}
+
+/** metrics.csv: config, tag_key, tag_value, metric, estimate, lo, hi, n (rates as fractions). */
+export function metricsCsv(data: ReportData): string {
+  const groups = [...data.metrics.configs, ...data.metrics.byTag];
+  return csvLines(['config', 'tag_key', 'tag_value', 'metric', 'estimate', 'lo', 'hi', 'n'], groups.flatMap(metricRows));
+}
+
+/** runs.csv: one row per run record. */
+export function runsCsv(records: readonly SweepRunRecord[], ui?: { base: string; namespace: string }): string {
+  const header = ['sweep', 'config', 'item', 'sample', 'workflow_id', 'outcome', 'compiled', 'checked', 'equivalent', 'judge_grade', 'faithful', 'repair_rounds', 'premises', 'gold_premises', 'tags', 'total_ms', 'total_tokens', 'cost_usd', 'finished_at', 'error', 'temporal_url'];
+  return csvLines(
+    header,
+    records.map((r) => [
+      r.sweepId,
+      r.config,
+      r.item,
+      r.sample,
+      r.workflowId,
+      r.outcome,
+      r.compiled,
+      r.checked,
+      r.equivalent,
+      r.judgeGrade,
+      r.faithful,
+      r.repairRounds,
+      r.premises.join(' '),
+      r.goldPremises.join(' '),
+      Object.entries(r.tags ?? {}).map(([k, v]) => `${k}=${v}`).join(';'),
+      Object.values(r.stageMs ?? {}).reduce<number>((a, x) => a + (x ?? 0), 0),
+      r.usage?.totalTokens,
+      r.usage?.costUsd,
+      r.finishedAt,
+      r.error,
+      ui ? temporalRunUrl(ui.base, ui.namespace, r.workflowId) : '',
+    ]),
+  );
+}

@@ -1,0 +1,233 @@
+// The report as one self-contained HTML page: inline CSS, charts as inline SVG rendered on the
+// server, no scripts and nothing fetched, so it works offline and from a file:// URL.
+import type { SweepRunRecord } from '../../common/sweep';
+import type { ReportData } from './report-data';
+import { temporalRunUrl } from './report-data';
+import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, retrievalTable, summaryTable, tagTables, type Cell, type Table } from './tables';
+
+export interface HtmlCharts {
+  rates: string | null;
+  retrieval: string | null;
+  repairBudget: string | null;
+  stepBudget: string | null;
+  /** One per factorial analysis, same order. */
+  effects: string[];
+}
+
+export function escapeHtml(s: string): string {
+  return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+}
+
+function cellHtml(c: Cell, numeric: boolean): string {
+  const cls = [numeric ? 'num' : '', typeof c === 'string' ? '' : (c.cls ?? '')].filter(Boolean).join(' ');
+  const attrs = `${cls ? ` class="${cls}"` : ''}${typeof c !== 'string' && c.title ? ` title="${escapeHtml(c.title)}"` : ''}`;
+  const text = escapeHtml(cellText(c));
+  const inner = typeof c !== 'string' && c.href ? `<a href="${escapeHtml(c.href)}">${text}</a>` : text;
+  return `<td${attrs}>${inner}</td>`;
+}
+
+export function tableHtml(t: Table, level = 3): string {
+  const numeric = new Set(t.numeric ?? []);
+  const head = t.header.map((h, i) => `<th${numeric.has(i) ? ' class="num"' : ''}>${escapeHtml(h)}</th>`).join('');
+  const body = t.rows.map((r) => `<tr>${r.map((c, i) => cellHtml(c, numeric.has(i))).join('')}</tr>`).join('\n');
+  return `<h${level} id="${escapeHtml(t.id)}">${escapeHtml(t.title)}</h${level}>
+${t.caption ? `<p class="caption">${escapeHtml(t.caption)}</p>` : ''}
+<div class="scroll"><table><thead><tr>${head}</tr></thead><tbody>
+${body}
+</tbody></table></div>`;
+}
+
+const OUTCOME_BADGE: Record<string, { mark: string; cls: string }> = {
+  faithful: { mark: 'F', cls: 'o-faithful' },
+  unfaithful: { mark: 'C', cls: 'o-compiled' },
+  compiled: { mark: 'C', cls: 'o-compiled' },
+  'not-compiled': { mark: '✗', cls: 'o-fail' },
+  unchecked: { mark: '?', cls: 'o-unchecked' },
+  failed: { mark: '!', cls: 'o-error' },
+  'budget-exhausted': { mark: 'B', cls: 'o-fail' },
+};
+
+function runTitle(r: SweepRunRecord): string {
+  const parts = [`${r.workflowId}`, `outcome ${r.outcome}`];
+  if (r.judgeGrade !== null) parts.push(`grade ${r.judgeGrade}`);
+  if (r.equivalent !== null) parts.push(r.equivalent ? 'equivalent to gold' : 'not equivalent to gold');
+  parts.push(`repair rounds ${r.repairRounds}`);
+  if (r.error) parts.push(`error: ${r.error}`);
+  return parts.join(' · ');
+}
+
+/** Items × configurations; each run a badge linking to its Temporal UI page. */
+export function itemsTableHtml(records: readonly SweepRunRecord[], configs: readonly string[], ui?: { base: string; namespace: string }): string {
+  const items = [...new Set(records.map((r) => r.item))];
+  const at = new Map<string, SweepRunRecord[]>();
+  for (const r of records) {
+    const key = `${r.item}\u0000${r.config}`;
+    const list = at.get(key);
+    if (list) list.push(r);
+    else at.set(key, [r]);
+  }
+  const rows = items.map((item) => {
+    const cells = configs.map((config) => {
+      const runs = (at.get(`${item}\u0000${config}`) ?? []).sort((a, b) => a.sample - b.sample);
+      const badges = runs.map((r) => {
+        const b = OUTCOME_BADGE[r.outcome] ?? { mark: '·', cls: 'o-unchecked' };
+        const title = escapeHtml(runTitle(r));
+        return ui
+          ? `<a class="badge ${b.cls}" title="${title}" href="${escapeHtml(temporalRunUrl(ui.base, ui.namespace, r.workflowId))}">${b.mark}</a>`
+          : `<span class="badge ${b.cls}" title="${title}">${b.mark}</span>`;
+      });
+      return `<td>${badges.join('') || '<span class="none">–</span>'}</td>`;
+    });
+    return `<tr><td class="item">${escapeHtml(item)}</td>${cells.join('')}</tr>`;
+  });
+  return `<div class="scroll items"><table><thead><tr><th>item</th>${configs.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr></thead><tbody>
+${rows.join('\n')}
+</tbody></table></div>`;
+}
+
+const CSS = `
+:root { --fg: #1d1d1f; --muted: #5f6368; --line: #e3e3e6; --bg: #ffffff; --head: #f6f7f9; --accent: #2f5d9e; }
+* { box-sizing: border-box; }
+body { font: 14px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); margin: 0; }
+main { max-width: 1180px; margin: 0 auto; padding: 24px 28px 64px; }
+h1 { font-size: 24px; margin: 0 0 4px; }
+h2 { font-size: 19px; margin: 36px 0 8px; padding-top: 8px; border-top: 1px solid var(--line); }
+h3 { font-size: 15px; margin: 22px 0 6px; }
+.sub { color: var(--muted); margin: 0 0 16px; }
+nav { font-size: 13px; margin: 8px 0 20px; }
+nav a { margin-right: 14px; color: var(--accent); text-decoration: none; }
+dl.protocol { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0; font-size: 13px; }
+dl.protocol dt { color: var(--muted); }
+dl.protocol dd { margin: 0; }
+ul.findings { padding-left: 20px; }
+ul.findings li { margin: 4px 0; }
+.caption { color: var(--muted); font-size: 12.5px; margin: 0 0 6px; max-width: 900px; }
+.scroll { overflow-x: auto; }
+table { border-collapse: collapse; font-size: 13px; margin: 4px 0 8px; }
+th, td { padding: 5px 10px; border-bottom: 1px solid var(--line); text-align: left; white-space: nowrap; }
+th { background: var(--head); font-weight: 600; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
+td.sig { color: #0b6b2f; font-weight: 600; }
+td.noise { color: var(--muted); }
+.chart { margin: 12px 0 4px; }
+.chart svg { max-width: 100%; height: auto; }
+.charts { display: flex; flex-wrap: wrap; gap: 8px 36px; align-items: flex-start; }
+.items td { padding: 3px 8px; }
+.items td.item { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
+.badge { display: inline-block; min-width: 18px; height: 18px; line-height: 18px; margin-right: 3px; border-radius: 3px; text-align: center; font-size: 11px; font-weight: 700; text-decoration: none; color: #fff; }
+.o-faithful { background: #2e8540; } .o-compiled { background: #c98a00; } .o-fail { background: #c0392b; }
+.o-unchecked { background: #8a8f98; } .o-error { background: #5b0f0f; }
+.legend .badge { margin-left: 10px; }
+.warn { background: #fff4e5; border: 1px solid #f0c36d; padding: 8px 12px; border-radius: 4px; }
+pre { background: var(--head); padding: 10px 12px; overflow-x: auto; font-size: 12px; }
+details { margin: 12px 0; } summary { cursor: pointer; color: var(--accent); font-weight: 600; }
+footer { color: var(--muted); font-size: 12px; margin-top: 40px; }
+`;
+
+function chart(svg: string | null | undefined): string {
+  return svg ? `<div class="chart">${svg}</div>` : '';
+}
+
+export function renderHtml(data: ReportData, records: readonly SweepRunRecord[], charts: HtmlCharts, ui?: { base: string; namespace: string }): string {
+  const s = data.sweep;
+  const title = s.title ?? `Sweep ${s.id}`;
+  const protocol: [string, string | undefined][] = [
+    ['sweep', s.id],
+    ['status', s.status],
+    ['benchmark', s.benchmark],
+    ['library', s.library],
+    ['index version', s.indexVersion],
+    ['leave-out policy', s.leaveOut],
+    ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
+    ['items / runs', `${data.items} / ${data.runs}`],
+    ['configurations', data.configs.join(', ')],
+    ['intervals', `95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
+    ['started', s.createdAt],
+    ['generated', data.generatedAt],
+  ];
+  const sections: string[] = [];
+  const nav: [string, string][] = [['summary', 'Summary']];
+
+  const found = findings(data);
+  sections.push(`<h2 id="summary">Summary</h2>
+<dl class="protocol">${protocol.filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v!)}</dd>`).join('')}</dl>
+${(s.notes ?? []).map((n) => `<p class="caption">${escapeHtml(n)}</p>`).join('')}
+${found.length > 0 ? `<ul class="findings">${found.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>` : ''}
+${tableHtml(summaryTable(data))}
+<div class="charts">${chart(charts.rates)}</div>
+${tableHtml(detailTable(data))}`);
+
+  const retrieval = retrievalTable(data);
+  if (retrieval) {
+    nav.push(['retrieval', 'Retrieval']);
+    sections.push(`<h2>Retrieval</h2>${tableHtml(retrieval)}${chart(charts.retrieval)}`);
+  }
+  const ranked = rankedComparisonsTable(data);
+  const cmp = comparisonsTable(data);
+  if (cmp) {
+    nav.push(['comparisons', 'Comparisons']);
+    sections.push(`<h2 id="comparisons">Comparisons</h2>${ranked ? tableHtml(ranked) : ''}
+<details><summary>${escapeHtml(cmp.title)}</summary>${tableHtml({ ...cmp, title: 'All pairs', id: 'all-pairs' })}</details>`);
+  }
+  if (charts.repairBudget || charts.stepBudget) {
+    nav.push(['budget', 'Budget']);
+    sections.push(`<h2 id="budget">Success against budget</h2>
+<p class="caption">Share of items (per item, the share of its samples) that compiled, or ended faithful, within the budget: from each run's recorded attempts (the loop stops at the first compiling attempt, which the judge grades) or, for agent runs, from the step at which the file first compiled and the steps taken.</p>
+<div class="charts">${chart(charts.repairBudget)}${chart(charts.stepBudget)}</div>`);
+  }
+  if (data.factorial.length > 0 || data.factorialError) {
+    nav.push(['factorial', 'Factorial']);
+    const factors = s.design?.factors.map((f) => `${f.name}${f.low || f.high ? ` (0 = ${f.low ?? 'off'}, 1 = ${f.high ?? 'on'})` : ''}`).join('; ');
+    const body = data.factorial
+      .map((a, i) => {
+        const [cells, effects] = factorialTables(a);
+        return `<div class="charts"><div>${tableHtml(cells!, 3)}</div><div>${tableHtml(effects!, 3)}</div></div>${chart(charts.effects[i])}`;
+      })
+      .join('\n');
+    sections.push(`<h2 id="factorial">Factorial analysis</h2>
+${factors ? `<p class="caption">Factors: ${escapeHtml(factors)}.</p>` : ''}
+${data.factorialError ? `<p class="warn">No factorial analysis: ${escapeHtml(data.factorialError)}</p>` : ''}
+${body}`);
+  }
+  const latency = latencyTable(data);
+  if (latency) {
+    nav.push(['latency', 'Latency']);
+    sections.push(`<h2>Latency</h2>${tableHtml(latency)}`);
+  }
+  const tags = tagTables(data);
+  if (tags.length > 0) {
+    nav.push(['tags', 'By tag']);
+    sections.push(`<h2 id="tags">By tag</h2>${tags.map((t) => tableHtml(t)).join('\n')}`);
+  }
+  nav.push(['items', 'Items']);
+  sections.push(`<h2 id="items">Runs per item</h2>
+<p class="caption legend">One badge per sample${ui ? ', linking to the run in the Temporal UI' : ''}:
+<span class="badge o-faithful">F</span> faithful <span class="badge o-compiled">C</span> compiled, not judged faithful
+<span class="badge o-fail">✗</span> did not compile <span class="badge o-unchecked">?</span> not checked by Lean
+<span class="badge o-error">!</span> run failed <span class="badge o-fail">B</span> budget exhausted. Hover for details.</p>
+${itemsTableHtml(records, data.configs, ui)}`);
+  if (s.configurations && Object.keys(s.configurations).length > 0) {
+    nav.push(['configurations', 'Configurations']);
+    sections.push(`<h2 id="configurations">Configurations</h2><pre>${escapeHtml(JSON.stringify(s.configurations, null, 2))}</pre>`);
+  }
+
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} — driftline report</title>
+<style>${CSS}</style>
+</head>
+<body>
+<main>
+<h1>${escapeHtml(title)}</h1>
+<p class="sub">driftline sweep report · ${escapeHtml(data.configs.length === 1 ? '1 configuration' : `${data.configs.length} configurations`)} · ${data.items} items · ${data.runs} runs</p>
+<nav>${nav.map(([id, label]) => `<a href="#${id}">${escapeHtml(label)}</a>`).join('')}</nav>
+${sections.join('\n')}
+<footer>Also in this directory: report.md, metrics.csv, runs.csv, report.json.</footer>
+</main>
+</body>
+</html>
+`;
+}

@@ -1,0 +1,60 @@
+// The report as Markdown: the same tables as the HTML page (charts left out), for pasting into
+// an issue or a paper draft.
+import type { ReportData } from './report-data';
+import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, retrievalTable, summaryTable, tagTables, type Table } from './tables';
+
+function mdEscape(s: string): string {
+  return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+export function tableMarkdown(t: Table, level = 3): string {
+  const numeric = new Set(t.numeric ?? []);
+  const lines = [
+    `${'#'.repeat(level)} ${t.title}`,
+    '',
+    ...(t.caption ? [t.caption, ''] : []),
+    `| ${t.header.map(mdEscape).join(' | ')} |`,
+    `| ${t.header.map((_, i) => (numeric.has(i) ? '---:' : '---')).join(' | ')} |`,
+    ...t.rows.map((r) => `| ${r.map((c) => mdEscape(cellText(c))).join(' | ')} |`),
+    '',
+  ];
+  return lines.join('\n');
+}
+
+export function renderMarkdown(data: ReportData): string {
+  const s = data.sweep;
+  const out: string[] = [`# ${s.title ?? `Sweep ${s.id}`}`, ''];
+  const protocol: [string, string | undefined][] = [
+    ['sweep', s.id],
+    ['status', s.status],
+    ['benchmark', s.benchmark],
+    ['library', s.library],
+    ['index version', s.indexVersion],
+    ['leave-out policy', s.leaveOut],
+    ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
+    ['items / runs', `${data.items} / ${data.runs}`],
+    ['intervals', `95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
+    ['generated', data.generatedAt],
+  ];
+  for (const [k, v] of protocol) if (v) out.push(`- **${k}**: ${v}`);
+  for (const n of s.notes ?? []) out.push(`- ${n}`);
+  out.push('');
+  const found = findings(data);
+  if (found.length > 0) out.push('## Findings', '', ...found.map((f) => `- ${f}`), '');
+  out.push('## Results', '', tableMarkdown(summaryTable(data)), tableMarkdown(detailTable(data)));
+  for (const t of [retrievalTable(data), rankedComparisonsTable(data), comparisonsTable(data), latencyTable(data)]) if (t) out.push(tableMarkdown(t));
+  for (const c of data.repairCurves) {
+    out.push(`### Repair budget: ${c.config}`, '', '| rounds | compiles (%) | faithful (%) |', '---: | ---: | ---: |'.replace(/^/, '| ').replace(/$/, ' |'));
+    for (const p of c.points) out.push(`| ${p.budget} | ${(p.compiled * 100).toFixed(1)} | ${p.faithful === null ? '–' : (p.faithful * 100).toFixed(1)} |`);
+    out.push('');
+  }
+  for (const c of data.stepCurves) {
+    out.push(`### Step budget: ${c.config}`, '', '| steps | compiles (%) | faithful (%) |', '| ---: | ---: | ---: |');
+    for (const p of c.points) out.push(`| ${p.budget} | ${(p.compiled * 100).toFixed(1)} | ${p.faithful === null ? '–' : (p.faithful * 100).toFixed(1)} |`);
+    out.push('');
+  }
+  if (data.factorialError) out.push(`No factorial analysis: ${data.factorialError}`, '');
+  for (const a of data.factorial) for (const t of factorialTables(a)) out.push(tableMarkdown(t));
+  for (const t of tagTables(data)) out.push(tableMarkdown(t));
+  return out.join('\n');
+}

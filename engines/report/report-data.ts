@@ -1,0 +1,95 @@
+// Everything a sweep report shows, computed once from the run records: the JSON report, and
+// what the HTML, Markdown and CSV renderings read. Pure.
+import type { FactorialDesign, LeaveOutPolicy, SweepRunRecord } from '../../common/sweep';
+import { DEFAULT_RESAMPLES, DEFAULT_SEED } from '../metrics/bootstrap';
+import { repairBudgetCurves, stepBudgetCurves, type BudgetCurve } from '../metrics/budget-curve';
+import { compareConfigurations, type PairedComparison } from '../metrics/compare';
+import { designCells, factorialAnalysis, factorialResponses, type FactorialAnalysis } from '../metrics/factorial';
+import { computeSweepMetrics, type SweepMetrics } from '../metrics/sweep-metrics';
+
+/** What the sweep says about itself; every field but `id` is optional and shown when given. */
+export interface SweepReportMeta {
+  id: string;
+  title?: string;
+  status?: string;
+  /** Benchmark file(s) or name, and the selection. */
+  benchmark?: string;
+  library?: string;
+  /** The index version the sweep pinned. */
+  indexVersion?: string;
+  leaveOut?: LeaveOutPolicy;
+  samples?: number;
+  createdAt?: string;
+  /** Named configurations as the sweep file gave them (shown verbatim). */
+  configurations?: Record<string, unknown>;
+  /** A 2^n design over the configurations: enables the factorial section. */
+  design?: FactorialDesign;
+  /** Free-form protocol notes (what was tuned on what, …). */
+  notes?: string[];
+}
+
+export interface SweepReportInput {
+  sweep: SweepReportMeta;
+  records: readonly SweepRunRecord[];
+  /** Base URL of the Temporal Web UI (e.g. http://localhost:8233); runs link to it. */
+  temporalUiUrl?: string;
+  /** Temporal namespace of the runs; default `default`. */
+  namespace?: string;
+  /** Bootstrap resamples and seed (defaults 2000 and a fixed seed). */
+  bootstrap?: { resamples?: number; seed?: number };
+  /** Time stamp shown on the report; default now. */
+  generatedAt?: string;
+}
+
+export interface ReportData {
+  sweep: SweepReportMeta;
+  generatedAt: string;
+  bootstrap: { resamples: number; seed: number; level: number };
+  /** Configurations in first-seen order. */
+  configs: string[];
+  items: number;
+  runs: number;
+  metrics: SweepMetrics;
+  comparisons: PairedComparison[];
+  repairCurves: BudgetCurve[];
+  stepCurves: BudgetCurve[];
+  factorial: FactorialAnalysis[];
+  /** Why the factorial section is missing although a design was given. */
+  factorialError?: string;
+}
+
+/** The Temporal Web UI page of a run. */
+export function temporalRunUrl(base: string, namespace: string, workflowId: string): string {
+  return `${base.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+export function buildReportData(input: SweepReportInput): ReportData {
+  const resamples = input.bootstrap?.resamples ?? DEFAULT_RESAMPLES;
+  const seed = input.bootstrap?.seed ?? DEFAULT_SEED;
+  const opts = { resamples, seed };
+  const records = input.records;
+  const metrics = computeSweepMetrics(records, opts);
+  const data: ReportData = {
+    sweep: input.sweep,
+    generatedAt: input.generatedAt ?? new Date().toISOString(),
+    bootstrap: { resamples, seed, level: 0.95 },
+    configs: metrics.configs.map((c) => c.config),
+    items: new Set(records.map((r) => r.item)).size,
+    runs: records.length,
+    metrics,
+    comparisons: compareConfigurations(records, opts),
+    repairCurves: repairBudgetCurves(records),
+    stepCurves: stepBudgetCurves(records),
+    factorial: [],
+  };
+  const design = input.sweep.design;
+  if (design) {
+    try {
+      const cells = designCells(design, new Set(data.configs));
+      data.factorial = factorialResponses(records, cells).map((response) => factorialAnalysis(records, design, response, opts));
+    } catch (e) {
+      data.factorialError = (e as Error).message;
+    }
+  }
+  return data;
+}

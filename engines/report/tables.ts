@@ -1,0 +1,246 @@
+// The report's tables as data (header and rows of cells), rendered by html.ts and markdown.ts
+// alike, so the two never disagree.
+import type { Stage } from '../../common/types';
+import type { GroupMetrics } from '../metrics/sweep-metrics';
+import type { PairedComparison } from '../metrics/compare';
+import type { FactorialAnalysis } from '../metrics/factorial';
+import type { RateName } from '../metrics/item-outcomes';
+import type { ReportData } from './report-data';
+import { ms, num, pct, pctInterval, plainInterval, ptsInterval, pValue, rateLabel } from './format';
+
+export type Cell = string | { text: string; href?: string; cls?: string; title?: string };
+
+export interface Table {
+  id: string;
+  title: string;
+  caption?: string;
+  header: string[];
+  rows: Cell[][];
+  /** Columns holding numbers (right-aligned). */
+  numeric?: number[];
+}
+
+export function cellText(c: Cell): string {
+  return typeof c === 'string' ? c : c.text;
+}
+
+const RATES: readonly RateName[] = ['typecheck', 'beq', 'faithful'];
+
+interface Column {
+  title: string;
+  value: (g: GroupMetrics) => string;
+}
+
+/** The columns a set of groups has anything for (a rate nobody measured is left out): the @1
+ * rates and macro F1, or (`detail`) the @k rates and micro F1. */
+function metricColumns(groups: readonly GroupMetrics[], which: 'main' | 'detail' = 'main'): Column[] {
+  const cols: Column[] = [];
+  for (const rate of RATES) {
+    if (!groups.some((g) => g[rate])) continue;
+    const k = Math.max(...groups.map((g) => g[rate]?.k ?? 0));
+    if (which === 'main') cols.push({ title: rateLabel(rate, '1'), value: (g) => pctInterval(g[rate]?.at1) });
+    else if (k > 1) cols.push({ title: rateLabel(rate, 'k', k), value: (g) => pctInterval(g[rate]?.atK) });
+  }
+  if (groups.some((g) => g.retrieval)) {
+    if (which === 'main') cols.push({ title: 'retrieval F1', value: (g) => pctInterval(g.retrieval?.f1) });
+    else cols.push({ title: 'retrieval micro F1', value: (g) => pctInterval(g.retrieval?.microF1) });
+  }
+  return cols;
+}
+
+export function summaryTable(data: ReportData): Table {
+  const groups = data.metrics.configs;
+  const cols = metricColumns(groups);
+  const header = ['configuration', 'items', 'runs', 'failed', ...cols.map((c) => c.title)];
+  return {
+    id: 'results',
+    title: 'Results per configuration',
+    caption: `In %, each with its 95% percentile-bootstrap interval over items (B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}). @1 averages each item's samples. Failed runs count as failures of every rate. Retrieval F1 is the macro average over items.`,
+    header,
+    rows: groups.map((g) => [g.config, String(g.items), String(g.runs), String(g.failedRuns), ...cols.map((c) => c.value(g))]),
+    numeric: header.map((_, i) => i).filter((i) => i > 0),
+  };
+}
+
+/** @k rates, micro F1, repair rounds, latency, tokens and cost. */
+export function detailTable(data: ReportData): Table {
+  const groups = data.metrics.configs;
+  const cols = metricColumns(groups, 'detail');
+  const usage = groups.some((g) => g.usage);
+  const cost = groups.some((g) => g.usage?.totalCostUsd !== undefined);
+  const header = ['configuration', ...cols.map((c) => c.title), 'repair rounds / run', 'latency p50 / p95'];
+  if (usage) header.push('tokens / run');
+  if (cost) header.push('cost (USD)');
+  const rows = groups.map((g) => {
+    const row: Cell[] = [g.config, ...cols.map((c) => c.value(g)), plainInterval(g.repairRounds), `${ms(g.latency.total?.p50)} / ${ms(g.latency.total?.p95)}`];
+    if (usage) row.push(g.usage ? Math.round(g.usage.meanTotalTokens).toLocaleString('en-US') : '–');
+    if (cost) row.push(g.usage?.totalCostUsd !== undefined ? `${g.usage.totalCostUsd.toFixed(2)} (${g.usage.meanCostUsd!.toFixed(4)}/run)` : '–');
+    return row;
+  });
+  return {
+    id: 'details',
+    title: 'More per configuration',
+    caption: '@k counts an item when any of its k samples succeeds. Repair rounds (mean per run, with interval), latency (all stages of a run) and tokens cover runs that were not failed.',
+    header,
+    rows,
+    numeric: header.map((_, i) => i).filter((i) => i > 0),
+  };
+}
+
+export function retrievalTable(data: ReportData): Table | null {
+  const groups = data.metrics.configs.filter((g) => g.retrieval);
+  if (groups.length === 0) return null;
+  return {
+    id: 'retrieval',
+    title: 'Dependency retrieval',
+    caption: 'Retrieved premises against the gold dependencies, in %. Macro: per run, averaged over an item\'s samples, then over items. Micro: from hits, retrieved and gold counts summed over all runs.',
+    header: ['configuration', 'items', 'precision', 'recall', 'F1', 'micro precision', 'micro recall', 'micro F1'],
+    rows: groups.map((g) => {
+      const r = g.retrieval!;
+      return [g.config, String(r.items), pctInterval(r.precision), pctInterval(r.recall), pctInterval(r.f1), pctInterval(r.microPrecision), pctInterval(r.microRecall), pctInterval(r.microF1)];
+    }),
+    numeric: [1, 2, 3, 4, 5, 6, 7],
+  };
+}
+
+export function comparisonVerdict(c: PairedComparison): string {
+  if (!c.significant) return 'within noise';
+  return c.diff.estimate > 0 ? `${c.a} higher` : `${c.b} higher`;
+}
+
+function metricTitle(metric: PairedComparison['metric']): string {
+  if (metric === 'f1') return 'retrieval F1';
+  const [rate, at] = metric.split('@') as [RateName, string];
+  return rateLabel(rate, at === '1' ? '1' : 'k');
+}
+
+const COMPARISONS_CAPTION = "Rates: McNemar's exact test on the first sample of each item (@1) or on @k; b / c = items only the first / only the second configuration got right. Retrieval F1: paired bootstrap of the per-item difference. Differences in percentage points with 95% paired-bootstrap intervals; p-values Holm-adjusted over all pairs compared on the same metric. \"within noise\" means adjusted p ≥ 0.05.";
+
+function comparisonRow(c: PairedComparison, flip: boolean): Cell[] {
+  const [hi, lo] = flip ? [c.b, c.a] : [c.a, c.b];
+  const diff = flip ? { estimate: -c.diff.estimate, lo: -c.diff.hi, hi: -c.diff.lo } : c.diff;
+  const counts = c.mcnemar ? (flip ? `${c.mcnemar.c} / ${c.mcnemar.b}` : `${c.mcnemar.b} / ${c.mcnemar.c}`) : '–';
+  return [metricTitle(c.metric), hi, lo, String(c.items), ptsInterval(diff), counts, pValue(c.p), pValue(c.pHolm), { text: comparisonVerdict(c), cls: c.significant ? 'sig' : 'noise' }];
+}
+
+/** For each @1 metric and retrieval F1: configurations ranked, each compared with the next one
+ * down. The question a reader asks first: is the order real? */
+export function rankedComparisonsTable(data: ReportData): Table | null {
+  const rows: Cell[][] = [];
+  const value: Record<string, (g: GroupMetrics) => number | undefined> = {
+    'faithful@1': (g) => g.faithful?.at1.estimate,
+    'typecheck@1': (g) => g.typecheck?.at1.estimate,
+    'beq@1': (g) => g.beq?.at1.estimate,
+    f1: (g) => g.retrieval?.f1.estimate,
+  };
+  for (const [metric, v] of Object.entries(value)) {
+    const ranked = data.metrics.configs.filter((g) => v(g) !== undefined).sort((x, y) => v(y)! - v(x)!);
+    for (let i = 0; i + 1 < ranked.length; i++) {
+      const [a, b] = [ranked[i]!.config, ranked[i + 1]!.config];
+      const c = data.comparisons.find((x) => x.metric === metric && ((x.a === a && x.b === b) || (x.a === b && x.b === a)));
+      if (c) rows.push(comparisonRow(c, c.a !== a));
+    }
+  }
+  if (rows.length === 0) return null;
+  return {
+    id: 'ranked',
+    title: 'Is each configuration ahead of the next one?',
+    caption: `Per metric, configurations in order of their estimate, each against the one ranked just below it. ${COMPARISONS_CAPTION}`,
+    header: ['metric', 'higher', 'lower', 'items', 'difference (pts)', 'b / c', 'p', 'p (Holm)', 'verdict'],
+    rows,
+    numeric: [3, 4, 5, 6, 7],
+  };
+}
+
+export function comparisonsTable(data: ReportData): Table | null {
+  if (data.comparisons.length === 0) return null;
+  const sig = data.comparisons.filter((c) => c.significant).length;
+  return {
+    id: 'comparisons',
+    title: `All pairs (${sig} of ${data.comparisons.length} comparisons beyond noise)`,
+    caption: `Each pair of configurations on the items both ran. ${COMPARISONS_CAPTION}`,
+    header: ['metric', 'A', 'B', 'items', 'A − B (pts)', 'b / c', 'p', 'p (Holm)', 'verdict'],
+    rows: data.comparisons.map((c) => comparisonRow(c, false)),
+    numeric: [3, 4, 5, 6, 7],
+  };
+}
+
+const STAGE_ORDER: readonly (Stage | 'total')[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'repair', 'judge', 'total'];
+
+export function latencyTable(data: ReportData): Table | null {
+  const stages = STAGE_ORDER.filter((s) => data.metrics.configs.some((g) => g.latency[s]));
+  if (stages.length === 0) return null;
+  return {
+    id: 'latency',
+    title: 'Latency per stage',
+    caption: 'Wall-clock time per run, summed over repair rounds: median / 95th percentile.',
+    header: ['configuration', ...stages],
+    rows: data.metrics.configs.map((g) => [g.config, ...stages.map((s) => (g.latency[s] ? `${ms(g.latency[s]!.p50)} / ${ms(g.latency[s]!.p95)}` : '–'))]),
+    numeric: stages.map((_, i) => i + 1),
+  };
+}
+
+/** One table per tag key: configuration × tag value. */
+export function tagTables(data: ReportData): Table[] {
+  const keys = [...new Set(data.metrics.byTag.map((g) => g.tag!.key))];
+  return keys.map((key) => {
+    const groups = data.metrics.byTag.filter((g) => g.tag!.key === key);
+    const cols = metricColumns(groups).filter((c) => !c.title.includes('micro'));
+    return {
+      id: `tag-${key}`,
+      title: `By ${key}`,
+      header: ['configuration', key, 'items', ...cols.map((c) => c.title)],
+      rows: groups.map((g) => [g.config, g.tag!.value, String(g.items), ...cols.map((c) => c.value(g))]),
+      numeric: [2, ...cols.map((_, i) => i + 3)],
+    };
+  });
+}
+
+export function factorialTables(a: FactorialAnalysis): Table[] {
+  const cells: Table = {
+    id: `factorial-cells-${a.response}`,
+    title: `Cells (${a.response})`,
+    header: ['configuration', ...a.factors, `${a.response} (%)`],
+    rows: a.cells.map((c) => [c.config, ...a.factors.map((f) => String(c.levels[f])), pct(c.mean)]),
+    numeric: [a.factors.length + 1],
+  };
+  const effects: Table = {
+    id: `factorial-effects-${a.response}`,
+    title: `Effects (${a.response})`,
+    caption: `Main effect: mean over cells with the factor on minus mean with it off; interaction: difference in differences, averaged over the other factors. Percentage points, 95% bootstrap intervals over the ${a.items} items every cell ran.`,
+    header: ['effect', 'estimate (pts)', 'verdict'],
+    rows: a.effects.map((e) => {
+      const clear = e.lo > 0 || e.hi < 0;
+      return [e.label, ptsInterval(e), { text: clear ? (e.estimate > 0 ? 'positive' : 'negative') : 'interval includes 0', cls: clear ? 'sig' : 'noise' }];
+    }),
+    numeric: [1],
+  };
+  return [cells, effects];
+}
+
+/** Plain-language findings: the leader on each measured metric and whether its lead over the
+ * runner-up is more than noise. */
+export function findings(data: ReportData): string[] {
+  const out: string[] = [];
+  const groups = data.metrics.configs;
+  if (groups.length < 2) return out;
+  const lead = (metric: PairedComparison['metric'], title: string, value: (g: GroupMetrics) => number | undefined) => {
+    const ranked = groups.filter((g) => value(g) !== undefined).sort((x, y) => value(y)! - value(x)!);
+    if (ranked.length < 2) return;
+    const [first, second] = [ranked[0]!, ranked[1]!];
+    const c = data.comparisons.find((x) => x.metric === metric && ((x.a === first.config && x.b === second.config) || (x.a === second.config && x.b === first.config)));
+    const gap = (value(first)! - value(second)!) * 100;
+    let verdict = '';
+    if (c) verdict = c.significant ? ` — a real difference (Holm-adjusted p = ${pValue(c.pHolm)})` : ` — within noise (Holm-adjusted p = ${pValue(c.pHolm)}; interval of the difference ${ptsInterval(c.diff)} pts)`;
+    out.push(`${title}: ${first.config} leads with ${pct(value(first))}%, ${gap.toFixed(1)} pts ahead of ${second.config}${verdict}.`);
+  };
+  lead('faithful@1', 'Faithful@1', (g) => g.faithful?.at1.estimate);
+  lead('typecheck@1', 'Typecheck@1', (g) => g.typecheck?.at1.estimate);
+  lead('beq@1', 'BEq+@1', (g) => g.beq?.at1.estimate);
+  lead('f1', 'Retrieval F1', (g) => g.retrieval?.f1.estimate);
+  const failed = groups.filter((g) => g.failedRuns > 0);
+  if (failed.length > 0) out.push(`Failed runs (counted as failures): ${failed.map((g) => `${g.config} ${g.failedRuns}`).join(', ')}.`);
+  return out;
+}
+
+export { num };

@@ -1,0 +1,68 @@
+// The sweep report's entry points. `renderSweepReport` computes everything from the run records
+// and returns the files' contents (the API serves them from memory); `writeSweepReport` writes
+// them to a directory: index.html (self-contained, offline), report.md, metrics.csv, runs.csv
+// and report.json.
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { budgetChartSpec, effectsChartSpec, ratesChartSpec, renderSvg, retrievalChartSpec } from './charts';
+import { metricsCsv, runsCsv } from './csv';
+import { renderHtml } from './html';
+import { renderMarkdown } from './markdown';
+import { buildReportData, type ReportData, type SweepReportInput } from './report-data';
+
+export type { SweepReportInput, SweepReportMeta } from './report-data';
+
+export interface RenderedReport {
+  data: ReportData;
+  html: string;
+  markdown: string;
+  metricsCsv: string;
+  runsCsv: string;
+  json: string;
+}
+
+export const REPORT_FILES = {
+  html: 'index.html',
+  markdown: 'report.md',
+  metricsCsv: 'metrics.csv',
+  runsCsv: 'runs.csv',
+  json: 'report.json',
+} as const;
+
+export async function renderSweepReport(input: SweepReportInput): Promise<RenderedReport> {
+  if (input.records.length === 0) throw new Error(`sweep ${input.sweep.id} has no finished runs yet; nothing to report`);
+  const data = buildReportData(input);
+  const ui = input.temporalUiUrl ? { base: input.temporalUiUrl, namespace: input.namespace ?? 'default' } : undefined;
+  const svg = async (spec: Parameters<typeof renderSvg>[0] | null) => (spec ? renderSvg(spec) : null);
+  const charts = {
+    rates: await svg(ratesChartSpec(data)),
+    retrieval: await svg(retrievalChartSpec(data)),
+    repairBudget: await svg(budgetChartSpec(data, 'repair')),
+    stepBudget: await svg(budgetChartSpec(data, 'steps')),
+    effects: await Promise.all(data.factorial.map((a) => renderSvg(effectsChartSpec(a)))),
+  };
+  return {
+    data,
+    html: renderHtml(data, input.records, charts, ui),
+    markdown: renderMarkdown(data),
+    metricsCsv: metricsCsv(data),
+    runsCsv: runsCsv(input.records, ui),
+    json: `${JSON.stringify(data, null, 2)}\n`,
+  };
+}
+
+/** Writes the report into `outDir` (created if missing); each file is written whole and then
+ * renamed into place, so a reader never sees half a report file. Returns the paths written. */
+export async function writeSweepReport(outDir: string, input: SweepReportInput): Promise<{ files: string[]; data: ReportData }> {
+  const r = await renderSweepReport(input);
+  await mkdir(outDir, { recursive: true });
+  const files: string[] = [];
+  for (const [key, name] of Object.entries(REPORT_FILES) as [keyof typeof REPORT_FILES, string][]) {
+    const path = join(outDir, name);
+    const tmp = `${path}.${process.pid}.tmp`;
+    await writeFile(tmp, r[key]);
+    await rename(tmp, path);
+    files.push(path);
+  }
+  return { files, data: r.data };
+}

@@ -1,0 +1,100 @@
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { renderSweepReport, writeSweepReport } from '../engines/report/write-report';
+import { temporalRunUrl } from '../engines/report/report-data';
+import { csvField } from '../engines/report/csv';
+import { runRecord } from './helpers/sweep-records';
+import { demoSweep } from './helpers/demo-sweep';
+
+const dirs: string[] = [];
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe('sweep report', () => {
+  const demo = demoSweep(16, 2);
+  const input = {
+    sweep: { id: 'demo', title: 'Demo <sweep>', leaveOut: 'file' as const, library: 'connf', samples: 2, design: demo.design, configurations: demo.configurations },
+    records: demo.records,
+    temporalUiUrl: 'http://localhost:8233/',
+    bootstrap: { resamples: 200 },
+    generatedAt: '2026-11-30T08:00:00.000Z',
+  };
+
+  it('writes index.html, Markdown, CSV and JSON into the directory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'driftline-report-'));
+    dirs.push(dir);
+    const out = join(dir, 'nested', 'report');
+    const { files } = await writeSweepReport(out, input);
+    expect(files.map((f) => f.slice(out.length + 1)).sort()).toEqual(['index.html', 'metrics.csv', 'report.json', 'report.md', 'runs.csv']);
+    expect((await readdir(out)).sort()).toEqual(['index.html', 'metrics.csv', 'report.json', 'report.md', 'runs.csv']);
+    const json = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    expect(json.configs).toHaveLength(8);
+    expect(json.factorial.map((f: { response: string }) => f.response)).toEqual(['faithful@1', 'typecheck@1', 'beq@1', 'f1']);
+  });
+
+  it('is one self-contained page: inline SVG charts, no scripts, nothing fetched', async () => {
+    const { html } = await renderSweepReport(input);
+    expect(html).not.toMatch(/<script|<link|<img|<iframe|@import|url\(/i);
+    expect(html).not.toMatch(/(src|href)="https?:\/\/(?!localhost:8233)/);
+    // rates, retrieval, budget curve and one effects chart per factorial response
+    expect(html.match(/<svg/g)!.length).toBe(3 + 4);
+    expect(html).toContain('Cumulative success against repair budget');
+    expect(html).toContain('Factorial effects on faithful@1');
+    expect(html).toContain('Demo &lt;sweep&gt;');
+  });
+
+  it('links every run to its Temporal UI page by URL-encoded workflow ID', async () => {
+    const { html } = await renderSweepReport(input);
+    const r = demo.records[0]!;
+    expect(temporalRunUrl('http://localhost:8233/', 'default', r.workflowId)).toBe(`http://localhost:8233/namespaces/default/workflows/${encodeURIComponent(r.workflowId)}`);
+    expect(r.workflowId).toContain('/');
+    expect(html).toContain(`href="http://localhost:8233/namespaces/default/workflows/demo%2Fd0-i0-r0%2FConNF.item_000%2F0"`);
+    expect(html.match(/class="badge [^"]+" title="[^"]*" href="http:\/\/localhost:8233\/namespaces\/default\/workflows\//g)!.length).toBe(demo.records.length);
+  });
+
+  it('shows intervals, factorial effects and says when a difference is within noise', async () => {
+    const { html, markdown } = await renderSweepReport(input);
+    expect(html).toMatch(/\d+\.\d \[\d+\.\d, \d+\.\d\]/);
+    expect(html).toContain('Is each configuration ahead of the next one?');
+    expect(html).toContain('within noise');
+    expect(html).toContain('decompose × illustrate × repair');
+    expect(markdown).toContain('| configuration | items | runs | failed |');
+    expect(markdown).toContain('### Effects (faithful@1)');
+    expect(markdown).toMatch(/### Repair budget: d1-i1-r1\n\n\| rounds \| compiles \(%\) \| faithful \(%\) \|\n\| ---: \| ---: \| ---: \|/);
+  });
+
+  it('writes one metrics row per group and metric, and one runs row per record', async () => {
+    const { metricsCsv, runsCsv, data } = await renderSweepReport(input);
+    const runLines = runsCsv.trim().split('\r\n');
+    expect(runLines).toHaveLength(demo.records.length + 1);
+    expect(runLines[0]).toMatch(/^sweep,config,item,sample,workflow_id,outcome,compiled/);
+    const metricLines = metricsCsv.trim().split('\r\n');
+    const faithful = metricLines.find((l) => l.startsWith('d1-i1-r1,,,faithful@1,'))!;
+    const [, , , , est, lo, hi, n] = faithful.split(',');
+    const g = data.metrics.configs.find((c) => c.config === 'd1-i1-r1')!;
+    expect(Number(est)).toBeCloseTo(g.faithful!.at1.estimate, 12);
+    expect(Number(lo)).toBeCloseTo(g.faithful!.at1.lo, 12);
+    expect(Number(hi)).toBeCloseTo(g.faithful!.at1.hi, 12);
+    expect(Number(n)).toBe(16);
+    expect(metricLines.some((l) => l.startsWith('d1-i1-r1,domain,sets,faithful@1,'))).toBe(true);
+    expect(csvField('a,"b"')).toBe('"a,""b"""');
+  });
+
+  it('explains a design that cannot be analysed instead of failing the report', async () => {
+    const cells = { ...demo.design.cells };
+    delete cells['d1-i1-r1'];
+    const { html } = await renderSweepReport({ ...input, sweep: { ...input.sweep, design: { factors: demo.design.factors, cells } } });
+    expect(html).toContain('No factorial analysis: factorial design: no cell declared for decompose=1, illustrate=1, repair=1');
+  });
+
+  it('works without a Temporal UI (no links) and refuses a sweep with no runs', async () => {
+    const records = [runRecord({ config: 'A', item: '<b>x</b>', compiled: true })];
+    const { html } = await renderSweepReport({ sweep: { id: 's' }, records, bootstrap: { resamples: 50 } });
+    expect(html).not.toContain('/namespaces/');
+    expect(html).toContain('&lt;b&gt;x&lt;/b&gt;');
+    await expect(renderSweepReport({ sweep: { id: 'empty' }, records: [] })).rejects.toThrow(/no finished runs/);
+  });
+});
