@@ -1,15 +1,34 @@
-// The HTTP API: start formalization runs and read them back; health and readiness.
+// The HTTP API: Fastify with each group of routes a plugin, schemas beside the routes, an
+// OpenAPI 3 document generated from them (/openapi.json, /docs), errors as problem+json, bearer
+// API keys, per-key rate limits and load shedding.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider, type Static } from '@fastify/type-provider-typebox';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import { Ajv } from 'ajv';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import rateLimit from '@fastify/rate-limit';
+import underPressure from '@fastify/under-pressure';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import { getFormalization, startFormalization } from './runs';
+import type { ApiKey } from './api-keys';
+import { requireApiKey } from './auth';
+import { parseJsonBody } from './json-body';
+import type { LibraryCatalog } from './library-catalog';
+import { runLinker } from './links';
+import { describeValidation, HttpProblem, problem, PROBLEM_TYPE, sendProblem } from './problem';
+import { eventRoutes } from './routes/events';
+import { formalizationRoutes } from './routes/formalizations';
+import { healthRoutes } from './routes/health';
+import { libraryRoutes } from './routes/libraries';
+import { ID_RULE } from './schemas';
 
 export interface ReadinessReport {
   ready: boolean;
   checks: Record<string, { ok: boolean; detail?: string }>;
   /** Services that are not configured; the stack runs, but says what it cannot do. */
   missing: string[];
+  /** Things that work but need attention (e.g. Temporal overloaded). */
+  warnings?: string[];
 }
 
 export interface ApiOptions {
@@ -20,63 +39,19 @@ export interface ApiOptions {
   readiness: () => Promise<ReadinessReport>;
   taskQueue?: string;
   logger?: Logger | boolean;
-}
-
-const RunConfigBody = Type.Object(
-  {
-    decompose: Type.Optional(Type.Boolean()),
-    retrieval: Type.Optional(Type.Union([Type.Literal('drift'), Type.Literal('monolithic'), Type.Literal('oracle'), Type.Literal('none')])),
-    topK: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    illustrate: Type.Optional(Type.Boolean()),
-    examples: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
-    repairRounds: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
-    judge: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-
-function startBody(maxStatementChars: number) {
-  return Type.Object(
-    {
-      statement: Type.String({ minLength: 1, maxLength: maxStatementChars, pattern: '\\S' }),
-      library: Type.Optional(Type.String({ minLength: 1 })),
-      config: Type.Optional(RunConfigBody),
-      exclude: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
-      goldPremises: Type.Optional(Type.Array(Type.String(), { maxItems: 1000 })),
-      goldStatement: Type.Optional(Type.String({ minLength: 1, maxLength: maxStatementChars })),
-      // A caller-chosen run ID makes a retried POST safe: the same ID never starts a second run.
-      id: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9._:/-]+$' })),
-    },
-    { additionalProperties: false },
-  );
-}
-
-const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 300 }) });
-
-function badRequest(message: string) {
-  return { error: 'BadRequest', message };
-}
-
-/** Validation messages that say what was wrong in the user's terms. */
-function describeValidation(error: FastifyError, maxStatementChars: number): string {
-  const issue = error.validation?.[0];
-  if (!issue) return error.message;
-  const field = issue.instancePath.replace(/^\//, '').replace(/\//g, '.') || (issue.params as { missingProperty?: string }).missingProperty || 'body';
-  switch (issue.keyword) {
-    case 'required':
-      return `"${(issue.params as { missingProperty: string }).missingProperty}" is required`;
-    case 'maxLength':
-      return field === 'statement' ? `"statement" is longer than ${maxStatementChars} characters` : `"${field}" is too long`;
-    case 'minLength':
-    case 'pattern':
-      return `"${field}" must not be empty`;
-    case 'type':
-      return `"${field}" ${issue.message}`;
-    case 'additionalProperties':
-      return `unknown field "${(issue.params as { additionalProperty: string }).additionalProperty}"${field !== 'body' ? ` in "${field}"` : ''}`;
-    default:
-      return `"${field}" ${issue.message}`;
-  }
+  /** Libraries and premise search; without it the libraries routes are absent. */
+  catalog?: LibraryCatalog;
+  /** Keys admitted to /v1; none: no authentication (the caller must listen on loopback only). */
+  apiKeys?: readonly ApiKey[];
+  /** Requests per key (or per address without keys) per window. */
+  rateLimit?: { max: number; timeWindowMs: number };
+  /** Base URL of the Temporal Web UI, for the links on every run. */
+  temporalUiUrl?: string;
+  namespace?: string;
+  /** Load shedding thresholds (503 with Retry-After beyond them); 0 turns one off. */
+  pressure?: { maxEventLoopDelayMs?: number; maxHeapUsedBytes?: number; sampleIntervalMs?: number };
+  /** Keep-alive comment interval of event streams. */
+  sseKeepAliveMs?: number;
 }
 
 export async function buildServer(options: ApiOptions): Promise<FastifyInstance> {
@@ -84,68 +59,118 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
     logger: options.logger ?? false,
     // Large enough that an over-long statement reaches validation and gets a 400, not a 413.
     bodyLimit: Math.max(2 * 1024 * 1024, options.maxStatementChars * 4 + 65_536),
-    // Refuse what is wrong instead of quietly fixing it: no type coercion, no dropped fields.
-    ajv: { customOptions: { coerceTypes: false, removeAdditional: false } },
+    // Ids with %2F-encoded slashes are up to three times as long in the URL as the id itself.
+    routerOptions: { maxParamLength: 1000 },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error.validation) {
-      return reply.status(400).send(badRequest(describeValidation(error, options.maxStatementChars)));
-    }
-    if (error.statusCode && error.statusCode < 500) {
-      return reply.status(error.statusCode).send({ error: error.code ?? 'BadRequest', message: error.message });
-    }
-    request.log.error(error);
-    return reply.status(500).send({ error: 'Internal', message: error.message });
-  });
+  // Query strings are all text; let integer fields there be numbers without coercing bodies.
+  app.setValidatorCompiler(defaultValidatorWithQueryCoercion());
 
-  app.get('/healthz', async () => ({ ok: true }));
-
-  app.get('/readyz', async (_request, reply) => {
-    const report = await options.readiness();
-    return reply.status(report.ready ? 200 : 503).send(report);
-  });
-
-  const body = startBody(options.maxStatementChars);
-  app.post('/v1/formalizations', { schema: { body } }, async (request, reply) => {
-    const input = request.body as Static<typeof body>;
-    const library = input.library ?? options.defaultLibrary;
-    if (!options.libraries.includes(library)) {
-      return reply.status(400).send(badRequest(`unknown library "${library}"; known: ${options.libraries.join(', ')}`));
-    }
-    if (input.config?.retrieval === 'oracle' && !input.goldPremises?.length) {
-      return reply.status(400).send(badRequest('retrieval "oracle" needs "goldPremises"'));
-    }
-    let id: string;
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     try {
-      id = await startFormalization(
-        options.temporal,
-        {
-          statement: input.statement,
-          library,
-          config: input.config,
-          exclude: input.exclude,
-          goldPremises: input.goldPremises,
-          goldStatement: input.goldStatement,
-          id: input.id,
-        },
-        options.taskQueue,
-      );
+      done(null, parseJsonBody(body as Buffer));
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError && input.id) {
-        return reply.status(200).header('location', `/v1/formalizations/${encodeURIComponent(input.id)}`).send({ id: input.id, existing: true });
-      }
-      throw err;
+      done(err as Error, undefined);
     }
-    return reply.status(202).header('location', `/v1/formalizations/${encodeURIComponent(id)}`).send({ id });
   });
 
-  app.get('/v1/formalizations/:id', { schema: { params: IdParams } }, async (request, reply) => {
-    const { id } = request.params as Static<typeof IdParams>;
-    const view = await getFormalization(options.temporal, id);
-    if (!view) return reply.status(404).send({ error: 'NotFound', message: `no formalization with id "${id}"` });
-    return view;
+  const hints = { id: ID_RULE };
+  app.setErrorHandler((error: FastifyError | HttpProblem, request, reply) => {
+    if (error instanceof HttpProblem) return sendProblem(reply, error.status, error.message, error.extra);
+    if ((error as FastifyError).validation) return sendProblem(reply, 400, describeValidation(error as FastifyError, hints));
+    const status = (error as FastifyError).statusCode;
+    if (status && status >= 400 && status < 500) {
+      // Fastify's own 4xx errors; never echo a URL back (a 414's would be the whole of it).
+      return sendProblem(reply, status, plainClientError(error as FastifyError));
+    }
+    request.log.error({ err: error }, 'request failed');
+    return sendProblem(reply, 500, 'internal error; the server log has the details');
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const url = request.url.length > 200 ? `${request.url.slice(0, 200)}…` : request.url;
+    return sendProblem(reply, 404, `no route ${request.method} ${url}; the routes are listed at /docs`);
+  });
+
+  await app.register(underPressure, {
+    maxEventLoopDelay: options.pressure?.maxEventLoopDelayMs ?? 1000,
+    maxHeapUsedBytes: options.pressure?.maxHeapUsedBytes ?? 0,
+    ...(options.pressure?.sampleIntervalMs ? { sampleInterval: options.pressure.sampleIntervalMs } : {}),
+    retryAfter: 10,
+    pressureHandler: (_request, reply, type, value) => {
+      reply.header('retry-after', '10');
+      sendProblem(reply, 503, `the server is overloaded (${type}: ${Math.round(Number(value))}); retry in 10 s`);
+    },
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'driftline',
+        version: '1',
+        description: 'Informal mathematics to Lean 4 statements (DRIFT), as durable Temporal runs. Errors are application/problem+json (RFC 9457).',
+      },
+      components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (`npx driftline keys new`)' } } },
+      ...(options.apiKeys?.length ? { security: [{ apiKey: [] }] } : {}),
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes, { readiness: options.readiness });
+
+  const links = runLinker(options.temporalUiUrl ?? 'http://127.0.0.1:8233', options.namespace ?? options.temporal.options.namespace);
+  await app.register(async (v1) => {
+    v1.addHook('onRequest', requireApiKey(options.apiKeys ?? []));
+    await v1.register(rateLimit, {
+      max: options.rateLimit?.max ?? 600,
+      timeWindow: options.rateLimit?.timeWindowMs ?? 60_000,
+      keyGenerator: (request) => (request.apiKeyName ? `key:${request.apiKeyName}` : `ip:${request.ip}`),
+      errorResponseBuilder: (_request, context) => {
+        const error = problem(429, `too many requests: at most ${context.max} per ${context.after}; retry after ${context.after}`);
+        return Object.assign(new HttpProblem(429, error.detail), { statusCode: 429 });
+      },
+    });
+    await v1.register(formalizationRoutes, {
+      temporal: options.temporal,
+      libraries: options.libraries,
+      defaultLibrary: options.defaultLibrary,
+      maxStatementChars: options.maxStatementChars,
+      taskQueue: options.taskQueue,
+      links,
+    });
+    await v1.register(eventRoutes, { temporal: options.temporal, keepAliveMs: options.sseKeepAliveMs });
+    if (options.catalog) await v1.register(libraryRoutes, { catalog: options.catalog });
   });
 
   return app;
+}
+
+function plainClientError(error: FastifyError): string {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return 'the body must be JSON: send "Content-Type: application/json"';
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return 'the body is too large';
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return 'the body is empty; send a JSON object';
+    default:
+      return error.statusCode === 414 ? 'the URL is too long' : error.message.replace(/https?:\/\/\S+|\/\S{200,}/g, '…');
+  }
+}
+
+/** Bodies, params and headers are validated strictly; query strings are text, so their numbers
+ * are converted (`?limit=5`). Two ajv instances, built on first use. */
+function defaultValidatorWithQueryCoercion() {
+  let strict: Ajv | undefined;
+  let coercing: Ajv | undefined;
+  return ({ schema, httpPart }: { schema: object; httpPart?: string }) => {
+    const ajv = httpPart === 'querystring' ? (coercing ??= makeAjv(true)) : (strict ??= makeAjv(false));
+    return ajv.compile(schema);
+  };
+}
+
+function makeAjv(coerce: boolean): Ajv {
+  return new Ajv({ coerceTypes: coerce, removeAdditional: false, useDefaults: true, allErrors: false, strict: false });
 }

@@ -1,0 +1,166 @@
+// Response schemas shared by the routes; the OpenAPI document is generated from these and the
+// request schemas beside each route, so the document and the validation never disagree.
+import { Type } from '@fastify/type-provider-typebox';
+
+export const RUN_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
+export const OUTCOMES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'unchecked'] as const;
+export const StatusSchema = Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled')]);
+export const OutcomeSchema = Type.Union([
+  Type.Literal('faithful'),
+  Type.Literal('unfaithful'),
+  Type.Literal('compiled'),
+  Type.Literal('not-compiled'),
+  Type.Literal('unchecked'),
+]);
+
+/** Run ids: what a caller may choose, and what sweeps use (`<sweep>/<config>/<item>/<sample>`). */
+export const ID_PATTERN = '^(?!\\.{1,2}(?:/|$))(?!.*/\\.{1,2}(?:/|$))[A-Za-z0-9._:-]+(?:/[A-Za-z0-9._:-]+)*$';
+export const ID_MAX = 200;
+export const ID_RULE =
+  `"id" may use letters A-Z and a-z, digits, ".", "_", ":" and "-", with "/" between parts (no empty, "." or ".." parts), ` +
+  `at most ${ID_MAX} characters; e.g. "my-sweep/drift/item-1/0". In a URL write "/" inside an id as %2F.`;
+
+export const RunLinks = Type.Object(
+  {
+    self: Type.String(),
+    events: Type.String({ description: 'Server-sent events of the run' }),
+    temporalUi: Type.String({ description: "The run's page in the Temporal Web UI" }),
+  },
+  { additionalProperties: false },
+);
+
+export const ProgressSchema = Type.Object(
+  {
+    stage: Type.String(),
+    round: Type.Integer(),
+    completed: Type.Array(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+/** The run's result: the main fields typed, the rest (premises, attempts, …) passed through. */
+export const ResultSchema = Type.Object(
+  {
+    statement: Type.String(),
+    library: Type.String(),
+    formalStatement: Type.String(),
+    compiled: Type.Boolean(),
+    checked: Type.Boolean(),
+    outcome: Type.String(),
+    attempts: Type.Array(Type.Unknown()),
+    judge: Type.Union([Type.Object({ grade: Type.Number(), faithful: Type.Boolean(), explanation: Type.String() }, { additionalProperties: true }), Type.Null()]),
+    stages: Type.Array(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+export const RunViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    status: StatusSchema,
+    progress: Type.Union([ProgressSchema, Type.Null()]),
+    result: Type.Optional(ResultSchema),
+    error: Type.Optional(Type.String()),
+    links: RunLinks,
+  },
+  { additionalProperties: false },
+);
+
+export const StartedSchema = Type.Object(
+  {
+    id: Type.String(),
+    /** true: a run with this id existed already, started by the same request; nothing new started. */
+    existing: Type.Optional(Type.Boolean()),
+    links: RunLinks,
+  },
+  { additionalProperties: false },
+);
+
+export const RunSummarySchema = Type.Object(
+  {
+    id: Type.String(),
+    status: StatusSchema,
+    startedAt: Type.String(),
+    closedAt: Type.Optional(Type.String()),
+    library: Type.Optional(Type.String()),
+    config: Type.Optional(Type.String()),
+    stage: Type.Optional(Type.String()),
+    outcome: Type.Optional(Type.String()),
+    sweep: Type.Optional(Type.String()),
+    links: RunLinks,
+  },
+  { additionalProperties: false },
+);
+
+export const RunListSchema = Type.Object(
+  {
+    items: Type.Array(RunSummarySchema),
+    nextPageToken: Type.Optional(Type.String({ description: 'Pass as pageToken for the next page; absent on the last page' })),
+  },
+  { additionalProperties: false },
+);
+
+export const CancelSchema = Type.Object(
+  {
+    id: Type.String(),
+    status: Type.Literal('canceling'),
+    links: RunLinks,
+  },
+  { additionalProperties: false },
+);
+
+export const LibrarySchema = Type.Object(
+  {
+    name: Type.String(),
+    default: Type.Boolean(),
+    /** The version the library's alias names (what runs search), if built. */
+    current: Type.Optional(Type.String()),
+    versions: Type.Array(
+      Type.Object(
+        {
+          version: Type.String(),
+          revision: Type.String(),
+          embedder: Type.String(),
+          declarations: Type.Integer(),
+          createdAt: Type.String(),
+          complete: Type.Boolean(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const LibraryListSchema = Type.Object({ items: Type.Array(LibrarySchema) }, { additionalProperties: false });
+
+export const SearchResultSchema = Type.Object(
+  {
+    library: Type.String(),
+    version: Type.String(),
+    query: Type.String(),
+    items: Type.Array(
+      Type.Object(
+        {
+          name: Type.String(),
+          kind: Type.String(),
+          signature: Type.String(),
+          module: Type.Optional(Type.String()),
+          score: Type.Number(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ReadinessSchema = Type.Object(
+  {
+    ready: Type.Boolean(),
+    checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { additionalProperties: false })),
+    missing: Type.Array(Type.String()),
+    warnings: Type.Optional(Type.Array(Type.String())),
+  },
+  { additionalProperties: false },
+);
