@@ -1,0 +1,217 @@
+// Formalization runs: start (idempotent by id), read, cancel, list.
+import type { FastifyPluginAsync } from 'fastify';
+import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import {
+  BadPageTokenError,
+  cancelFormalization,
+  getFormalization,
+  listFormalizations,
+  requestDifferences,
+  RunClosedError,
+  RunNotFoundError,
+  runInput,
+  startFormalization,
+  type StartRequest,
+} from '../runs';
+import { HttpProblem, problemResponses, sendProblem } from '../problem';
+import { CancelSchema, ID_MAX, ID_PATTERN, OutcomeSchema, RunListSchema, RunViewSchema, StartedSchema, StatusSchema } from '../schemas';
+import type { RunLinker } from '../links';
+
+export interface FormalizationRoutesOptions {
+  temporal: import('@temporalio/client').Client;
+  libraries: string[];
+  defaultLibrary: string;
+  maxStatementChars: number;
+  taskQueue?: string;
+  links: RunLinker;
+}
+
+const RunConfigBody = Type.Object(
+  {
+    decompose: Type.Optional(Type.Boolean()),
+    retrieval: Type.Optional(Type.Union([Type.Literal('drift'), Type.Literal('monolithic'), Type.Literal('oracle'), Type.Literal('none')])),
+    topK: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
+    illustrate: Type.Optional(Type.Boolean()),
+    examples: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
+    repairRounds: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
+    judge: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+
+const NameList = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 1000 });
+
+function startBody(maxStatementChars: number) {
+  return Type.Object(
+    {
+      statement: Type.String({ minLength: 1, maxLength: maxStatementChars, pattern: '\\S', description: 'The informal statement' }),
+      library: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      config: Type.Optional(RunConfigBody),
+      exclude: Type.Optional(NameList),
+      goldPremises: Type.Optional(NameList),
+      goldStatement: Type.Optional(Type.String({ minLength: 1, maxLength: maxStatementChars, pattern: '\\S' })),
+      // A caller-chosen run ID makes a retried POST safe: the same ID never starts a second run.
+      id: Type.Optional(Type.String({ minLength: 1, maxLength: ID_MAX, pattern: ID_PATTERN })),
+    },
+    { additionalProperties: false },
+  );
+}
+
+const StartHeaders = Type.Object({
+  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: ID_MAX, pattern: ID_PATTERN, description: 'Used as the run id when the body has none' })),
+});
+
+export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: ID_MAX }) });
+
+const ListQuery = Type.Object(
+  {
+    status: Type.Optional(StatusSchema),
+    outcome: Type.Optional(OutcomeSchema),
+    library: Type.Optional(Type.String({ minLength: 1, maxLength: 200, pattern: '^[A-Za-z0-9_.-]+$' })),
+    sweep: Type.Optional(Type.String({ minLength: 1, maxLength: ID_MAX, pattern: '^[A-Za-z0-9._:/-]+$' })),
+    pageToken: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, pattern: '^[A-Za-z0-9_.-]+$' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 20 })),
+  },
+  { additionalProperties: false },
+);
+
+export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions> = async (fastify, options) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { temporal, links } = options;
+  const body = startBody(options.maxStatementChars);
+
+  app.post(
+    '/v1/formalizations',
+    {
+      schema: {
+        summary: 'Start a formalization run',
+        description:
+          'Starts a run and answers 202 with its id. With an `id` (or an Idempotency-Key header) a repeated request never starts a second run: ' +
+          'the same request again answers 200 with `existing: true`; a different request with that id answers 409.',
+        tags: ['formalizations'],
+        body,
+        headers: StartHeaders,
+        response: { 202: StartedSchema, 200: StartedSchema, ...problemResponses(400, 401, 409, 413, 415, 429, 503) },
+      },
+    },
+    async (request, reply) => {
+      const input = request.body as Static<typeof body>;
+      const key = (request.headers as Static<typeof StartHeaders>)['idempotency-key'];
+      if (key && input.id && key !== input.id) {
+        throw new HttpProblem(400, `the Idempotency-Key header ("${key}") and "id" ("${input.id}") differ; send one, or the same value in both`);
+      }
+      const chosenId = input.id ?? key;
+      const library = input.library ?? options.defaultLibrary;
+      if (!options.libraries.includes(library)) {
+        throw new HttpProblem(400, `unknown library "${library}"; known: ${options.libraries.join(', ')}`);
+      }
+      if (input.config?.retrieval === 'oracle' && !input.goldPremises?.length) {
+        throw new HttpProblem(400, 'retrieval "oracle" needs "goldPremises"');
+      }
+      const startRequest: StartRequest = {
+        statement: input.statement,
+        library,
+        config: input.config,
+        exclude: input.exclude,
+        goldPremises: input.goldPremises,
+        goldStatement: input.goldStatement,
+        id: chosenId,
+      };
+      try {
+        const id = await startFormalization(temporal, startRequest, options.taskQueue);
+        return reply.status(202).header('location', links.self(id)).send({ id, links: links.run(id) });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !chosenId) throw err;
+      }
+      // The id is taken: the same request again is a harmless retry; a different one is refused.
+      const existing = await runInput(temporal, chosenId);
+      const differences = existing ? requestDifferences(existing, startRequest) : [];
+      if (differences.length > 0) {
+        throw new HttpProblem(409, `a run with id "${chosenId}" already exists with a different ${differences.join(', ')}; choose another id to start a new run`, {
+          id: chosenId,
+          differences,
+        });
+      }
+      return reply.status(200).header('location', links.self(chosenId)).send({ id: chosenId, existing: true, links: links.run(chosenId) });
+    },
+  );
+
+  app.get(
+    '/v1/formalizations/:id',
+    {
+      schema: {
+        summary: 'Read a run: its status, progress and, once completed, its result',
+        description: 'Write "/" inside an id as %2F.',
+        tags: ['formalizations'],
+        params: IdParams,
+        response: { 200: RunViewSchema, ...problemResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as Static<typeof IdParams>;
+      const view = await getFormalization(temporal, id);
+      if (!view) throw new HttpProblem(404, `no formalization with id "${id}"`, { id });
+      return { ...view, links: links.run(id) };
+    },
+  );
+
+  app.post(
+    '/v1/formalizations/:id/cancel',
+    {
+      schema: {
+        summary: 'Cancel a running run',
+        description: 'Asks the run to stop; its stage in progress is canceled and the run ends as `canceled`. 409 when it has already ended.',
+        tags: ['formalizations'],
+        params: IdParams,
+        response: { 202: CancelSchema, ...problemResponses(400, 401, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as Static<typeof IdParams>;
+      try {
+        await cancelFormalization(temporal, id);
+      } catch (err) {
+        if (err instanceof RunNotFoundError) throw new HttpProblem(404, err.message, { id });
+        if (err instanceof RunClosedError) throw new HttpProblem(409, err.message, { id });
+        throw err;
+      }
+      return reply.status(202).send({ id, status: 'canceling' as const, links: links.run(id) });
+    },
+  );
+
+  app.get(
+    '/v1/formalizations',
+    {
+      schema: {
+        summary: "List runs, newest first, from Temporal's visibility store",
+        tags: ['formalizations'],
+        querystring: ListQuery,
+        response: { 200: RunListSchema, ...problemResponses(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const query = request.query as Static<typeof ListQuery>;
+      try {
+        const page = await listFormalizations(temporal, query);
+        return { ...page, items: page.items.map((item) => ({ ...item, links: links.run(item.id) })) };
+      } catch (err) {
+        if (err instanceof BadPageTokenError) throw new HttpProblem(400, err.message);
+        throw err;
+      }
+    },
+  );
+
+  // Ids with "/" (sweep items) written unencoded: `/v1/formalizations/a/b` reads run "a/b".
+  app.get('/v1/formalizations/*', { schema: { hide: true } }, async (request, reply) => {
+    const rest = (request.params as { '*': string })['*'];
+    if (rest.length > ID_MAX * 3) return sendProblem(reply, 414, 'the run id in the URL is too long');
+    if (rest === '' ) throw new HttpProblem(404, 'no run id in the URL');
+    if (/\/(events|cancel)$/.test(rest)) {
+      throw new HttpProblem(404, `write "/" inside a run id as %2F here: ${links.self(rest.replace(/\/(events|cancel)$/, ''))}/${rest.split('/').pop()}`);
+    }
+    const view = await getFormalization(temporal, rest);
+    if (!view) throw new HttpProblem(404, `no formalization with id "${rest.slice(0, ID_MAX)}"`);
+    return reply.send({ ...view, links: links.run(rest) });
+  });
+};
