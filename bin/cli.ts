@@ -143,6 +143,25 @@ program
     await startStack();
   });
 
+program
+  .command('keys')
+  .description('API keys')
+  .command('new')
+  .description('make a new API key; prints the key once, and the DRIFTLINE_API_KEYS entry (its hash) to configure')
+  .requiredOption('--name <name>', 'who or what the key is for (letters, digits, ".", "_", "-")')
+  .option('--json', 'print {name, key, entry} as JSON')
+  .action(async (opts: { name: string; json?: boolean }) => {
+    const { newApiKey } = await import('../api/api-keys');
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(opts.name)) fail('--name may use letters, digits, ".", "_" and "-" (at most 64)');
+    const { key, entry } = newApiKey(opts.name);
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify({ name: opts.name, key, entry })}\n`);
+      return;
+    }
+    process.stdout.write(`key:    ${key}\n(shown once: give it to the client; the server keeps only its hash)\n\n`);
+    process.stdout.write(`Add to DRIFTLINE_API_KEYS (comma separated):\n${entry}\n`);
+  });
+
 registerIndexCommands(program);
 
 registerEvalCommand(program);

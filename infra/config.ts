@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { PROJECT_ROOT } from './temporal-cli';
+import { parseApiKeys } from '../api/api-keys';
 
 const LibrarySchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a library name uses letters, digits, ".", "_" or "-"'),
@@ -17,12 +18,28 @@ export const ConfigSchema = z.object({
     namespace: z.string().default('default'),
     devServerPort: z.coerce.number().int().min(1).max(65535).default(7233),
     uiPort: z.coerce.number().int().min(1).max(65535).default(8233),
+    /** Base URL of the Temporal Web UI for links on runs; default: the dev server's UI. */
+    uiUrl: z.string().url('TEMPORAL_UI_URL must be a URL such as http://localhost:8233').optional(),
   }),
   api: z.object({
     host: z.string().default('127.0.0.1'),
     port: z.coerce.number().int().min(0).max(65535).default(8080),
     /** Largest accepted statement, in characters. */
     maxStatementChars: z.coerce.number().int().min(1).default(20_000),
+    /** API keys as `name:<sha256 hex of the key>`, comma separated; none: loopback only. */
+    keys: z
+      .union([z.array(z.string()), z.string()])
+      .transform((v, ctx) => {
+        try {
+          return parseApiKeys(Array.isArray(v) ? v.join(',') : v);
+        } catch (err) {
+          ctx.addIssue({ code: 'custom', message: (err as Error).message });
+          return z.NEVER;
+        }
+      })
+      .default([]),
+    /** Requests per minute per API key (per client address without keys). */
+    rateLimitPerMinute: z.coerce.number().int().min(1).default(600),
   }),
   dataDir: z.string().default('.driftline'),
   libraries: z.array(LibrarySchema).min(1, 'at least one library is needed'),
@@ -97,6 +114,19 @@ export const ConfigSchema = z.object({
 
 export type Config = z.infer<typeof ConfigSchema>;
 
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** Where the API may listen: without API keys only on loopback, whatever HOST says. */
+export function apiListenHost(config: Config): { host: string; loopbackOnly: boolean } {
+  if (config.api.keys.length > 0) return { host: config.api.host, loopbackOnly: LOOPBACK.has(config.api.host) };
+  return { host: LOOPBACK.has(config.api.host) ? config.api.host : '127.0.0.1', loopbackOnly: true };
+}
+
+/** The Temporal Web UI's base URL for run links. */
+export function temporalUiUrl(config: Config): string {
+  return config.temporal.uiUrl ?? `http://127.0.0.1:${config.temporal.uiPort}`;
+}
+
 /** Environment variable → config path. Documented in README's configuration table. */
 export const ENV_KEYS: Record<string, string> = {
   TEMPORAL_ADDRESS: 'temporal.address',
@@ -106,6 +136,9 @@ export const ENV_KEYS: Record<string, string> = {
   HOST: 'api.host',
   PORT: 'api.port',
   DRIFTLINE_MAX_STATEMENT_CHARS: 'api.maxStatementChars',
+  DRIFTLINE_API_KEYS: 'api.keys',
+  DRIFTLINE_RATE_LIMIT: 'api.rateLimitPerMinute',
+  TEMPORAL_UI_URL: 'temporal.uiUrl',
   DRIFTLINE_DATA_DIR: 'dataDir',
   DRIFTLINE_LIBRARIES: 'libraries',
   OPENAI_BASE_URL: 'llm.baseURL',

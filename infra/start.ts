@@ -9,7 +9,8 @@ import { createReadinessCheck } from '../api/readiness';
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import { buildServer } from '../api/server';
-import { ConfigError, loadConfig, missingServices, type Config } from './config';
+import { registryCatalog } from '../api/library-catalog';
+import { apiListenHost, ConfigError, loadConfig, missingServices, temporalUiUrl, type Config } from './config';
 import { connectClient } from './connect';
 import { buildRetrieval } from './deps';
 import { createLogger } from './logging';
@@ -142,15 +143,28 @@ export async function startStack(): Promise<void> {
     maxStatementChars: config.api.maxStatementChars,
     readiness: createReadinessCheck({ client, namespace: config.temporal.namespace, indexReady: async () => (await indexes.ready()).length === config.libraries.length, missing }),
     logger: false,
+    catalog: registryCatalog(indexes),
+    apiKeys: config.api.keys,
+    rateLimit: { max: config.api.rateLimitPerMinute, timeWindowMs: 60_000 },
+    temporalUiUrl: devServer?.uiUrl ?? temporalUiUrl(config),
+    namespace: config.temporal.namespace,
   });
+  // Without API keys anyone who can reach the port could start runs: loopback only then.
+  const listen = apiListenHost(config);
+  if (listen.host !== config.api.host) {
+    log.warn({ host: config.api.host }, 'no API keys configured (DRIFTLINE_API_KEYS): the API listens on loopback only');
+  }
   const apiUrl = await app
-    .listen({ host: config.api.host, port: config.api.port })
-    .catch((err: Error) => abort(`the API cannot listen on ${config.api.host}:${config.api.port} (${err.message}). Set PORT to a free port.`));
+    .listen({ host: listen.host, port: config.api.port })
+    .catch((err: Error) => abort(`the API cannot listen on ${listen.host}:${config.api.port} (${err.message}). Set PORT to a free port.`));
 
   const lines = [
     '',
     'driftline is running.',
-    `  API          ${apiUrl}   (POST /v1/formalizations, GET /readyz)`,
+    `  API          ${apiUrl}   (POST /v1/formalizations, GET /readyz; reference at ${apiUrl}/docs)`,
+    config.api.keys.length > 0
+      ? `  API keys     ${config.api.keys.length} configured (${config.api.keys.map((k) => k.name).join(', ')}); /v1 needs "Authorization: Bearer <key>"`
+      : '  API keys     none configured: listening on loopback only, no key needed (set DRIFTLINE_API_KEYS to open it up)',
     ...(devServer ? [`  Temporal UI  ${devServer.uiUrl}`] : []),
     `  Temporal     ${config.temporal.address} (namespace ${config.temporal.namespace})`,
     `  libraries    ${config.libraries.map((l) => l.name).join(', ')} (default ${config.libraries[0]!.name})`,
