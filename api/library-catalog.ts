@@ -1,7 +1,7 @@
 // What the libraries routes need from retrieval: the configured libraries with their index
 // versions and alias, and a premise search over the current version (with the service's
 // re-ranking, so it finds what a run would find).
-import type { IndexRegistry } from '../activities/retrieval/index-store';
+import type { IndexRegistry } from '../engines/retrieval/index-registry';
 
 export interface LibraryInfo {
   name: string;

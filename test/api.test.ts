@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { buildServer, type ApiOptions, type ReadinessReport } from '../api/server';
 import { hashKey } from '../api/api-keys';
 import { registryCatalog } from '../api/library-catalog';
-import { IndexRegistry } from '../activities/retrieval/index-store';
+import { IndexRegistry } from '../engines/retrieval/index-registry';
 import { join } from 'node:path';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 
