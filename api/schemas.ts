@@ -1,6 +1,6 @@
 // Response schemas shared by the routes; the OpenAPI document is generated from these and the
 // request schemas beside each route, so the document and the validation never disagree.
-import { Type } from '@fastify/type-provider-typebox';
+import { Type, type Static } from '@fastify/type-provider-typebox';
 
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
 export const OUTCOMES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'unchecked'] as const;
@@ -164,3 +164,7 @@ export const ReadinessSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+/** What /readyz answers: `missing` lists services not configured (the stack runs, but says what
+ * it cannot do); `warnings` things that work but need attention (e.g. Temporal overloaded). */
+export type ReadinessReport = Static<typeof ReadinessSchema>;

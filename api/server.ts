@@ -20,16 +20,9 @@ import { eventRoutes } from './routes/events';
 import { formalizationRoutes } from './routes/formalizations';
 import { healthRoutes } from './routes/health';
 import { libraryRoutes } from './routes/libraries';
-import { ID_RULE } from './schemas';
+import { ID_RULE, type ReadinessReport } from './schemas';
 
-export interface ReadinessReport {
-  ready: boolean;
-  checks: Record<string, { ok: boolean; detail?: string }>;
-  /** Services that are not configured; the stack runs, but says what it cannot do. */
-  missing: string[];
-  /** Things that work but need attention (e.g. Temporal overloaded). */
-  warnings?: string[];
-}
+export type { ReadinessReport };
 
 export interface ApiOptions {
   temporal: Client;

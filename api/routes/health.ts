@@ -1,8 +1,7 @@
 // Liveness and readiness.
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from '@fastify/type-provider-typebox';
-import type { ReadinessReport } from '../server';
-import { ReadinessSchema } from '../schemas';
+import { ReadinessSchema, type ReadinessReport } from '../schemas';
 
 export const healthRoutes: FastifyPluginAsync<{ readiness: () => Promise<ReadinessReport> }> = async (app, { readiness }) => {
   app.get(
