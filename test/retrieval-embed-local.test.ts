@@ -6,6 +6,7 @@ import { WordPieceTokenizer } from '../engines/retrieval/embedders/wordpiece';
 import { encodeSafetensors, parseSafetensors, type Tensor } from '../engines/retrieval/embedders/safetensors';
 import { erf } from '../engines/retrieval/embedders/bert';
 import { LocalEmbedder } from '../engines/retrieval/embedders/local';
+import { CachingEmbedder } from '../engines/retrieval/embedders/cache';
 
 const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', 'prime', 'number', 'is', '##pr', '##ime', 'root', '##s', 'a', ',', '.', 'cafe', 'group', 'x', '##1'];
 
@@ -192,6 +193,24 @@ describe('LocalEmbedder on a tiny model directory', () => {
     expect(Array.from(q!)).toEqual(Array.from(both!));
     expect(Array.from(d!)).not.toEqual(Array.from(q!));
     expect(e.id).not.toBe(LocalEmbedder.fromDir(dir).id);
+  });
+
+  it('keys its identity, and so the vector cache, on the prefix text, not its length', async () => {
+    // 'group ' and 'prime ' have the same length but give different query vectors.
+    const a = LocalEmbedder.fromDir(dir, { queryPrefix: 'group ' });
+    const b = LocalEmbedder.fromDir(dir, { queryPrefix: 'prime ' });
+    expect(a.id).not.toBe(b.id);
+    expect(LocalEmbedder.fromDir(dir, { documentPrefix: 'group ' }).id).not.toBe(LocalEmbedder.fromDir(dir, { documentPrefix: 'prime ' }).id);
+    expect(LocalEmbedder.fromDir(dir, { queryPrefix: 'group ' }).id).toBe(a.id); // stable across loads
+
+    const cacheFile = join(dir, 'vectors.jsonl');
+    const first = new CachingEmbedder(a, cacheFile);
+    const [qa] = await first.embed(['number'], { kind: 'query' });
+    const second = new CachingEmbedder(b, cacheFile);
+    const [qb] = await second.embed(['number'], { kind: 'query' });
+    const [direct] = await b.embed(['number'], { kind: 'query' });
+    expect(Array.from(qb!)).toEqual(Array.from(direct!));
+    expect(Array.from(qb!)).not.toEqual(Array.from(qa!));
   });
 
   it('truncates long texts to the position limit instead of failing', async () => {

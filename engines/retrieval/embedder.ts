@@ -21,3 +21,19 @@ export function denseDocumentText(decl: Pick<Declaration, 'name' | 'signature' |
   if (decl.informal) parts.push(decl.informal);
   return parts.join('\n').slice(0, 4000);
 }
+
+/** The part of an embedder's id that its query and document prefixes contribute: a short hash
+ * of each prefix's text (prefixes change the vectors, so two different prefixes must never share
+ * an id, a version name or cached vectors). '' without prefixes. */
+export function prefixIdSuffix(prefixes: { queryPrefix?: string; documentPrefix?: string }): string {
+  const q = prefixes.queryPrefix ? `+q${shortHash(prefixes.queryPrefix)}` : '';
+  const d = prefixes.documentPrefix ? `+d${shortHash(prefixes.documentPrefix)}` : '';
+  return q + d;
+}
+
+/** FNV-1a, 6 hex digits: enough to tell a handful of prefixes apart in an id. */
+function shortHash(s: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
+  return h.toString(16).padStart(8, '0').slice(0, 6);
+}

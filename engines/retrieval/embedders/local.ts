@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import type { EmbedKind, Embedder } from '../embedder';
+import { prefixIdSuffix, type EmbedKind, type Embedder } from '../embedder';
 import { bertConfigFromJson, bertForward, bertWeightsFrom, pool, type BertConfig, type BertWeights, type Pooling } from './bert';
 import { readSafetensors } from './safetensors';
 import { WordPieceTokenizer } from './wordpiece';
@@ -45,9 +45,8 @@ export class LocalEmbedder implements Embedder {
     private readonly opts: LocalEmbedderOptions & { name: string },
   ) {
     this.dimensions = config.hiddenSize;
-    const q = opts.queryPrefix ? `+q:${opts.queryPrefix.length}` : '';
-    const d = opts.documentPrefix ? `+d:${opts.documentPrefix.length}` : '';
-    this.id = `local:${opts.name}${q}${d}`;
+    // The prefixes change the vectors, so their text is part of the identity (and cache key).
+    this.id = `local:${opts.name}${prefixIdSuffix(opts)}`;
   }
 
   /** Loads a model directory; throws a message that names the missing piece. */

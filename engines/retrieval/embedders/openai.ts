@@ -6,7 +6,7 @@ import OpenAI from 'openai';
 import { EMBEDDER_FAILURE } from '../../../common/failures';
 import { EngineError } from '../../errors';
 import { classifyApiError, retryHint, transientLabel } from '../../llm/api-errors';
-import type { EmbedKind, Embedder } from '../embedder';
+import { prefixIdSuffix, type EmbedKind, type Embedder } from '../embedder';
 
 /** Vector sizes of well-known models, so no probe call is needed for them. */
 export const KNOWN_DIMENSIONS: Record<string, number> = {
@@ -131,9 +131,7 @@ export class OpenAIEmbedder implements Embedder {
       timeout: timeoutMs,
     });
     // The prefixes change the vectors, so they are part of the identity.
-    const prefix = opts.queryPrefix ? `+q${shortHash(opts.queryPrefix)}` : '';
-    const docPrefix = opts.documentPrefix ? `+d${shortHash(opts.documentPrefix)}` : '';
-    this.id = `openai:${opts.model}@${opts.dimensions}${prefix}${docPrefix}`;
+    this.id = `openai:${opts.model}@${opts.dimensions}${prefixIdSuffix(opts)}`;
   }
 
   get dimensions(): number {
@@ -189,12 +187,6 @@ export class OpenAIEmbedder implements Embedder {
     }
     return vectors as Float32Array[];
   }
-}
-
-function shortHash(s: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193) >>> 0;
-  return h.toString(16).padStart(8, '0').slice(0, 6);
 }
 
 /** Builds the embedder; when the vector size is unknown, one probe call finds it. */
