@@ -61,9 +61,21 @@ export interface LeanActivityDeps {
   toolTimeoutMs?: number;
 }
 
-async function openIndex(indexes: IndexRegistry, library: string, use?: RetrievalUse): Promise<PremiseIndex> {
+/** The library's index for `use`: the given version (pinned by an earlier stage of the run),
+ * or the one its alias names now. */
+async function openIndex(
+  indexes: IndexRegistry,
+  library: string,
+  use: RetrievalUse = 'monolithic',
+  version?: string,
+): Promise<{ index: PremiseIndex; version: string }> {
   try {
-    return await indexes.get(library, use);
+    if (version) {
+      indexes.spec(library); // an unknown library fails the same way either way
+      return { index: await indexes.wrappedVersion(version, use), version };
+    }
+    const opened = await indexes.open(library, use);
+    return { index: opened.index, version: opened.version };
   } catch (err) {
     throw activityFailure(INDEX_FAILURE.unknownLibrary, (err as Error).message);
   }
@@ -79,12 +91,12 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
 
     async retrieve(input: RetrieveInput): Promise<RetrieveOutput> {
       // DRIFT (top-1 per sub-query) and monolithic top-k may re-rank differently (rerank.ts).
-      const index = await openIndex(deps.indexes, input.library, input.mode === 'drift' ? 'drift' : 'monolithic');
-      return await mapEngineErrors(retrievePremises(index, input));
+      const { index, version } = await openIndex(deps.indexes, input.library, input.mode === 'drift' ? 'drift' : 'monolithic');
+      return { ...(await mapEngineErrors(retrievePremises(index, input))), indexVersion: version };
     },
 
     async illustrate(input: IllustrateInput): Promise<Example[]> {
-      const index = await openIndex(deps.indexes, input.library);
+      const { index } = await openIndex(deps.indexes, input.library, 'monolithic', input.indexVersion);
       return await mapEngineErrors(chooseExamples(index, input));
     },
 

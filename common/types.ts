@@ -145,6 +145,8 @@ export type Outcome = 'faithful' | 'unfaithful' | 'compiled' | 'not-compiled' | 
 export interface FormalizeResult {
   statement: string;
   library: string;
+  /** The index version the run searched (absent when retrieval was off). */
+  indexVersion?: string;
   config: RunConfig;
   /** The last attempt's Lean statement. */
   formalStatement: string;
@@ -193,6 +195,8 @@ export interface RetrieveInput {
 export interface RetrieveOutput {
   premises: Premise[];
   notes: string[];
+  /** The index version searched (the library's alias at that moment); later stages use it. */
+  indexVersion?: string;
 }
 
 export interface IllustrateInput {
@@ -201,6 +205,8 @@ export interface IllustrateInput {
   premises: string[];
   m: number;
   exclude: string[];
+  /** The version retrieve searched; absent: the library's current version. */
+  indexVersion?: string;
 }
 
 export interface RepairContext {

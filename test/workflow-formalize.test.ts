@@ -56,6 +56,8 @@ describe('formalize workflow', () => {
     expect(result.examples.length).toBeGreaterThan(0);
     expect(result.formalStatement).toMatch(/:= by sorry$/);
     expect(result.attempts).toHaveLength(1);
+    // The version retrieve searched is recorded (illustrate read the same one).
+    expect(result.indexVersion).toMatch(/^mini-[0-9a-f]{12}-/);
 
     const types = await activityTypes(s, id);
     expect(types).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge']);

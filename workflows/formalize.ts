@@ -106,6 +106,9 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
 
   // 2. Retrieve premises.
   let premises: Premise[] = [];
+  // The index version retrieve searched: illustrate reads the same one, so a promotion during
+  // the run never mixes versions, and the result records it.
+  let indexVersion: string | undefined;
   if (config.retrieval !== 'none') {
     enter('retrieve');
     const retrieved = await retrieve({
@@ -118,6 +121,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
       gold: input.goldPremises ?? [],
     });
     premises = retrieved.premises;
+    indexVersion = retrieved.indexVersion;
     notes.push(...retrieved.notes);
   } else {
     notes.push('retrieve: off');
@@ -133,6 +137,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
       premises: premises.map((p) => p.name),
       m: config.examples,
       exclude,
+      ...(indexVersion ? { indexVersion } : {}),
     });
   }
 
@@ -211,6 +216,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   return {
     statement: input.statement,
     library: input.library,
+    ...(indexVersion ? { indexVersion } : {}),
     config,
     formalStatement: statement,
     compiled,
