@@ -6,13 +6,15 @@ import { defaultPayloadConverter, TypedSearchAttributes } from '@temporalio/comm
 import proto from '@temporalio/proto';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY } from '../common/search-attributes';
 import { describeConfig, resolveRunConfig, statementPreview } from '../common/run-config';
-import { MAIN_TASK_QUEUE, SEARCH_ATTRIBUTES, type FormalizeInput, type FormalizeResult, type Progress, type RunConfig, type Stage } from '../common/types';
+import { MAIN_TASK_QUEUE, SEARCH_ATTRIBUTES, type FormalizeInput, type FormalizeResult, type LeaveOutPolicy, type Progress, type RunConfig, type Stage } from '../common/types';
 
 export interface StartRequest {
   statement: string;
   library: string;
   config?: Partial<RunConfig>;
   exclude?: string[];
+  /** `item` (default) or `file`: also hide the theorems of the excluded names' source files. */
+  leaveOut?: LeaveOutPolicy;
   goldPremises?: string[];
   leanTaskQueue?: string;
   goldStatement?: string;
@@ -28,6 +30,7 @@ export function formalizeInput(request: StartRequest): FormalizeInput {
     library: request.library,
     config,
     exclude: request.exclude,
+    ...(request.leaveOut ? { leaveOut: request.leaveOut } : {}),
     goldPremises: request.goldPremises,
     ...(request.leanTaskQueue ? { leanTaskQueue: request.leanTaskQueue } : {}),
     ...(request.goldStatement ? { goldStatement: request.goldStatement } : {}),
@@ -193,6 +196,7 @@ export function requestDifferences(existing: FormalizeInput, request: StartReque
     if (norm(existing.config?.[key]) !== norm(wanted.config[key])) differences.push(`config.${key}`);
   }
   if (norm(list(existing.exclude)) !== norm(list(wanted.exclude))) differences.push('exclude');
+  if ((existing.leaveOut ?? 'item') !== (wanted.leaveOut ?? 'item')) differences.push('leaveOut');
   if (norm(list(existing.goldPremises)) !== norm(list(wanted.goldPremises))) differences.push('goldPremises');
   if (norm(existing.goldStatement) !== norm(wanted.goldStatement)) differences.push('goldStatement');
   return differences;

@@ -69,6 +69,7 @@ async function formalizeCommand(statement: string, opts: Record<string, unknown>
     library,
     config: runConfig,
     exclude: list(opts.exclude),
+    ...(opts.leaveOut === 'file' ? { leaveOut: 'file' as const } : {}),
     goldPremises,
     goldStatement: opts.goldStatement as string | undefined,
   });
@@ -123,6 +124,7 @@ program
   .option('--gold-premises <names>', 'comma-separated full names: the premises for --retrieval oracle')
   .option('--gold-statement <lean>', 'a reference Lean statement: Lean checks equivalence with it')
   .option('--exclude <names>', 'comma-separated full names never to retrieve or show (the item under evaluation)')
+  .addOption(new Option('--leave-out <policy>', "file: also hide the theorems of the excluded names' source files from analogy votes, the usage prior and examples").choices(['item', 'file']).default('item'))
   .option('--json', 'print the whole result as JSON')
   .action(formalizeCommand);
 

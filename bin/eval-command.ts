@@ -25,9 +25,10 @@ import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
 import type { PremiseIndex } from '../engines/retrieval/premise-index';
 import { loadBenchmark, type BenchmarkItem } from '../engines/retrieval/eval/benchmark';
 import { DecompositionCache } from '../engines/retrieval/eval/decomposition-cache';
-import { metricsTable, parseKs } from '../engines/retrieval/eval/metrics';
+import { metricsTable, parseKs, type RetrievalMetrics } from '../engines/retrieval/eval/metrics';
+import { mostUsedPremises, usageBaseline } from '../engines/retrieval/eval/usage-baseline';
 import { evaluateRetrieval, type EvalMode } from '../engines/retrieval/eval/run-eval';
-import type { SubQuery } from '../common/types';
+import type { LeaveOutPolicy, SubQuery } from '../common/types';
 
 export type Retriever = 'auto' | 'lexical' | 'dense' | 'hybrid';
 
@@ -50,6 +51,10 @@ export interface EvalRetrievalOptions {
   driftAnalogy?: boolean;
   /** The in-memory reference indexes instead of the service's store path. */
   inMemory?: boolean;
+  /** `item` (default) hides the item's own declaration; `file` every theorem of its file too. */
+  leaveOut?: LeaveOutPolicy;
+  /** With --json: add `baseline`, the query-blind most-used-premises ranking's figures. */
+  baseline?: boolean;
 }
 
 class EvalError extends Error {}
@@ -188,6 +193,7 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
   let items = await loadBenchmark(resolve(opts.benchmark));
   if (opts.limit !== undefined) items = items.slice(0, opts.limit);
   const library = opts.library ?? cfg.libraries[0]!.name;
+  const leaveOut = opts.leaveOut ?? 'item';
   const subqueries = opts.mode === 'drift' ? await decompositions(cfg, items, Boolean(opts.json)) : undefined;
   let index: PremiseIndex;
   let setupNotes: string[] = [];
@@ -203,15 +209,21 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
     result = await evaluateRetrieval(index, items, {
       mode: opts.mode,
       ks,
+      leaveOut,
       ...(subqueries ? { subqueries } : {}),
       onProgress: progress('retrieving', Boolean(opts.json)),
     });
   } finally {
     await close();
   }
+  // The query-blind baseline under the same leave-out policy (most-used premises first).
+  const lib = cfg.libraries.find((l) => l.name === library);
+  const decls = lib ? (await loadCorpus(lib.corpus)).declarations : undefined;
+  const baseline = decls ? usageBaseline(decls, items, ks, leaveOut) : undefined;
+  const pick = ({ k, precision, recall, f1, microF1 }: RetrievalMetrics) => ({ k, precision, recall, f1, microF1 });
   if (opts.json) {
-    const results = result.metrics.map(({ k, precision, recall, f1, microF1 }) => ({ k, precision, recall, f1, microF1 }));
-    return JSON.stringify({ results });
+    // Exactly {results} unless the baseline is asked for: scripts read this object.
+    return JSON.stringify({ results: result.metrics.map(pick), ...(opts.baseline && baseline ? { baseline: baseline.map(pick) } : {}) });
   }
   const m0 = result.metrics[0]!;
   const lines = [
@@ -219,9 +231,15 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
     '',
     `benchmark ${opts.benchmark} (${m0.items} items${m0.skipped ? `, ${m0.skipped} without gold dependencies left out` : ''}); library ${library} (${index.size} declarations)`,
     opts.mode === 'drift' ? 'k = premises kept per sub-query; precision over the de-duplicated set' : 'k = premises retrieved for the whole statement',
+    leaveOut === 'file'
+      ? "leave-out: file (the item and every theorem of its source file hidden from analogy votes, the usage prior and examples; definitions stay retrievable)"
+      : 'leave-out: item (only the item\'s own declaration hidden)',
     '',
     metricsTable(result.metrics),
   ];
+  if (baseline) {
+    lines.push('', `Query-blind baseline, same leave-out: the most-used premises first (the library's most used: ${mostUsedPremises(decls!, new Set(), 3).join(', ')}):`, '', metricsTable(baseline));
+  }
   for (const n of [...setupNotes, ...result.notes]) lines.push('', `note: ${n}`);
   return lines.join('\n');
 }
@@ -254,12 +272,14 @@ export function registerEvalCommand(program: Command): void {
         .default('auto'),
     )
     .option('--limit <n>', 'only the first n items', positiveInt)
+    .addOption(new Option('--leave-out <policy>', "item: hide the item's own declaration; file: also every theorem of its source file (definitions stay)").choices(['item', 'file']).default('item'))
     .option('--lexical-weight <w>', 'with --in-memory: weight of BM25 in hybrid fusion (dense: 1)', nonNegative)
     .option('--rrf-k <k>', 'with --in-memory: RRF constant (default 60)', nonNegative)
     .option('--no-usage-prior', 'plain BM25: no library-usage prior')
     .option('--no-analogy', 'no votes from the most similar theorems')
     .option('--drift-analogy', 'votes from similar theorems in drift mode too (runs leave them out there)')
     .option('--in-memory', "the in-memory reference indexes instead of the service's store (needed for --lexical-weight, --rrf-k)")
+    .option('--baseline', 'with --json: add "baseline", the figures of the query-blind ranking (most-used premises first), under the same leave-out')
     .option('--json', 'print one JSON object {"results": [{k, precision, recall, f1, microF1}]}, in percent')
     .action(async (opts: EvalRetrievalOptions) => {
       const cfg = configOrExit();

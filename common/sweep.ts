@@ -2,11 +2,8 @@
 // This module imports only types, so the workflow bundle can use it safely.
 import type { Outcome, Stage } from './types';
 
-/** How a sweep hides an item's own neighbourhood from retrieval. `item`: the item's own
- * declaration is never retrieved or shown. `file`: no theorem from the item's source file votes
- * in analogy re-ranking, counts in the usage prior or is shown as an example (definitions stay
- * retrievable). */
-export type LeaveOutPolicy = 'item' | 'file';
+/** How a sweep hides an item's own neighbourhood from retrieval (defined with FormalizeInput). */
+export type { LeaveOutPolicy } from './types';
 
 /** The outcome of one sweep run: a formalize outcome, `failed` (the child failed after the
  * sweep's retries; `error` says why), or `budget-exhausted` (a step/token/time budget ran out). */

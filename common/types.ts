@@ -33,6 +33,12 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   judge: true,
 };
 
+/** How much of an item's own neighbourhood retrieval hides. `item`: the names in `exclude`
+ * (the item's own declaration) are never retrieved or shown. `file`: besides, no theorem of the
+ * source file (module) of an excluded declaration votes in analogy re-ranking, counts in the
+ * usage prior or is shown as an example; definitions stay retrievable. */
+export type LeaveOutPolicy = 'item' | 'file';
+
 /** What a `formalize` workflow is started with. */
 export interface FormalizeInput {
   statement: string;
@@ -40,6 +46,8 @@ export interface FormalizeInput {
   config: RunConfig;
   /** Full names that must never be retrieved or shown (the item under evaluation). */
   exclude?: string[];
+  /** Leave-out policy over `exclude`; default `item`. */
+  leaveOut?: LeaveOutPolicy;
   /** Gold premises, used by `oracle` retrieval. */
   goldPremises?: string[];
   /** Task queue of the Lean workers; default `lean`. */
@@ -189,6 +197,8 @@ export interface RetrieveInput {
   mode: RetrievalMode;
   topK: number;
   exclude: string[];
+  /** Default `item`. */
+  leaveOut?: LeaveOutPolicy;
   gold: string[];
 }
 
@@ -207,6 +217,8 @@ export interface IllustrateInput {
   exclude: string[];
   /** The version retrieve searched; absent: the library's current version. */
   indexVersion?: string;
+  /** Default `item`. */
+  leaveOut?: LeaveOutPolicy;
 }
 
 export interface RepairContext {

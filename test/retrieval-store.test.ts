@@ -155,10 +155,21 @@ for (const c of CASES) {
     });
 
     it("lists every theorem's uses in corpus order (the usage prior's table)", async () => {
-      const expected = decls.filter((d) => isTheorem(d)).map((d) => ({ name: d.name, uses: d.uses }));
+      const expected = decls.filter((d) => isTheorem(d)).map((d) => ({ name: d.name, uses: d.uses, ...(d.module ? { module: d.module } : {}) }));
       expect(expected.length).toBeGreaterThan(2);
+      expect(expected.some((t) => t.module)).toBe(true);
       expect(await store.theoremUses(lexical.version)).toEqual(expected);
       expect(await store.theoremUses(hybrid.version)).toEqual(expected);
+    });
+
+    it("lists the theorems of a declaration's source file, as the in-memory index does (the file leave-out)", async () => {
+      const index = new StoreIndex(store, lexical);
+      const reference = LexicalIndex.build('mini', decls);
+      const sameFile = ['ZMod.pow_card_sub_one_eq_one', 'ZMod.orderOf_dvd_card_sub_one'];
+      expect(await index.sameFileTheorems(['ZMod.pow_card_sub_one_eq_one'])).toEqual(sameFile);
+      for (const names of [['ZMod.pow_card_sub_one_eq_one'], ['Nat.Prime'], ['Nat.Prime.two_le'], ['Unknown'], []]) {
+        expect(await index.sameFileTheorems(names), names.join()).toEqual(await reference.sameFileTheorems(names));
+      }
     });
 
     it('hybrid search fuses dense and sparse rankings (RRF), and filters by role', async () => {

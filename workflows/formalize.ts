@@ -79,6 +79,8 @@ function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | 
 export async function formalize(input: FormalizeInput): Promise<FormalizeResult> {
   const config = resolveRunConfig(input.config);
   const exclude = input.exclude ?? [];
+  // Passed on only when set, so runs without it send the activities what they always did.
+  const leaveOut = input.leaveOut ? { leaveOut: input.leaveOut } : {};
   const { compile } = leanActivities(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
   const { resolveName, equivalence } = leanTools(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
   const tools: ToolUse[] = [];
@@ -118,6 +120,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
       mode: config.retrieval,
       topK: config.topK,
       exclude,
+      ...leaveOut,
       gold: input.goldPremises ?? [],
     });
     premises = retrieved.premises;
@@ -138,6 +141,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
       m: config.examples,
       exclude,
       ...(indexVersion ? { indexVersion } : {}),
+      ...leaveOut,
     });
   }
 

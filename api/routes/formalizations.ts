@@ -49,6 +49,7 @@ function startBody(maxStatementChars: number) {
       library: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
       config: Type.Optional(RunConfigBody),
       exclude: Type.Optional(NameList),
+      leaveOut: Type.Optional(Type.Union([Type.Literal('item'), Type.Literal('file')], { description: "item: hide only the names in exclude; file: also the theorems of their source files (definitions stay)" })),
       goldPremises: Type.Optional(NameList),
       goldStatement: Type.Optional(Type.String({ minLength: 1, maxLength: maxStatementChars, pattern: '\\S' })),
       // A caller-chosen run ID makes a retried POST safe: the same ID never starts a second run.
@@ -114,6 +115,7 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
         library,
         config: input.config,
         exclude: input.exclude,
+        ...(input.leaveOut ? { leaveOut: input.leaveOut } : {}),
         goldPremises: input.goldPremises,
         goldStatement: input.goldStatement,
         id: chosenId,

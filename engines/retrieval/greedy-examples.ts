@@ -8,6 +8,7 @@
 // examples may come back: an example that adds no coverage only lengthens the prompt.
 import type { Example, IllustrateInput } from '../../common/types';
 import type { PremiseIndex } from './premise-index';
+import { leaveOutNames } from './leave-out';
 
 export interface Candidate {
   name: string;
@@ -84,5 +85,6 @@ export async function illustrate(index: PremiseIndex, input: IllustrateInput): P
   if (input.library !== index.library) {
     throw new Error(`illustrate: asked for library ${input.library} but was given the index of ${index.library}`);
   }
-  return selectExamples(index, input);
+  // Under the `file` policy no theorem of the item's own file is shown as an example.
+  return selectExamples(index, { ...input, exclude: await leaveOutNames(index, input.exclude, input.leaveOut) });
 }

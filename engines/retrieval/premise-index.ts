@@ -32,4 +32,8 @@ export interface PremiseIndex {
   get(name: string): Promise<Declaration | undefined>;
   /** Theorems whose `uses` include at least one of the names, in corpus order. */
   theoremsUsing(names: readonly string[], opts?: SearchOptions): Promise<Declaration[]>;
+  /** Names of the theorems declared in the source file (module) of any of the named
+   * declarations, in corpus order; a declaration without a module has no file. The `file`
+   * leave-out policy (leave-out.ts) hides these. */
+  sameFileTheorems(names: readonly string[]): Promise<string[]>;
 }

@@ -35,4 +35,8 @@ export abstract class PremiseReranker implements PremiseIndex {
   theoremsUsing(names: readonly string[], opts?: SearchOptions): Promise<Declaration[]> {
     return this.inner.theoremsUsing(names, opts);
   }
+
+  sameFileTheorems(names: readonly string[]): Promise<string[]> {
+    return this.inner.sameFileTheorems(names);
+  }
 }

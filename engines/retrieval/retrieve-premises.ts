@@ -3,6 +3,7 @@
 import type { Premise, RetrieveInput, RetrieveOutput } from '../../common/types';
 import type { Declaration } from './corpus';
 import type { Hit, PremiseIndex } from './premise-index';
+import { leaveOutNames } from './leave-out';
 
 export function toPremise(decl: Declaration, extra: { subquery?: number; score?: number } = {}): Premise {
   const p: Premise = { name: decl.name, kind: decl.kind, declaration: decl.signature };
@@ -24,12 +25,11 @@ export function searchNote(index: PremiseIndex): string {
 }
 
 export async function retrievePremises(index: PremiseIndex, input: RetrieveInput): Promise<RetrieveOutput> {
-  const exclude = input.exclude;
+  if (input.mode === 'none') return { premises: [], notes: ['retrieval: none (disabled by configuration)'] };
+  const exclude = await leaveOutNames(index, input.exclude, input.leaveOut);
   const notes: string[] = [];
+  if (input.leaveOut === 'file') notes.push(`leave-out: file (${exclude.length - new Set(input.exclude).size} theorems of the item's own file hidden)`);
   switch (input.mode) {
-    case 'none':
-      return { premises: [], notes: ['retrieval: none (disabled by configuration)'] };
-
     case 'oracle': {
       const excluded = new Set(exclude);
       const premises: Premise[] = [];

@@ -91,7 +91,7 @@ export interface TestStack {
   createWorkers(which?: 'both' | 'lean'): Promise<Worker[]>;
   /** Runs `fn` while both workers poll; stops them afterwards. */
   withWorkers<T>(fn: () => Promise<T>): Promise<T>;
-  start(statement: string, config?: Partial<RunConfig>, extra?: { exclude?: string[]; goldPremises?: string[]; goldStatement?: string; id?: string }): Promise<string>;
+  start(statement: string, config?: Partial<RunConfig>, extra?: { exclude?: string[]; leaveOut?: 'item' | 'file'; goldPremises?: string[]; goldStatement?: string; id?: string }): Promise<string>;
   result(id: string): Promise<FormalizeResult>;
   close(): Promise<void>;
 }

@@ -149,4 +149,8 @@ export class HybridIndex implements PremiseIndex {
   theoremsUsing(names: readonly string[], opts?: SearchOptions): Promise<Declaration[]> {
     return this.lexical.theoremsUsing(names, opts);
   }
+
+  sameFileTheorems(names: readonly string[]): Promise<string[]> {
+    return this.lexical.sameFileTheorems(names);
+  }
 }

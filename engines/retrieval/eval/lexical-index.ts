@@ -141,6 +141,11 @@ export class LexicalIndex implements PremiseIndex {
       .map((i) => this.theoremDecls[i]!)
       .filter((t) => !exclude.has(t.name));
   }
+
+  async sameFileTheorems(names: readonly string[]): Promise<string[]> {
+    const modules = new Set(names.map((n) => this.byName.get(n)?.module).filter((m): m is string => m !== undefined));
+    return modules.size === 0 ? [] : this.theoremDecls.filter((t) => t.module !== undefined && modules.has(t.module)).map((t) => t.name);
+  }
 }
 
 function search(bm25: Bm25Index, decls: readonly Declaration[], query: string, k: number, opts?: SearchOptions): Hit[] {

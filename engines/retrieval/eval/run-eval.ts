@@ -1,8 +1,10 @@
 // Runs dependency retrieval over benchmark items and measures it. Monolithic: the whole
 // statement is one query and the ranking is cut at each k. DRIFT: each sub-query's top k
 // premises, de-duplicated, form the set measured at k (k = 1 is the paper's DRIFT; the set
-// size is dynamic). The item itself is always excluded by full name.
-import type { SubQuery } from '../../../common/types';
+// size is dynamic). The item itself is always excluded by full name; under the `file` policy the
+// theorems of its source file are hidden too (leave-out.ts).
+import type { LeaveOutPolicy, SubQuery } from '../../../common/types';
+import { leaveOutNames } from '../leave-out';
 import type { PremiseIndex } from '../premise-index';
 import { retrievePremises } from '../retrieve-premises';
 import type { BenchmarkItem } from './benchmark';
@@ -15,6 +17,9 @@ export interface EvalOptions {
   ks: readonly number[];
   /** DRIFT sub-queries by item name (required in drift mode). */
   subqueries?: ReadonlyMap<string, SubQuery[]>;
+  /** `item` (default): only the item's own declaration is hidden; `file`: every theorem of its
+   * source file too (leave-out.ts). */
+  leaveOut?: LeaveOutPolicy;
   onProgress?: (done: number, total: number) => void;
 }
 
@@ -30,7 +35,7 @@ export async function evaluateRetrieval(index: PremiseIndex, items: readonly Ben
   let notes: string[] = [];
   let done = 0;
   for (const item of items) {
-    const exclude = [item.name];
+    const policy = opts.leaveOut ?? 'item';
     if (opts.mode === 'monolithic') {
       const out = await retrievePremises(index, {
         library: index.library,
@@ -38,7 +43,8 @@ export async function evaluateRetrieval(index: PremiseIndex, items: readonly Ben
         subqueries: [],
         mode: 'monolithic',
         topK: maxK,
-        exclude,
+        exclude: [item.name],
+        leaveOut: policy,
         gold: [],
       });
       if (done === 0) notes = out.notes;
@@ -48,6 +54,7 @@ export async function evaluateRetrieval(index: PremiseIndex, items: readonly Ben
       const subs = opts.subqueries?.get(item.name);
       if (!subs) throw new Error(`no sub-queries for ${item.name}: drift mode needs a decomposition of every item`);
       const queries = subs.length > 0 ? subs.map((q) => `${q.phrase} ${q.formal}`) : [item.statement];
+      const exclude = await leaveOutNames(index, [item.name], policy);
       const lists = [];
       for (const q of queries) lists.push((await index.searchPremises(q, maxK, { exclude })).map((h) => h.decl.name));
       if (done === 0) notes = [`drift: ${queries.length} sub-queries`];

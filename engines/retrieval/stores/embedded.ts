@@ -372,11 +372,11 @@ export class EmbeddedStore implements IndexStore {
 
   async theoremUses(version: string): Promise<TheoremUses[]> {
     const l = await this.load(version);
-    const out: { ord: number; name: string; uses: readonly string[] }[] = [];
+    const out: { ord: number; t: TheoremUses }[] = [];
     l.decls.forEach((d, i) => {
-      if (l.roles[i] === 'theorem') out.push({ ord: l.ords[i]!, name: d.name, uses: d.uses });
+      if (l.roles[i] === 'theorem') out.push({ ord: l.ords[i]!, t: d.module !== undefined ? { name: d.name, uses: d.uses, module: d.module } : { name: d.name, uses: d.uses } });
     });
-    return out.sort((a, b) => a.ord - b.ord).map(({ name, uses }) => ({ name, uses }));
+    return out.sort((a, b) => a.ord - b.ord).map(({ t }) => t);
   }
 
   async getAlias(library: string): Promise<string | undefined> {

@@ -251,25 +251,25 @@ export class QdrantStore implements IndexStore {
 
   async theoremUses(version: string): Promise<TheoremUses[]> {
     const filter: Filter = { must: [{ key: 'role', match: { value: 'theorem' } }] };
-    const found: { name: string; uses: string[]; ord: number }[] = [];
+    const found: { name: string; uses: string[]; ord: number; module?: string }[] = [];
     let offset: string | number | undefined;
     for (;;) {
       const page = await this.client.scroll(this.collection(version), {
         filter,
         limit: SCROLL_PAGE,
         offset,
-        with_payload: { include: ['name', 'uses', 'ord'] },
+        with_payload: { include: ['name', 'uses', 'ord', 'module'] },
         with_vector: false,
       });
       for (const p of page.points) {
-        const { name, uses, ord } = p.payload as unknown as Pick<Payload, 'name' | 'uses' | 'ord'>;
-        found.push({ name, uses: uses ?? [], ord });
+        const { name, uses, ord, module } = p.payload as unknown as Pick<Payload, 'name' | 'uses' | 'ord' | 'module'>;
+        found.push({ name, uses: uses ?? [], ord, ...(module ? { module } : {}) });
       }
       const next = page.next_page_offset;
       if (next === null || next === undefined || typeof next === 'object') break;
       offset = next;
     }
-    return found.sort((a, b) => a.ord - b.ord).map(({ name, uses }) => ({ name, uses }));
+    return found.sort((a, b) => a.ord - b.ord).map(({ name, uses, module }) => (module ? { name, uses, module } : { name, uses }));
   }
 
   async getAlias(library: string): Promise<string | undefined> {

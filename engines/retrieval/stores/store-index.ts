@@ -27,6 +27,7 @@ export class StoreIndex implements PremiseIndex {
   readonly kind: string;
   private readonly embedder?: Embedder;
   private readonly sparse: boolean;
+  private modules?: Promise<Map<string, string[]>>;
 
   constructor(
     private readonly store: IndexStore,
@@ -97,5 +98,32 @@ export class StoreIndex implements PremiseIndex {
 
   async theoremsUsing(names: readonly string[], opts?: SearchOptions): Promise<Declaration[]> {
     return this.store.theoremsUsing(this.version, names, opts?.exclude ?? []);
+  }
+
+  async sameFileTheorems(names: readonly string[]): Promise<string[]> {
+    const decls = await this.store.get(this.version, names);
+    const modules = new Set([...decls.values()].map((d) => d.module).filter((m): m is string => m !== undefined));
+    if (modules.size === 0) return [];
+    const byModule = await this.theoremsByModule();
+    return [...modules].flatMap((m) => byModule.get(m) ?? []);
+  }
+
+  /** Module → its theorems' names in corpus order, read once from the version's points (a
+   * complete version never changes). */
+  private theoremsByModule(): Promise<Map<string, string[]>> {
+    if (!this.modules) {
+      this.modules = this.store.theoremUses(this.version).then((theorems) => {
+        const out = new Map<string, string[]>();
+        for (const t of theorems) {
+          if (t.module === undefined) continue;
+          const list = out.get(t.module);
+          if (list) list.push(t.name);
+          else out.set(t.module, [t.name]);
+        }
+        return out;
+      });
+      this.modules.catch(() => (this.modules = undefined));
+    }
+    return this.modules;
   }
 }

@@ -65,6 +65,8 @@ export interface StoreHit {
 export interface TheoremUses {
   name: string;
   uses: readonly string[];
+  /** The theorem's module (source file), where the corpus has it. */
+  module?: string;
 }
 
 export interface IndexStore {
