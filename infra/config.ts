@@ -20,6 +20,9 @@ export const ConfigSchema = z.object({
     uiPort: z.coerce.number().int().min(1).max(65535).default(8233),
     /** Base URL of the Temporal Web UI for links on runs; default: the dev server's UI. */
     uiUrl: z.string().url('TEMPORAL_UI_URL must be a URL such as http://localhost:8233').optional(),
+    /** A prebuilt workflow bundle (`bundleWorkflowCode` output) for the main worker; unset: the
+     * worker bundles `workflows/` itself when it starts. */
+    workflowBundle: z.string().min(1).optional(),
   }),
   api: z.object({
     host: z.string().default('127.0.0.1'),
@@ -133,6 +136,7 @@ export const ENV_KEYS: Record<string, string> = {
   TEMPORAL_NAMESPACE: 'temporal.namespace',
   TEMPORAL_PORT: 'temporal.devServerPort',
   TEMPORAL_UI_PORT: 'temporal.uiPort',
+  DRIFTLINE_WORKFLOW_BUNDLE: 'temporal.workflowBundle',
   HOST: 'api.host',
   PORT: 'api.port',
   DRIFTLINE_MAX_STATEMENT_CHARS: 'api.maxStatementChars',
@@ -259,6 +263,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
   const config = parsed.data;
   config.dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(root, config.dataDir);
+  const bundle = config.temporal.workflowBundle;
+  if (bundle && !isAbsolute(bundle)) config.temporal.workflowBundle = resolve(root, bundle);
   for (const library of config.libraries) {
     library.corpus = isAbsolute(library.corpus) ? library.corpus : resolve(root, library.corpus);
     if (!options.skipFileChecks && !existsSync(library.corpus)) {

@@ -20,7 +20,12 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
     // The configured embedder and the default re-ranking: what `driftline eval retrieval` measures.
     const deps = await buildMainWorkerDeps(config, createLogger('driftline-main'));
     closers.push(() => deps.indexes.close());
-    const worker = await createMainWorker({ connection, namespace, activities: createActivities(deps) });
+    const worker = await createMainWorker({
+      connection,
+      namespace,
+      activities: createActivities(deps),
+      ...(config.temporal.workflowBundle ? { workflowBundle: { codePath: config.temporal.workflowBundle } } : {}),
+    });
     runs.push(worker.run());
   }
   if (queue === 'lean' || queue === 'all') {

@@ -29,6 +29,8 @@ export interface FakeRepl {
   count(event: string): number;
   /** Distinct processes that started. */
   processes(): number;
+  /** Replaces the script; processes started from now on read the new one. */
+  rescript(script: FakeReplScript): void;
   cleanup(): void;
 }
 
@@ -68,6 +70,7 @@ export function fakeRepl(script: FakeReplScript = {}): FakeRepl {
     events,
     count: (event) => events().filter((e) => e.event === event).length,
     processes: () => new Set(events().filter((e) => e.event === 'start').map((e) => e.pid)).size,
+    rescript: (next) => writeFileSync(scriptFile, JSON.stringify({ stateDir: dir, ...next })),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

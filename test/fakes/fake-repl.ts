@@ -6,8 +6,9 @@
 //   node --import tsx test/fakes/fake-repl.ts [--script FILE] [--log FILE]
 //   (or FAKE_REPL_SCRIPT / FAKE_REPL_LOG in the environment)
 //
-// The log gets one line per event (`start`, `header`, `body`, `crash`, `hang`, `exit`) with the
-// pid, so tests can count processes and header imports.
+// The log gets one line per event (`start`, `begin` (a command with declarations arrived),
+// `header`, `body` (answered), `crash`, `hang`, `exit`) with the pid, so tests can count
+// processes, header imports and checks, including checks that were never answered.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { elaborate, type FakeReplScript } from './fake-repl-rules';
@@ -29,6 +30,7 @@ function log(event: string, detail = ''): void {
 interface Env {
   imports: string[];
   declared: Record<string, string>;
+  signatures: Record<string, string>;
 }
 let envs: (Env | undefined)[] = [];
 let commands = 0;
@@ -64,7 +66,7 @@ async function handle(query: string): Promise<void> {
     envs = envs.map(() => undefined);
     log('forget');
   }
-  const base: Env | undefined = typeof command.env === 'number' ? envs[command.env] : { imports: [], declared: {} };
+  const base: Env | undefined = typeof command.env === 'number' ? envs[command.env] : { imports: [], declared: {}, signatures: {} };
   if (base === undefined) {
     log('unknown-env', `env=${String(command.env)}`);
     reply({ message: 'Unknown environment.' });
@@ -97,12 +99,17 @@ async function handle(query: string): Promise<void> {
     return;
   }
   const began = Date.now();
-  const result = elaborate(cmd, script, command.env === undefined, base.declared);
+  if (/\b(theorem|lemma|def|example|instance|abbrev)\b/.test(cmd)) log('begin', `name=${/\b(?:theorem|lemma)\s+(\S+)/.exec(cmd)?.[1] ?? '-'}`);
+  const result = elaborate(cmd, script, command.env === undefined, base.declared, base.signatures);
   const isHeader = result.imports.length > 0;
   const hasBody = /\b(theorem|lemma|def|example|instance|abbrev)\b/.test(cmd);
   await sleep((isHeader ? (script.headerDelayMs ?? 0) : 0) + (hasBody ? (script.bodyDelayMs ?? 0) : 0));
   const env = envs.length;
-  envs.push({ imports: [...base.imports, ...result.imports], declared: { ...base.declared, ...result.declared } });
+  envs.push({
+    imports: [...base.imports, ...result.imports],
+    declared: { ...base.declared, ...result.declared },
+    signatures: { ...base.signatures, ...result.signatures },
+  });
   log(
     isHeader ? 'header' : 'body',
     `env=${env}${isHeader ? ` imports=${result.imports.join(',')}` : ` base=${typeof command.env === 'number' ? command.env : 'none'}`} began=${began} ended=${Date.now()}`,

@@ -1,6 +1,6 @@
 // A whole driftline stack for tests: the real Temporal dev server (the binary `npm run setup`
 // installs), the real workers and activities, and protocol-faithful fakes for the LLM and Lean.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -87,8 +87,8 @@ export interface TestStack {
   dataDir: string;
   mainQueue: string;
   leanQueue: string;
-  /** Main and Lean workers (or only the Lean one), in this process. */
-  createWorkers(which?: 'both' | 'lean'): Promise<Worker[]>;
+  /** Main and Lean workers (or only one of them), in this process. */
+  createWorkers(which?: 'both' | 'main' | 'lean'): Promise<Worker[]>;
   /** Runs `fn` while both workers poll; stops them afterwards. */
   withWorkers<T>(fn: () => Promise<T>): Promise<T>;
   start(statement: string, config?: Partial<RunConfig>, extra?: { exclude?: string[]; leaveOut?: 'item' | 'file'; goldPremises?: string[]; goldStatement?: string; id?: string }): Promise<string>;
@@ -111,7 +111,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const names = new NameDirectory([{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }]);
   const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000, names });
 
-  const createWorkers = async (which: 'both' | 'lean' = 'both'): Promise<Worker[]> => [
+  const createWorkers = async (which: 'both' | 'main' | 'lean' = 'both'): Promise<Worker[]> => [
     ...(which === 'lean' ? [] : [await createMainWorker({
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
@@ -119,12 +119,12 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
       taskQueue: mainQueue,
       workflowBundle: await workflowBundle(),
     })]),
-    await createLeanWorker({
+    ...(which === 'main' ? [] : [await createLeanWorker({
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
       activities: leanActivities,
       taskQueue: leanQueue,
-    }),
+    })]),
   ];
 
   return {
@@ -154,4 +154,12 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The shared workflow bundle written to `dir`, for worker processes started by a test
+ * (`DRIFTLINE_WORKFLOW_BUNDLE`): they load it instead of bundling the workflows again. */
+export async function workflowBundleFile(dir: string): Promise<string> {
+  const file = join(dir, 'workflow-bundle.js');
+  writeFileSync(file, (await workflowBundle()).code);
+  return file;
 }

@@ -1,0 +1,66 @@
+// Reading a run's history: which activities ran, on which attempt, and when. Retries add no
+// scheduled events, so the attempt of each activity's started event is what shows a re-run.
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Client } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { temporal } from '@temporalio/proto';
+
+type History = temporal.api.history.v1.IHistory;
+
+export interface ActivityRun {
+  type: string;
+  /** The attempt that finished (1: it ran once). Undefined: never started. */
+  attempt?: number;
+  scheduledAt: number;
+  /** When the finishing attempt started (ms since the epoch). */
+  startedAt?: number;
+  closedAt?: number;
+}
+
+function ms(time: temporal.api.history.v1.IHistoryEvent['eventTime']): number {
+  return Number(time?.seconds ?? 0) * 1000 + Math.floor((time?.nanos ?? 0) / 1e6);
+}
+
+/** Every scheduled activity of a history, in schedule order, with its final attempt. */
+export function activityRunsOf(history: History): ActivityRun[] {
+  const runs = new Map<string, ActivityRun>();
+  for (const e of history.events ?? []) {
+    const id = String(e.eventId);
+    if (e.activityTaskScheduledEventAttributes) {
+      runs.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', scheduledAt: ms(e.eventTime) });
+    }
+    const started = e.activityTaskStartedEventAttributes;
+    if (started) {
+      const run = runs.get(String(started.scheduledEventId));
+      if (run) Object.assign(run, { attempt: started.attempt ?? 1, startedAt: ms(e.eventTime) });
+    }
+    const closed = e.activityTaskCompletedEventAttributes ?? e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+    if (closed) {
+      const run = runs.get(String(closed.scheduledEventId));
+      if (run) run.closedAt = ms(e.eventTime);
+    }
+  }
+  return [...runs.values()];
+}
+
+export async function activityRuns(client: Client, workflowId: string, runId?: string): Promise<ActivityRun[]> {
+  return activityRunsOf(await client.workflow.getHandle(workflowId, runId).fetchHistory());
+}
+
+/** `type×attempt` per scheduled activity, e.g. `['decompose×1', 'formalize×2']`. */
+export function attemptsOf(runs: ActivityRun[]): string[] {
+  return runs.map((r) => `${r.type}×${r.attempt ?? 0}`);
+}
+
+export const HISTORIES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
+
+/** With RECORD_HISTORIES set, keeps a run's history as a replay fixture (test/replay.test.ts). */
+export async function recordHistory(client: Client, workflowId: string, name: string): Promise<void> {
+  if (!process.env.RECORD_HISTORIES) return;
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const file = `${HISTORIES_DIR}${name}.json`;
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, historyToJSON(history));
+}
