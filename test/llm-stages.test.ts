@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLlmClient, type LlmClient } from '../engines/llm/client';
 import { LLM_FAILURE } from '../common/failures';
 import { decomposeStatement, formalizeStatement, judgeStatement } from '../engines/llm/stages';
-import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
+import { FAKE_MODELS, judgeByRule, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
 
 let fake: FakeOpenAI;
 let llm: LlmClient;
@@ -32,12 +32,21 @@ describe('LLM stages with the default fake brain', () => {
     expect(fake.callsTo(FAKE_MODELS.formalizer)).toBe(1);
   });
 
-  it('judges a compiled statement faithful and a failed one not', async () => {
-    const ok = await judgeStatement(llm, { statement, formalStatement: 'theorem t : True := by sorry', compiled: true });
-    expect(ok).toMatchObject({ grade: 10, faithful: true });
-    const bad = await judgeStatement(llm, { statement, formalStatement: 'theorem t : True := by sorry', compiled: false });
-    expect(bad.faithful).toBe(false);
-    expect(bad.grade).toBeLessThanOrEqual(3);
+  it('judges by meaning: a statement that says the same is faithful, one that misses a concept is not', async () => {
+    const same = 'theorem t (p a b : ℕ) (hp : Nat.Prime p) (h : p ∣ a * b) : p ∣ a ∨ p ∣ b := by sorry';
+    expect(await judgeStatement(llm, { statement, formalStatement: same, compiled: true })).toMatchObject({ grade: 10, faithful: true });
+    const vacuous = await judgeStatement(llm, { statement, formalStatement: 'theorem t : True := by sorry', compiled: true });
+    expect(vacuous.faithful).toBe(false);
+    expect(vacuous.grade).toBeLessThan(9);
+  });
+
+  it('never calls a statement Lean refused faithful, even when the model grades its meaning 10', async () => {
+    // The fake judge grades meaning only and ignores "Accepted by Lean: no": the cap and the
+    // verdict come from enforceVerdict.
+    const same = 'theorem t (p a b : ℕ) (hp : Nat.Prime p) (h : p ∣ a * b) : p ∣ a ∨ p ∣ b := by sorry';
+    const bad = await judgeStatement(llm, { statement, formalStatement: same, compiled: false });
+    expect(judgeByRule(statement, same)).toMatchObject({ grade: 10, faithful: true }); // what the model answered
+    expect(bad).toMatchObject({ grade: 3, faithful: false });
   });
 });
 
@@ -77,6 +86,7 @@ describe('the default brain without role model names', () => {
     });
     expect((await decomposeStatement(generic, 'Every even number squared is even.')).map((q) => q.formal)).toContain('Even n');
     expect(await formalizeStatement(generic, { statement: 'n is even', premises: [], examples: [] })).toContain('Even');
-    expect((await judgeStatement(generic, { statement, formalStatement: 'theorem t : True := by sorry', compiled: true })).grade).toBe(10);
+    const same = 'theorem t (p a b : ℕ) (hp : Nat.Prime p) (h : p ∣ a * b) : p ∣ a ∨ p ∣ b := by sorry';
+    expect((await judgeStatement(generic, { statement, formalStatement: same, compiled: true })).grade).toBe(10);
   });
 });

@@ -1,20 +1,16 @@
 // The formalize workflow end to end, on the real Temporal dev server, with the real workers
 // and activities talking to a fake OpenAI-compatible server and a fake Lean REPL.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { LIBRARY_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { createStack, startTemporal, type TestStack } from './helpers/stack';
 import { FAKE_MODELS } from './fakes/openai-server';
+import { activityRuns, recordHistory } from './helpers/history';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 const GOOD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';
 const BAD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Primee p) : 2 ≤ p := by sorry\n```';
-const HISTORY_FIXTURE = fileURLToPath(new URL('./fixtures/histories/formalize-completed.json', import.meta.url));
 
 let env: TestWorkflowEnvironment;
 const stacks: TestStack[] = [];
@@ -68,19 +64,31 @@ describe('formalize workflow', () => {
     expect(description.typedSearchAttributes.get(LIBRARY_KEY)).toBe('mini');
     expect(await description.memo).toMatchObject({ statement: STATEMENT });
 
-    // Keep this history as the replay fixture when asked to (see test/replay.test.ts).
-    if (process.env.RECORD_HISTORIES) {
-      const history = await s.client.workflow.getHandle(id).fetchHistory();
-      mkdirSync(dirname(HISTORY_FIXTURE), { recursive: true });
-      writeFileSync(HISTORY_FIXTURE, historyToJSON(history));
-    }
+    // Keep this history as a replay fixture when asked to (see test/replay.test.ts).
+    await recordHistory(s.client, id, 'formalize-completed');
+  });
+
+  it('calls a statement that compiles but says something else unfaithful', async () => {
+    // "at least 2" formalized as `3 ≤ p`: Lean accepts it, the judge (grading by meaning) does not.
+    const s = await stack();
+    s.llm.script(FAKE_MODELS.formalizer, { content: '```lean\ntheorem prime_three_le (p : ℕ) (hp : Nat.Prime p) : 3 ≤ p := by sorry\n```' });
+    const id = await s.start(STATEMENT);
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.compiled).toBe(true);
+    expect(result.judge!.faithful).toBe(false);
+    expect(result.judge!.grade).toBeLessThan(9);
+    expect(result.outcome).toBe('unfaithful');
+    const description = await s.client.workflow.getHandle(id).describe();
+    expect(description.typedSearchAttributes.get(OUTCOME_KEY)).toBe('unfaithful');
   });
 
   it('repairs a compile error and then succeeds, giving the formalizer the compiler message', async () => {
     const s = await stack({ repl: { unknownIdentifiers: ['Nat.Primee'] } });
     s.llm.script(FAKE_MODELS.formalizer, { content: BAD }, { content: GOOD });
-    const id = await s.start(STATEMENT);
+    const id = await s.start(STATEMENT, { repairRounds: 2 });
     const result = await s.withWorkers(() => s.result(id));
+    await recordHistory(s.client, id, 'formalize-repaired');
 
     expect(result.compiled).toBe(true);
     expect(result.attempts).toHaveLength(2);
@@ -94,7 +102,7 @@ describe('formalize workflow', () => {
   it('ends with compiled: false after exactly repairRounds repairs when the formalizer never gets it right', async () => {
     const s = await stack({
       repl: { unknownIdentifiers: ['Nat.Primee'] },
-      llm: { handler: (req) => (req.model === FAKE_MODELS.formalizer ? { content: BAD } : req.model === FAKE_MODELS.judge ? { content: '{"grade":2,"faithful":false,"explanation":"does not compile"}' } : { content: '{"subqueries":[{"phrase":"p is prime","formal":"Nat.Prime p"}]}' }) },
+      llm: { handler: (req) => (req.model === FAKE_MODELS.formalizer ? { content: BAD } : req.model === FAKE_MODELS.judge ? { content: '{"grade":10,"faithful":true,"explanation":"a careless judge"}' } : { content: '{"subqueries":[{"phrase":"p is prime","formal":"Nat.Prime p"}]}' }) },
     });
     const id = await s.start(STATEMENT, { repairRounds: 2 });
     const result = await s.withWorkers(() => s.result(id));
@@ -103,8 +111,9 @@ describe('formalize workflow', () => {
     expect(result.outcome).toBe('not-compiled');
     expect(result.attempts).toHaveLength(3); // the first attempt and two repairs
     expect(s.llm.callsTo(FAKE_MODELS.formalizer)).toBe(3);
-    expect(result.judge).toMatchObject({ faithful: false });
-    expect(result.judge!.grade).toBeLessThanOrEqual(3);
+    // The judge model said 10/faithful; the rubric's rule in the code (not compiled: at most 3,
+    // never faithful) decides.
+    expect(result.judge).toMatchObject({ grade: 3, faithful: false });
   });
 
   it('retries a 429 and a 500 from the LLM and the run succeeds', async () => {
@@ -117,6 +126,21 @@ describe('formalize workflow', () => {
     expect(s.llm.callsTo(FAKE_MODELS.decomposer)).toBe(3);
     const types = await activityTypes(s, id);
     expect(types.filter((t) => t === 'decompose')).toHaveLength(1); // one activity, retried by Temporal
+  });
+
+  it("waits as long as a 429's Retry-After asks before the next attempt", async () => {
+    // Retry-After of 6 s against the retry policy's own 2 s first interval.
+    const s = await stack();
+    s.llm.script(FAKE_MODELS.decomposer, { status: 429, retryAfter: 6 });
+    const id = await s.start(STATEMENT);
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.compiled).toBe(true);
+    const [decompose] = await activityRuns(s.client, id);
+    expect(decompose).toMatchObject({ type: 'decompose', attempt: 2 });
+    // The history's started event is the second attempt's: it began at least 6 s after the
+    // activity was scheduled (the first attempt's start, failure and the wait all lie between).
+    expect(decompose!.startedAt! - decompose!.scheduledAt).toBeGreaterThanOrEqual(6000);
   });
 
   it('fails the run at once on a 401, with a message that says what to check', async () => {
@@ -149,6 +173,7 @@ describe('formalize workflow', () => {
     s.llm.script(FAKE_MODELS.formalizer, { content: BAD });
     const id = await s.start(STATEMENT);
     const result = await s.withWorkers(() => s.result(id));
+    await recordHistory(s.client, id, 'formalize-compile-skipped');
 
     expect(result.checked).toBe(false);
     expect(result.compiled).toBe(false);
@@ -171,16 +196,29 @@ describe('formalize workflow', () => {
     expect(result.outcome).toBe('compiled');
   });
 
-  it('checks Lean equivalence against a gold statement beside the judge', async () => {
+  it('checks Lean equivalence against a gold statement beside the judge: the same statement under other names', async () => {
     const s = await stack();
     s.llm.script(FAKE_MODELS.formalizer, { content: GOOD });
-    const gold = 'theorem gold (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry';
+    const gold = 'theorem gold (q : ℕ) (hq : Nat.Prime q) : 2 ≤ q := by sorry';
+    const id = await s.start(STATEMENT, {}, { goldStatement: gold });
+    const result = await s.withWorkers(() => s.result(id));
+    await recordHistory(s.client, id, 'formalize-equivalence');
+
+    expect(await activityTypes(s, id)).toContain('equivalence');
+    expect(result.equivalence).toMatchObject({ equivalent: true, candidateToGold: { proved: true }, goldToCandidate: { proved: true } });
+    expect(result.tools?.find((t) => t.tool === 'equivalence')?.output).toEqual(['equivalent']);
+  });
+
+  it('finds a compiled statement not equivalent to a gold statement that says something else', async () => {
+    const s = await stack();
+    s.llm.script(FAKE_MODELS.formalizer, { content: GOOD });
+    const gold = 'theorem gold (p : ℕ) (hp : Nat.Prime p) : 3 ≤ p := by sorry';
     const id = await s.start(STATEMENT, {}, { goldStatement: gold });
     const result = await s.withWorkers(() => s.result(id));
 
-    expect(await activityTypes(s, id)).toContain('equivalence');
-    expect(result.equivalence).toMatchObject({ equivalent: true });
-    expect(result.tools?.some((t) => t.tool === 'equivalence')).toBe(true);
+    expect(result.compiled).toBe(true);
+    expect(result.equivalence).toMatchObject({ equivalent: false, candidateToGold: { proved: false } });
+    expect(result.tools?.find((t) => t.tool === 'equivalence')?.output).toEqual(['not equivalent']);
   });
 
   it('uses the gold premises in oracle mode and never shows an excluded name', async () => {

@@ -74,6 +74,8 @@ export interface Elaboration {
   imports: string[];
   /** Theorems this command declared: name → statement type. */
   declared: Record<string, string>;
+  /** Theorems this command declared: name → whole signature (binders and type). */
+  signatures: Record<string, string>;
 }
 
 const IDENT_CHAR = /[\p{L}\p{N}_.'!?₀-₉]/u;
@@ -100,7 +102,13 @@ function at(text: string, index: number, length: number, severity: FakeSeverity,
 const IMPORT = /^\s*import\s+(\S+)/;
 
 /** Scripted elaboration of one command. `fresh`: run without `env` (imports allowed). */
-export function elaborate(cmd: string, script: FakeReplScript, fresh: boolean, env: Record<string, string> = {}): Elaboration {
+export function elaborate(
+  cmd: string,
+  script: FakeReplScript,
+  fresh: boolean,
+  env: Record<string, string> = {},
+  envSignatures: Record<string, string> = {},
+): Elaboration {
   const messages: FakeMessage[] = [];
   const imports: string[] = [];
   const lines = cmd.split('\n');
@@ -156,29 +164,34 @@ export function elaborate(cmd: string, script: FakeReplScript, fresh: boolean, e
 
   messages.push(...queries(cmd, script, env));
   const declared: Record<string, string> = {};
+  const signatures: Record<string, string> = {};
   for (const d of declarations(cmd)) {
     const text = cmd.slice(d.start, d.end);
     const name = cmd.slice(d.namePos, d.namePos + d.nameLength);
     const type = statementType(text);
-    // A proof leaning on a theorem (earlier in the env or this command) whose type is `True`
-    // cannot prove a real goal.
+    const signature = declarationSignature(text);
+    // A proof leaning on an earlier theorem (in the env or this command) closes its goal only
+    // when the goal is that theorem's statement up to renaming of bound variables (or the goal
+    // is self-evident). So a vacuous `True` stand-in proves nothing real, and two statements
+    // that differ in meaning are never found equivalent.
     const proof = text.slice(text.indexOf(':=') + 2);
+    const selfEvident = Boolean(script.selfEvidentGoalPattern && new RegExp(script.selfEvidentGoalPattern, 'u').test(type));
     for (const [hyp, hypType] of Object.entries({ ...env, ...declared })) {
-      if (hypType !== 'True' || [...occurrences(proof, hyp)].length === 0) continue;
-      const selfEvident = script.selfEvidentGoalPattern && new RegExp(script.selfEvidentGoalPattern, 'u').test(type);
-      if (!selfEvident && type !== 'True') {
-        const i = d.start + text.indexOf(':=');
-        messages.push(at(cmd, i, 2, 'error', `type mismatch\n  ${hyp}\nhas type\n  True : Prop\nbut is expected to have type\n  ${type} : Prop`));
-      }
+      if ([...occurrences(proof, hyp)].length === 0 || selfEvident || type === 'True') continue;
+      const hypSignature = { ...envSignatures, ...signatures }[hyp];
+      if (hypType !== 'True' && hypSignature !== undefined && sameUpToRenaming(hypSignature, signature)) continue;
+      const i = d.start + text.indexOf(':=');
+      messages.push(at(cmd, i, 2, 'error', `type mismatch\n  ${hyp}\nhas type\n  ${hypType} : Prop\nbut is expected to have type\n  ${type} : Prop`));
     }
     declared[name] = type;
+    signatures[name] = signature;
   }
 
   const sorries = findSorries(cmd);
   // Lean only warns about `sorry` when the declaration elaborated without errors.
   if (!messages.some((m) => m.severity === 'error')) messages.push(...sorryWarnings(cmd));
   messages.sort((a, b) => a.pos.line - b.pos.line || a.pos.column - b.pos.column);
-  return { messages, sorries, imports, declared };
+  return { messages, sorries, imports, declared, signatures };
 }
 
 /** Whether `name` exists for `#check`/`#print`, and its type. */
@@ -261,4 +274,57 @@ function statementType(declaration: string): string {
     }
   }
   return '?';
+}
+
+/** Binders and type of a declaration: what follows its name up to `:=`. */
+function declarationSignature(declaration: string): string {
+  const head = /^\s*(?:theorem|lemma|def|example|instance|abbrev)\b(?:\s+[^\s:({[⦃]+)?/u.exec(declaration);
+  const rest = declaration.slice(head ? head[0].length : 0);
+  const assign = rest.indexOf(':=');
+  return (assign >= 0 ? rest.slice(0, assign) : rest).trim();
+}
+
+/** Notation Lean elaborates away: `a ≥ b` is `b ≤ a`, `a > b` is `b < a`, and `p.Prime` for a
+ * natural-number binder `p` is `Nat.Prime p`. */
+function elaborated(signature: string): string {
+  let out = signature;
+  const naturals = new Set<string>();
+  for (const m of out.matchAll(/[({]([^(){}:]+):\s*ℕ\s*[)}]/gu)) for (const v of m[1]!.trim().split(/\s+/)) naturals.add(v);
+  out = out.replace(/([\p{L}_][\p{L}\p{N}_']*)\.([A-Z][\p{L}\p{N}_']*)/gu, (all, v: string, f: string) => (naturals.has(v) ? `Nat.${f} ${v}` : all));
+  out = out.replace(/(\S+)\s*≥\s*(\S+)/gu, '$2 ≤ $1').replace(/(\S+)\s*>\s*(\S+)/gu, '$2 < $1');
+  return out;
+}
+
+/** Whether two signatures are the same statement up to the names of their bound variables. */
+export function sameUpToRenaming(a: string, b: string): boolean {
+  return canonicalSignature(a) === canonicalSignature(b);
+}
+
+function canonicalSignature(signature: string): string {
+  const text = elaborated(signature);
+  // Binder names, in order: `(a b : T)`, `{x : T}`, `[inst : C]`, `⦃y : T⦄`, before the type's colon.
+  const names: string[] = [];
+  let depth = 0;
+  let open = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!;
+    if ('([{⦃'.includes(c)) {
+      if (depth === 0) open = i;
+      depth++;
+    } else if (')]}⦄'.includes(c)) {
+      depth--;
+      if (depth === 0 && open >= 0) {
+        const group = text.slice(open + 1, i);
+        const colon = group.indexOf(':');
+        if (colon > 0) names.push(...group.slice(0, colon).trim().split(/\s+/));
+      }
+    } else if (c === ':' && depth === 0) {
+      break;
+    }
+  }
+  let out = text;
+  names.forEach((name, k) => {
+    out = out.replace(new RegExp(`(?<![\\p{L}\\p{N}_.'!?₀-₉])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}_.'!?₀-₉])`, 'gu'), `#${k}`);
+  });
+  return out.replace(/\s+/g, ' ').replace(/\s*([()[\]{}⦃⦄:,])\s*/g, '$1').trim();
 }

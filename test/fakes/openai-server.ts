@@ -184,14 +184,38 @@ function brainFormalize(req: FakeRequest): string {
   return `Here is the statement.\n\n\`\`\`lean\n${header} : ${claim} := by sorry\n\`\`\``;
 }
 
+/** What the formal statement must mention for each concept of the informal one (judge rule). */
+const CONCEPT_MARKS: Array<[RegExp, string, RegExp]> = CONCEPTS.map(([re, phrase, formal]) => {
+  const head = /^[^\s]+/.exec(formal)![0];
+  const mark = head === 'x' || head === 'n' || head === 'a' ? formal.split(/\s+/).at(-1)! : head;
+  return [re, phrase, new RegExp(mark.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'), 'u')];
+});
+
+/**
+ * The judge's rule, on meaning only: every concept the informal statement names (CONCEPTS) must
+ * show up in the Lean statement, and so must every number it mentions; the grade is the share
+ * that does, out of 10. Whether Lean accepted the statement is deliberately ignored, as a
+ * careless model might: the rubric's hard rules are the code's job (enforceVerdict).
+ */
+export function judgeByRule(informal: string, formal: string): { grade: number; faithful: boolean; explanation: string } {
+  const signature = formal.replace(/:=[\s\S]*$/, '');
+  const wanted: Array<[string, boolean]> = [];
+  for (const [re, phrase, mark] of CONCEPT_MARKS) if (re.test(informal)) wanted.push([phrase, mark.test(signature)]);
+  for (const n of new Set(informal.match(/\b\d+\b/g) ?? [])) wanted.push([n, new RegExp(`(?<![\\d.])${n}(?![\\d.])`).test(signature)]);
+  const missing = wanted.filter(([, found]) => !found).map(([what]) => what);
+  const grade = wanted.length === 0 ? 5 : Math.round((10 * (wanted.length - missing.length)) / wanted.length);
+  return {
+    grade,
+    faithful: grade >= 9,
+    explanation: missing.length === 0 ? 'The Lean statement says the same as the informal one.' : `The Lean statement misses: ${missing.join(', ')}.`,
+  };
+}
+
 function brainJudge(req: FakeRequest): string {
   const text = firstUserText(req);
-  const notCompiled = /(accepted by lean|compil\w*|compile_pass)\s*[:=]\s*(no|false)\b/i.test(text);
-  return JSON.stringify(
-    notCompiled
-      ? { grade: 2, faithful: false, explanation: 'Lean did not accept the statement.' }
-      : { grade: 10, faithful: true, explanation: 'The Lean statement says the same as the informal one.' },
-  );
+  const informal = /informal statement:\s*\n([\s\S]*?)\n\s*\n/i.exec(text)?.[1] ?? statementIn(text);
+  const formal = /```lean\n([\s\S]*?)```/.exec(text)?.[1] ?? '';
+  return JSON.stringify(judgeByRule(informal, formal));
 }
 
 /** Answers every role sensibly, so end-to-end tests need no scripts. */
