@@ -6,6 +6,7 @@ import { IndexRegistry, UnknownLibraryError } from '../engines/retrieval/index-r
 import { buildInProcess } from '../engines/retrieval/stores/build';
 import { EmbeddedStore } from '../engines/retrieval/stores/embedded';
 import { HashEmbedder } from './helpers/hash-embedder';
+import { ConceptEmbedder } from './helpers/concept-embedder';
 
 const MINI = join(resolve(__dirname, 'fixtures/corpus'), 'mini.jsonl');
 let work: string;
@@ -136,5 +137,17 @@ describe('IndexRegistry', () => {
     const calls = embedder.calls;
     expect((await opened.index.searchPremises('a prime number p', 1))[0]?.decl.name).toBe('Nat.Prime');
     expect(embedder.calls).toBe(calls + 1);
+  });
+
+  it('with an embedder that knows synonyms, returns what only the dense side finds', async () => {
+    // No corpus token matches "cardinality"; the dense side alone finds Finset.card.
+    const embedder = new ConceptEmbedder();
+    const r = registry({ libraries: [{ name: 'mini', corpusPath }], store: new EmbeddedStore(join(work, 'concepts')), embedder });
+    const opened = await r.open('mini');
+    expect(opened.index.kind).toMatch(/^hybrid/);
+    const lexicalOnly = registry({ libraries: [{ name: 'mini', corpusPath }], store: new EmbeddedStore(join(work, 'lexical')) });
+    const query = 'the cardinality of a monoid';
+    expect((await (await lexicalOnly.get('mini')).searchPremises(query, 5)).map((h) => h.decl.name)).not.toContain('Finset.card');
+    expect((await opened.index.searchPremises(query, 5)).map((h) => h.decl.name)).toContain('Finset.card');
   });
 });

@@ -24,14 +24,30 @@ const LIB: Declaration[] = [
   d('tangle_litter', 'theorem', 'theorem tangle_litter (L : Litter) (t : Tangle) : True', ['Litter', 'Tangle']),
 ];
 
+// "the orbit of a litter": Litter and Orbit match by their words; Allowable shares no word with
+// the query, but the theorems about orbits of litters all use it. Only their votes can bring it in.
+const ANALOGY_LIB: Declaration[] = [
+  d('Litter', 'structure', 'structure Litter : Type'),
+  d('NearLitter', 'structure', 'structure NearLitter : Type'),
+  d('Orbit', 'structure', 'structure Orbit : Type'),
+  d('Allowable', 'structure', 'structure Allowable : Type'),
+  d('Tangle', 'structure', 'structure Tangle : Type'),
+  d('orbit_litter_smul', 'theorem', 'theorem orbit_litter_smul (L : Litter) (π : Allowable) : True', ['Litter', 'Allowable']),
+  d('orbit_litter_inv', 'theorem', 'theorem orbit_litter_inv (L : Litter) (π : Allowable) : True', ['Litter', 'Allowable']),
+  d('near_tangle', 'theorem', 'theorem near_tangle (N : NearLitter) (t : Tangle) : True', ['NearLitter', 'Tangle']),
+];
+
 let work: string;
 let corpusPath: string;
+let analogyCorpus: string;
 const registries: IndexRegistry[] = [];
 
 beforeAll(async () => {
   work = await mkdtemp(join(tmpdir(), 'driftline-rerank-'));
   corpusPath = join(work, 'lib.jsonl');
   await writeFile(corpusPath, LIB.map((x) => JSON.stringify(x)).join('\n') + '\n');
+  analogyCorpus = join(work, 'analogy.jsonl');
+  await writeFile(analogyCorpus, ANALOGY_LIB.map((x) => JSON.stringify(x)).join('\n') + '\n');
 });
 afterAll(async () => {
   for (const r of registries) await r.close();
@@ -75,8 +91,6 @@ describe('re-ranking over stored versions', () => {
     const drift = await registry.get('lib', 'drift');
     expect(monolithic.kind).toBe('lexical + usage prior α=1.2 + analogy (5 similar theorems vote, β=2)');
     expect(drift.kind).toBe('lexical + usage prior α=1.2');
-    // The analogy votes of the theorem most like the query bring in Tangle, which no word names.
-    expect(names(await monolithic.searchPremises('tangle_litter', 3, { exclude: ['t1', 't2', 't3'] }))).toContain('Tangle');
 
     const activities = createActivities({ llm: {} as LlmClient, indexes: registry });
     const input = (mode: RetrieveInput['mode']): RetrieveInput => ({
@@ -93,5 +107,22 @@ describe('re-ranking over stored versions', () => {
     const top1 = await activities.retrieve(input('drift'));
     expect(top1.notes[0]).toMatch(/usage prior α=1\.2$/);
     expect(top1.premises.map((p) => p.name)).toEqual(['NearLitter']);
+  });
+
+  it('analogy lifts into the top k a premise that only the votes of similar theorems point to', async () => {
+    const dir = join(work, 'analogy');
+    const library = [{ name: 'orb', corpusPath: analogyCorpus }];
+    const withVotes = new IndexRegistry({ libraries: library, dir, wrap: rerankWrap({ usagePrior: 1.2, analogy: 'always' }) });
+    const without = new IndexRegistry({ libraries: library, dir, wrap: rerankWrap({ usagePrior: 1.2, analogy: 'off' }) });
+    registries.push(withVotes, without);
+    const query = 'the orbit of a litter';
+    const plain = names(await (await without.get('orb')).searchPremises(query, 10));
+    expect(plain).not.toContain('Allowable'); // no word of the query finds it
+
+    const voted = names(await (await withVotes.get('orb')).searchPremises(query, 2));
+    expect(voted).toEqual(['Litter', 'Allowable']);
+    // The votes are the theorems': excluded (the item under evaluation), they bring nothing.
+    const excluded = names(await (await withVotes.get('orb')).searchPremises(query, 2, { exclude: ['orbit_litter_smul', 'orbit_litter_inv'] }));
+    expect(excluded).not.toContain('Allowable');
   });
 });

@@ -14,6 +14,8 @@ import { sparseQuery } from '../engines/retrieval/stores/sparse';
 import { pointId, STORE_SCHEMA_VERSION, versionName, type IndexStore, type VersionInfo } from '../engines/retrieval/stores/store';
 import { EmbedderMismatchError, StoreIndex } from '../engines/retrieval/stores/store-index';
 import { HashEmbedder } from './helpers/hash-embedder';
+import { ConceptEmbedder } from './helpers/concept-embedder';
+import { prefetchLimit, reciprocalRankFusion } from '../activities/retrieval/fusion';
 
 const MINI = join(resolve(__dirname, 'fixtures/corpus'), 'mini.jsonl');
 
@@ -78,13 +80,16 @@ for (const c of CASES) {
     let decls: Declaration[];
     let lexical: VersionInfo;
     let hybrid: VersionInfo;
+    let concepts: VersionInfo;
     const embedder = new HashEmbedder();
+    const conceptEmbedder = new ConceptEmbedder();
 
     beforeAll(async () => {
       ({ store, cleanup } = await c.make());
       decls = (await loadCorpus(MINI)).declarations;
       lexical = await buildInProcess({ library: 'mini', corpusPath: MINI, store, batchSize: 5 });
       hybrid = await buildInProcess({ library: 'mini', corpusPath: MINI, store, embedder, batchSize: 7 });
+      concepts = await buildInProcess({ library: 'mini', corpusPath: MINI, store, embedder: conceptEmbedder, batchSize: 7 });
     });
     afterAll(async () => {
       await cleanup?.();
@@ -93,7 +98,7 @@ for (const c of CASES) {
     it('records versions with their info, and lists them per library', async () => {
       expect(lexical.version).not.toBe(hybrid.version);
       const listed = await store.listVersions('mini');
-      expect(listed.map((v) => v.version).sort()).toEqual([lexical.version, hybrid.version].sort());
+      expect(listed.map((v) => v.version).sort()).toEqual([lexical.version, hybrid.version, concepts.version].sort());
       expect(await store.listVersions('other')).toEqual([]);
       const info = await store.getVersion(hybrid.version);
       expect(info).toMatchObject({ library: 'mini', embedder: embedder.id, dimensions: 64, expected: 21, schema: STORE_SCHEMA_VERSION });
@@ -187,6 +192,28 @@ for (const c of CASES) {
       expect(denseHits[0]?.decl.name).toBe('IsPrimitiveRoot');
       const ex = await index.searchPremises('a prime number p', 5, { exclude: ['Nat.Prime'] });
       expect(ex.map((h) => h.decl.name)).not.toContain('Nat.Prime');
+    });
+
+    it('fuses by rank a dense side that ranks differently: what only the dense side finds comes back', async () => {
+      // "cardinality" is no token of the corpus; the concept embedder knows it as a synonym of
+      // card and "number of elements". "monoid" is found by both sides.
+      const query = 'cardinality of a monoid';
+      const k = 5;
+      const [dense] = await conceptEmbedder.embed([query], { kind: 'query' });
+      const sparse = sparseQuery(query);
+      const sparseOnly = await store.search(concepts.version, { role: 'premise', k: prefetchLimit(k), sparse });
+      const denseOnly = await store.search(concepts.version, { role: 'premise', k: prefetchLimit(k), dense });
+      expect(sparseOnly.map((h) => h.decl.name)).not.toContain('Finset.card');
+      expect(denseOnly[0]?.decl.name).toBe('Finset.card');
+
+      const fused = await store.search(concepts.version, { role: 'premise', k, sparse, dense });
+      const expected = reciprocalRankFusion([{ ids: denseOnly.map((h) => h.decl.name) }, { ids: sparseOnly.map((h) => h.decl.name) }], { limit: k });
+      expect(fused.map((h) => h.decl.name)).toEqual(expected.map((e) => e.id));
+      fused.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i]!.score, 9));
+      expect(fused.map((h) => h.decl.name)).toContain('Finset.card');
+      // The same through the index the service searches with.
+      const hits = await new StoreIndex(store, concepts, conceptEmbedder).searchPremises(query, k);
+      expect(hits.map((h) => h.decl.name)).toEqual(expected.map((e) => e.id));
     });
 
     it('never mixes embedders: a dense version needs its own embedder for queries', () => {
