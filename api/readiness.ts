@@ -10,40 +10,58 @@ import type { ReadinessReport } from './server';
 export interface ReadinessDeps {
   client: Client;
   namespace: string;
-  indexReady: () => Promise<boolean> | boolean;
+  /** Libraries whose index is not built (IndexRegistry.unbuilt); empty when all are. */
+  unbuiltIndexes: () => Promise<string[]> | string[];
   missing: string[];
   mainQueue?: string;
   leanQueue?: string;
+  /** The poller identities of the worker processes running now (`<pid>@<host>`, the SDK's
+   * default), when a supervisor knows them. Temporal keeps listing a dead worker's pollers for
+   * minutes, so without this a worker that just died would still look ready. Null: that
+   * worker has no process right now (it is being restarted). */
+  workerIdentities?: () => { main?: string | null; lean?: string | null };
 }
 
-async function hasPollers(client: Client, namespace: string, queue: string, type: number): Promise<boolean> {
+/** Null when the queue has a poller (with `identity`, when given); otherwise what is wrong. */
+async function pollerProblem(client: Client, namespace: string, queue: string, type: number, identity: string | null | undefined): Promise<string | null> {
+  if (identity === null) return `the worker process of the "${queue}" task queue is not running (it is being restarted)`;
   const response = await client.workflowService.describeTaskQueue({
     namespace,
     taskQueue: { name: queue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
     taskQueueType: type,
   });
-  return (response.pollers?.length ?? 0) > 0;
+  const pollers = response.pollers ?? [];
+  if (pollers.length === 0) return `no worker polls the "${queue}" task queue`;
+  if (identity !== undefined && !pollers.some((p) => p.identity === identity)) {
+    return `the worker process now running (${identity}) does not poll the "${queue}" task queue yet`;
+  }
+  return null;
 }
 
 export function createReadinessCheck(deps: ReadinessDeps): () => Promise<ReadinessReport> {
   const { TASK_QUEUE_TYPE_WORKFLOW, TASK_QUEUE_TYPE_ACTIVITY } = temporal.api.enums.v1.TaskQueueType;
   return async () => {
     const checks: ReadinessReport['checks'] = {};
-    const attempt = async (name: string, check: () => Promise<boolean>, failDetail: string) => {
+    // Each check gives null (fine) or what is wrong.
+    const attempt = async (name: string, check: () => Promise<string | null>) => {
       try {
-        const ok = await check();
-        checks[name] = ok ? { ok } : { ok, detail: failDetail };
+        const problem = await check();
+        checks[name] = problem === null ? { ok: true } : { ok: false, detail: problem };
       } catch (err) {
         checks[name] = { ok: false, detail: (err as Error).message };
       }
     };
     await attempt('temporal', async () => {
       await deps.client.workflowService.getSystemInfo({});
-      return true;
-    }, 'Temporal does not answer');
-    await attempt('mainWorker', () => hasPollers(deps.client, deps.namespace, deps.mainQueue ?? MAIN_TASK_QUEUE, TASK_QUEUE_TYPE_WORKFLOW), `no worker polls the "${deps.mainQueue ?? MAIN_TASK_QUEUE}" task queue`);
-    await attempt('leanWorker', () => hasPollers(deps.client, deps.namespace, deps.leanQueue ?? LEAN_TASK_QUEUE, TASK_QUEUE_TYPE_ACTIVITY), `no worker polls the "${deps.leanQueue ?? LEAN_TASK_QUEUE}" task queue`);
-    await attempt('index', async () => deps.indexReady(), 'the premise index is not built yet');
+      return null;
+    });
+    const identities = deps.workerIdentities?.() ?? {};
+    await attempt('mainWorker', () => pollerProblem(deps.client, deps.namespace, deps.mainQueue ?? MAIN_TASK_QUEUE, TASK_QUEUE_TYPE_WORKFLOW, identities.main));
+    await attempt('leanWorker', () => pollerProblem(deps.client, deps.namespace, deps.leanQueue ?? LEAN_TASK_QUEUE, TASK_QUEUE_TYPE_ACTIVITY, identities.lean));
+    await attempt('index', async () => {
+      const unbuilt = await deps.unbuiltIndexes();
+      return unbuilt.length === 0 ? null : `no premise index is built for ${unbuilt.map((l) => `"${l}"`).join(', ')}`;
+    });
     return { ready: Object.values(checks).every((c) => c.ok), checks, missing: deps.missing };
   };
 }

@@ -3,6 +3,7 @@
 // and a Lean worker as child processes (restarted if they die), and the HTTP API.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createReadinessCheck } from '../api/readiness';
@@ -47,6 +48,13 @@ function spawnWorker(worker: ManagedWorker, env: NodeJS.ProcessEnv): void {
     log.warn({ queue: worker.queue, code, signal, delayMs }, 'worker exited; restarting');
     setTimeout(() => !worker.stopping && spawnWorker(worker, env), delayMs);
   });
+}
+
+/** The poller identity of a worker process (the Temporal SDK's default), or null when it is not
+ * running. */
+function workerIdentity(child: ChildProcess | undefined): string | null {
+  if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return null;
+  return `${child.pid}@${hostname()}`;
 }
 
 function stopWorker(worker: ManagedWorker): Promise<void> {
@@ -141,7 +149,14 @@ export async function startStack(): Promise<void> {
     libraries: config.libraries.map((l) => l.name),
     defaultLibrary: config.libraries[0]!.name,
     maxStatementChars: config.api.maxStatementChars,
-    readiness: createReadinessCheck({ client, namespace: config.temporal.namespace, indexReady: async () => (await indexes.ready()).length === config.libraries.length, missing }),
+    readiness: createReadinessCheck({
+      client,
+      namespace: config.temporal.namespace,
+      unbuiltIndexes: () => indexes.unbuilt(),
+      missing,
+      // Ready means the worker processes running now poll, not ones that died a moment ago.
+      workerIdentities: () => Object.fromEntries(workers.map((w) => [w.queue, workerIdentity(w.child)])),
+    }),
     logger: false,
     catalog: registryCatalog(indexes),
     apiKeys: config.api.keys,

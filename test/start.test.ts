@@ -167,6 +167,10 @@ describe('npm start', () => {
     }
     expect(after).toBeDefined();
     expect(output).toMatch(/worker exited; restarting/);
+    // Not ready until the new process polls (it bundles the workflows first, slowly on a busy
+    // machine); a dead worker's pollers stay listed in Temporal for minutes and do not count.
+    const report = await waitReady();
+    expect(report).toMatchObject({ ready: true });
     const run = await runCommand(['formalize', 'Every prime number p is at least 2.', '--json'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${env.TEMPORAL_PORT}` });
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ compiled: true });

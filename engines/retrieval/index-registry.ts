@@ -171,6 +171,18 @@ export class IndexRegistry {
   }
 
   /** Opens every library (a worker calls this before taking tasks). */
+  /** Libraries with no complete current version (no alias, or an alias on an unfinished
+   * version). Builds and opens nothing: for readiness checks. */
+  async unbuilt(): Promise<string[]> {
+    const out: string[] = [];
+    for (const name of this.names) {
+      const version = await this.store.getAlias(name);
+      const info = version ? await this.store.getVersion(version) : undefined;
+      if (!info?.completedAt) out.push(name);
+    }
+    return out;
+  }
+
   async ready(): Promise<{ library: string; version: string; built: boolean; size: number }[]> {
     const all = await Promise.all(this.names.map(async (n) => ({ n, o: await this.open(n) })));
     return all.map(({ n, o }) => ({ library: n, version: o.version, built: o.built, size: o.index.size }));
