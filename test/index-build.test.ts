@@ -1,13 +1,15 @@
 // The durable index build on the real Temporal dev server: a build through the workflow while
-// searches run (they see the old version until promotion, then the new one, never a mix), a
-// build started again (same ID, nothing stored twice), and a worker process killed mid-build
-// and restarted (the build finishes with exactly one point per declaration).
+// searches run concurrently (each one timed against the build's history: the old version
+// until promotion, then the new one, never a mix or an incomplete version), a build started
+// again (same ID, nothing stored twice), and a worker process killed mid-chunk and restarted
+// (the build resumes from its heartbeat: one point per declaration, no finished batch embedded
+// again).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { WorkflowIdConflictPolicy } from '@temporalio/common';
+import { defaultPayloadConverter, WorkflowIdConflictPolicy } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createActivities } from '../activities';
@@ -21,10 +23,13 @@ import {
   type BuildIndexInput,
   type BuildIndexResult,
   type IndexBuildProgress,
+  type StoreIndexHeartbeat,
 } from '../common/index-build';
 import { MAIN_TASK_QUEUE } from '../common/types';
 import { createMainWorker } from '../infra/workers';
-import { FIXTURE_CORPUS, startTemporal, workflowBundle } from './helpers/stack';
+import { FIXTURE_CORPUS, startTemporal, workflowBundle, workflowBundleFile } from './helpers/stack';
+import { FAKE_EMBEDDING_DIMENSIONS, startFakeOpenAI } from './fakes/openai-server';
+import { activityRuns as activityRunsOf, recordHistory } from './helpers/history';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 let env: TestWorkflowEnvironment;
@@ -112,36 +117,57 @@ describe('buildIndex workflow', () => {
     const workflowId = indexBuildWorkflowId('mini', version);
     const input: BuildIndexInput = { library: 'mini', corpusPath: v2, version, chunkSize: 3, batchSize: 2 };
 
-    const seen: ('old' | 'new' | 'mix' | 'none')[] = [];
+    // Searches run concurrently with the build, several at a time; each records when it ran
+    // and which version answered (every name of the new corpus starts with V2.).
+    type Answer = 'old' | 'new' | 'mix' | 'none';
+    const searches: { start: number; end: number; answer: Answer }[] = [];
+    const search = async (): Promise<void> => {
+      const start = Date.now();
+      const hits = await (await registry.get('mini')).searchPremises('a prime number p and the integers modulo p', 5);
+      const fresh = hits.filter((h) => h.decl.name.startsWith('V2.')).length;
+      searches.push({ start, end: Date.now(), answer: hits.length === 0 ? 'none' : fresh === 0 ? 'old' : fresh === hits.length ? 'new' : 'mix' });
+    };
     const run = worker.runUntil(async () => {
       const handle = await env.client.workflow.start('buildIndex', { taskQueue, workflowId, args: [input] });
       let finished = false;
       const result = handle.result().finally(() => (finished = true)) as Promise<BuildIndexResult>;
-      let midBuild = 0;
-      while (!finished) {
-        const hits = await (await registry.get('mini')).searchPremises('a prime number p and the integers modulo p', 5);
-        const fresh = hits.filter((h) => h.decl.name.startsWith('V2.')).length;
-        seen.push(hits.length === 0 ? 'none' : fresh === 0 ? 'old' : fresh === hits.length ? 'new' : 'mix');
-        const p = await handle.query<IndexBuildProgress>(INDEX_BUILD_PROGRESS_QUERY).catch(() => undefined);
-        if (p?.phase === 'storing' && p.done > 0 && p.done < p.total) midBuild++;
-      }
-      for (let i = 0; i < 3; i++) {
-        const hits = await (await registry.get('mini')).searchPremises('a prime number p and the integers modulo p', 5);
-        seen.push(hits.every((h) => h.decl.name.startsWith('V2.')) ? 'new' : 'mix');
-      }
+      const searcher = async () => {
+        while (!finished) await search();
+        for (let i = 0; i < 3; i++) await search(); // after promotion
+      };
+      await Promise.all([searcher(), searcher(), searcher(), searcher()]);
       const progress = await handle.query<IndexBuildProgress>(INDEX_BUILD_PROGRESS_QUERY);
-      return { result: await result, midBuild, progress };
+      return { result: await result, progress };
     });
-    const { result, midBuild, progress } = await run;
+    const { result, progress } = await run;
 
     expect(result).toEqual({ version, count: 21, promoted: true });
     expect(progress).toMatchObject({ phase: 'done', done: 21, total: 21, version });
-    expect(midBuild).toBeGreaterThan(0); // searches really ran while the new version was half stored
-    expect(seen).not.toContain('mix');
-    expect(seen).not.toContain('none');
-    expect(seen.join(' ')).toMatch(/^(old )+(new ?)+$/);
+    await recordHistory(env.client, workflowId, 'build-index');
+    const runs = await activityRunsOf(env.client, workflowId);
+    const chunks = runs.filter((r) => r.type === 'storeIndexChunk');
+    expect(chunks).toHaveLength(7);
+    const complete = runs.find((r) => r.type === 'completeIndexBuild')!;
+    const promote = runs.find((r) => r.type === 'promoteIndex')!;
+    expect(promote.startedAt).toBeGreaterThanOrEqual(complete.closedAt!);
+
+    expect(searches.filter((x) => x.answer === 'mix' || x.answer === 'none')).toEqual([]);
+    // Searches really ran while the new version was half stored, and they saw the old one.
+    const duringStoring = searches.filter((x) => x.start >= chunks[0]!.startedAt! && x.end <= chunks.at(-1)!.closedAt!);
+    expect(duringStoring.length).toBeGreaterThan(0);
+    // Before promotion only the old version answers: no search that ended before the promotion
+    // began saw the new one.
+    const beforePromotion = searches.filter((x) => x.end < promote.startedAt!);
+    expect(beforePromotion.length).toBeGreaterThan(0);
+    expect(beforePromotion.every((x) => x.answer === 'old')).toBe(true);
+    // After it only the new one: every search that began once the promotion was done.
+    const afterPromotion = searches.filter((x) => x.start > promote.closedAt!);
+    expect(afterPromotion.length).toBeGreaterThan(0);
+    expect(afterPromotion.every((x) => x.answer === 'new')).toBe(true);
+    // Never an incomplete version: whoever saw the new one was still searching after it was
+    // stored in full and verified.
+    for (const x of searches.filter((y) => y.answer === 'new')) expect(x.end).toBeGreaterThanOrEqual(complete.closedAt!);
     expect(await store.getAlias('mini')).toBe(version);
-    expect((await activityRuns(workflowId)).filter((a) => a === 'storeIndexChunk')).toHaveLength(7);
 
     // The same build started again (same workflow ID): it finds every point stored, stores
     // nothing, verifies and promotes again.
@@ -160,7 +186,7 @@ describe('buildIndex workflow', () => {
     await registry.close();
   });
 
-  it('finishes without duplicates after its worker process is killed mid-build and restarted', { timeout: 240_000 }, async () => {
+  it('resumes after its worker process is killed mid-chunk: nothing stored twice, no finished batch embedded again', { timeout: 240_000 }, async () => {
     const n = 6000;
     const corpus = join(work, 'synthetic.jsonl');
     const lines: string[] = [];
@@ -177,6 +203,19 @@ describe('buildIndex workflow', () => {
       );
     }
     await writeFile(corpus, lines.join('\n') + '\n');
+    // Dense vectors from the fake OpenAI server: every document it is asked to embed is counted.
+    const llm = await startFakeOpenAI();
+    const embedded = new Map<number, number>();
+    const embeddedDocuments = () => {
+      embedded.clear();
+      for (const request of llm.embeddingRequests) {
+        for (const text of request.input) {
+          const i = Number(/^Synth\.Module\d+\.(?:lemma|def)_(\d+)/.exec(text)?.[1] ?? NaN);
+          if (!Number.isNaN(i)) embedded.set(i, (embedded.get(i) ?? 0) + 1);
+        }
+      }
+      return embedded;
+    };
     const dataDir = join(work, 'killed');
     const childEnv: NodeJS.ProcessEnv = {
       ...process.env,
@@ -185,7 +224,12 @@ describe('buildIndex workflow', () => {
       DRIFTLINE_LIBRARIES: `synth=${corpus}`,
       DRIFTLINE_DATA_DIR: dataDir,
       DRIFTLINE_STORE: 'embedded',
-      DRIFTLINE_EMBEDDER: 'none',
+      DRIFTLINE_EMBEDDER: 'openai',
+      DRIFTLINE_EMBEDDING_MODEL: 'fake-embed',
+      DRIFTLINE_EMBEDDING_DIMENSIONS: String(FAKE_EMBEDDING_DIMENSIONS),
+      DRIFTLINE_EMBEDDINGS_BASE_URL: llm.url,
+      DRIFTLINE_EMBEDDINGS_API_KEY: 'test-key',
+      DRIFTLINE_WORKFLOW_BUNDLE: await workflowBundleFile(work),
       DRIFTLINE_CONFIG: join(work, 'no-config.json'),
     };
     await writeFile(childEnv.DRIFTLINE_CONFIG!, '{}');
@@ -202,35 +246,47 @@ describe('buildIndex workflow', () => {
     };
     const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
 
-    const { version } = await versionForCorpus('synth', corpus, undefined);
+    const { version } = await versionForCorpus('synth', corpus, `openai:fake-embed@${FAKE_EMBEDDING_DIMENSIONS}`);
     const workflowId = indexBuildWorkflowId('synth', version);
     const handle = await env.client.workflow.start('buildIndex', {
       taskQueue: MAIN_TASK_QUEUE,
       workflowId,
       args: [{ library: 'synth', corpusPath: corpus, version, chunkSize: 3000, batchSize: 100, heartbeatTimeoutMs: 3000 } satisfies BuildIndexInput],
     });
+    /** Where the running chunk's last heartbeat says it got to, as Temporal has it. */
+    const reported = async (): Promise<StoreIndexHeartbeat | undefined> => {
+      const pending = (await handle.describe()).raw.pendingActivities ?? [];
+      const details = pending.find((a) => a.activityType?.name === 'storeIndexChunk')?.heartbeatDetails?.payloads?.[0];
+      return details ? defaultPayloadConverter.fromPayload<StoreIndexHeartbeat>(details) : undefined;
+    };
 
     const store = new EmbeddedStore(join(dataDir, 'indexes', 'embedded'));
     let first: ChildProcess | undefined = startWorker();
     let second: ChildProcess | undefined;
+    let resumeFrom: number;
     try {
-      // Wait until the build is half-way through its first chunk (of two), then kill the worker
-      // without warning: the chunk in flight must be retried and resume, not start over.
-      const deadline = Date.now() + 120_000;
-      let stored = 0;
+      // Wait until Temporal has a heartbeat from half-way through the first chunk (of two), then
+      // kill the worker without warning: the chunk must be retried and resume from there.
+      const deadline = Date.now() + 150_000;
       for (;;) {
-        stored = (await store.getVersion(version)) ? await store.count(version).catch(() => 0) : 0;
-        if (stored >= 1500) break;
-        if (Date.now() > deadline) throw new Error(`the build did not get going (stored ${stored}):\n${log}`);
+        const beat = await reported().catch(() => undefined);
+        if (beat && beat.from === 0 && beat.next >= 1500) {
+          resumeFrom = beat.next;
+          break;
+        }
+        if (Date.now() > deadline) throw new Error(`the build did not get going (${JSON.stringify(beat)}):\n${log}`);
         if (first.exitCode !== null) throw new Error(`the worker exited early:\n${log}`);
         await new Promise((r) => setTimeout(r, 100));
       }
       first.kill('SIGKILL');
       await exited(first);
       first = undefined;
-      const atKill = await store.count(version);
-      expect(atKill).toBeLessThan(n);
+      expect(resumeFrom).toBeLessThan(3000);
+      expect(await store.count(version)).toBeLessThan(n);
       expect((await handle.describe()).status.name).toBe('RUNNING'); // (no worker to answer queries now)
+      // The worker's vector cache would hide a re-embedding from the fake: remove it, so any
+      // batch the new attempt redoes is asked of the embeddings server again.
+      await rm(join(dataDir, 'cache'), { recursive: true, force: true });
 
       second = startWorker();
       const result = (await handle.result()) as BuildIndexResult;
@@ -239,6 +295,7 @@ describe('buildIndex workflow', () => {
       first?.kill('SIGKILL');
       second?.kill('SIGTERM');
       if (second) await exited(second);
+      await llm.close();
     }
     expect(await store.count(version)).toBe(n);
     expect((await store.getVersion(version))?.completedAt).toBeTruthy();
@@ -246,10 +303,15 @@ describe('buildIndex workflow', () => {
     // One point per name: every declaration is found by name, none twice.
     const names = lines.map((l) => (JSON.parse(l) as { name: string }).name);
     expect((await store.get(version, names)).size).toBe(n);
-    // The killed chunk was retried (attempt 2 or later) by the new worker.
-    const history = await handle.fetchHistory();
-    const retried = (history.events ?? []).some((e) => (e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1);
-    expect(retried).toBe(true);
+    // The killed chunk was retried (attempt 2 or later) by the new worker...
+    const chunkAttempts = (await activityRunsOf(env.client, workflowId)).filter((r) => r.type === 'storeIndexChunk').map((r) => r.attempt);
+    expect(chunkAttempts[0]).toBeGreaterThan(1);
+    // ...from its heartbeat: what the first attempt had reported done was embedded once, not again.
+    const counts = embeddedDocuments();
+    const redone = [...Array(resumeFrom).keys()].filter((i) => counts.get(i) !== 1);
+    expect(redone).toEqual([]);
+    // Every declaration was embedded.
+    expect(counts.size).toBe(n);
     await store.close();
   });
 });
