@@ -15,7 +15,7 @@ import { pointId, STORE_SCHEMA_VERSION, versionName, type IndexStore, type Versi
 import { EmbedderMismatchError, StoreIndex } from '../engines/retrieval/stores/store-index';
 import { HashEmbedder } from './helpers/hash-embedder';
 import { ConceptEmbedder } from './helpers/concept-embedder';
-import { prefetchLimit, reciprocalRankFusion } from '../activities/retrieval/fusion';
+import { prefetchLimit, reciprocalRankFusion } from '../engines/retrieval/fusion';
 
 const MINI = join(resolve(__dirname, 'fixtures/corpus'), 'mini.jsonl');
 

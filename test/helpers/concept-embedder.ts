@@ -4,7 +4,7 @@
 // concept whose trigger words occur in the text, plus a faint hash of the text so that no two
 // texts tie; L2-normalised.
 import { createHash } from 'node:crypto';
-import type { EmbedKind, Embedder } from '../../activities/retrieval/embedder';
+import type { EmbedKind, Embedder } from '../../engines/retrieval/embedder';
 
 export const CONCEPTS: Record<string, readonly string[]> = {
   counting: ['cardinality', 'how many', 'number of elements', 'card'],
