@@ -1,5 +1,5 @@
 // Workflow code must stay deterministic: recorded histories replay against today's code.
-// Re-record after an intended, versioned change with: RECORD_HISTORIES=1 npx vitest run test/workflow-formalize.test.ts
+// Re-record after an intended, versioned change with: RECORD_HISTORIES=1 npx vitest run test/workflow-formalize.test.ts test/workflow-lean-tools.test.ts test/index-build.test.ts
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,8 +13,17 @@ const DIR = fileURLToPath(new URL('./fixtures/histories/', import.meta.url));
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 
 describe('replay of recorded histories', () => {
-  it('has recorded histories to replay', () => {
-    expect(files.length).toBeGreaterThan(0);
+  it('has recorded histories of every path that matters to replay', () => {
+    // A completed run, repair rounds (with name resolution), an equivalence check, a skipped
+    // compile, and an index build.
+    expect(files.sort()).toEqual([
+      'build-index.json',
+      'formalize-compile-skipped.json',
+      'formalize-completed.json',
+      'formalize-equivalence.json',
+      'formalize-name-resolution.json',
+      'formalize-repairs-exhausted.json',
+    ]);
   });
 
   for (const file of files) {
@@ -27,7 +36,7 @@ describe('replay of recorded histories', () => {
   it('notices when the workflow code no longer matches a history', async () => {
     // The same history against a workflow that schedules different activities must fail,
     // or the test above could not catch anything.
-    const history = historyFromJSON(JSON.parse(readFileSync(join(DIR, files[0]!), 'utf8')));
+    const history = historyFromJSON(JSON.parse(readFileSync(join(DIR, 'formalize-completed.json'), 'utf8')));
     const events = history.events ?? [];
     const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'retrieve');
     scheduled!.activityTaskScheduledEventAttributes!.activityType!.name = 'somethingElse';

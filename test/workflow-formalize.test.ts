@@ -86,9 +86,8 @@ describe('formalize workflow', () => {
   it('repairs a compile error and then succeeds, giving the formalizer the compiler message', async () => {
     const s = await stack({ repl: { unknownIdentifiers: ['Nat.Primee'] } });
     s.llm.script(FAKE_MODELS.formalizer, { content: BAD }, { content: GOOD });
-    const id = await s.start(STATEMENT, { repairRounds: 2 });
+    const id = await s.start(STATEMENT);
     const result = await s.withWorkers(() => s.result(id));
-    await recordHistory(s.client, id, 'formalize-repaired');
 
     expect(result.compiled).toBe(true);
     expect(result.attempts).toHaveLength(2);
@@ -106,6 +105,7 @@ describe('formalize workflow', () => {
     });
     const id = await s.start(STATEMENT, { repairRounds: 2 });
     const result = await s.withWorkers(() => s.result(id));
+    await recordHistory(s.client, id, 'formalize-repairs-exhausted');
 
     expect(result.compiled).toBe(false);
     expect(result.outcome).toBe('not-compiled');
