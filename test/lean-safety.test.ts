@@ -3,7 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { compileStatement } from '../engines/lean/compile';
 import type { CheckOptions, LeanRunner } from '../engines/lean/runner';
-import { maskCommentsAndStrings, unsafeStatementReason } from '../engines/lean/statement-safety';
+import { maskCommentsAndStrings } from '../engines/lean/lean-text';
+import { unsafeStatementReason } from '../engines/lean/statement-safety';
 import type { CompileResult } from '../common/types';
 
 class CountingRunner implements LeanRunner {

@@ -9,7 +9,8 @@
 // was proved without the other statement, so that tactic does not count.
 import type { DirectionResult, EquivalenceInput, EquivalenceResult } from '../../common/types';
 import type { LeanRunner } from './runner';
-import { maskCommentsAndStrings, unsafeStatementReason, type SafetyPolicy } from './statement-safety';
+import { maskCommentsAndStrings, topLevelAssignMasked } from './lean-text';
+import { unsafeStatementReason, type SafetyPolicy } from './statement-safety';
 
 const HYP = 'driftline_hyp';
 const CLOSERS = 'first | rfl | assumption | simp_all | omega | linarith | norm_num';
@@ -39,17 +40,7 @@ export function statementParts(code: string): StatementParts | undefined {
     if (!name) return undefined;
     sigStart += name[0].length;
   }
-  let depth = 0;
-  let assign = -1;
-  for (let i = sigStart; i < masked.length; i++) {
-    const c = masked[i]!;
-    if ('([{⦃⟨'.includes(c)) depth++;
-    else if (')]}⦄⟩'.includes(c)) depth--;
-    else if (c === ':' && masked[i + 1] === '=' && depth === 0) {
-      assign = i;
-      break;
-    }
-  }
+  const assign = topLevelAssignMasked(masked, sigStart);
   if (assign < 0) return undefined;
   const preamble = code
     .slice(0, decl.index)

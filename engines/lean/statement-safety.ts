@@ -6,6 +6,7 @@
 // comes back as a compiler-style message at the offending position, so the repair loop can
 // act on it. Pure.
 import type { LeanMessage } from '../../common/types';
+import { maskCommentsAndStrings, topLevelAssignMasked } from './lean-text';
 
 export interface SafetyPolicy {
   /** Import roots allowed (a root allows its submodules): `Mathlib` allows `Mathlib.Data.Nat`. */
@@ -67,47 +68,6 @@ const PREAMBLE = ['import', 'open', 'set_option', 'universe', 'universes', 'vari
 const COMMAND_START =
   /^(?:@\[|#[a-z_]+|(?:import|open|set_option|universes?|variable|namespace|section|end|noncomputable|theorem|lemma|example|def|abbrev|instance|structure|class|inductive|axiom|opaque|private|protected|unsafe|partial|attribute|deriving|mutual|initialize|builtin_initialize|macro|macro_rules|syntax|elab|elab_rules|notation|infix|infixl|infixr|prefix|postfix|run_cmd|run_elab|run_meta|declare_syntax_cat|export|omit|include|alias|scoped|local)\b)/;
 
-/**
- * Masks comments and string literals with spaces (newlines kept), so positions stay valid and
- * nothing inside them is mistaken for code. Lean block comments nest.
- */
-export function maskCommentsAndStrings(text: string): string {
-  const out = text.split('');
-  let i = 0;
-  const blank = (from: number, to: number) => {
-    for (let k = from; k < to && k < out.length; k++) if (out[k] !== '\n') out[k] = ' ';
-  };
-  while (i < text.length) {
-    if (text.startsWith('--', i)) {
-      const end = text.indexOf('\n', i);
-      const stop = end < 0 ? text.length : end;
-      blank(i, stop);
-      i = stop;
-    } else if (text.startsWith('/-', i)) {
-      let depth = 0;
-      let k = i;
-      while (k < text.length) {
-        if (text.startsWith('/-', k)) {
-          depth++;
-          k += 2;
-        } else if (text.startsWith('-/', k)) {
-          depth--;
-          k += 2;
-          if (depth === 0) break;
-        } else k++;
-      }
-      blank(i, k);
-      i = k;
-    } else if (text[i] === '"') {
-      let k = i + 1;
-      while (k < text.length && text[k] !== '"') k += text[k] === '\\' ? 2 : 1;
-      blank(i + 1, k);
-      i = k + 1;
-    } else i++;
-  }
-  return out.join('');
-}
-
 function positionAt(text: string, index: number): { line: number; column: number } {
   const before = text.slice(0, index);
   const lineStart = before.lastIndexOf('\n') + 1;
@@ -158,18 +118,6 @@ function commands(masked: string): { leading: { start: number; text: string } | 
 
 function importAllowed(module: string, policy: SafetyPolicy): boolean {
   return policy.allowedImports.some((root) => module === root || module.startsWith(`${root}.`));
-}
-
-/** The index of the declaration's `:=` at bracket depth 0, or -1. */
-function topLevelAssign(text: string): number {
-  let depth = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!;
-    if ('([{⦃⟨'.includes(c)) depth++;
-    else if (')]}⦄⟩'.includes(c)) depth--;
-    else if (c === ':' && text[i + 1] === '=' && depth === 0) return i;
-  }
-  return -1;
 }
 
 /**
@@ -243,7 +191,7 @@ export function unsafeStatementReason(code: string, policy: SafetyPolicy = DEFAU
   if (!declaration) return reject(code, 0, 0, 'there is no theorem, lemma or example to check');
 
   // 3. The declaration's proof must be `sorry`: statements are checked here, not proofs.
-  const assign = topLevelAssign(declaration.text);
+  const assign = topLevelAssignMasked(declaration.text);
   if (assign < 0) return reject(code, declaration.start, declaration.keyword.length, 'the statement has no `:=`; end it with `:= by sorry`');
   const proof = declaration.text.slice(assign + 2).trim().replace(/\s+/g, ' ');
   if (!/^(by )?sorry$/.test(proof)) {

@@ -1,5 +1,6 @@
 // Pulls the Lean statement out of a formalizer's free-text reply and normalizes it to a
 // statement-only declaration ending in `:= by sorry` (the proof is never our job).
+import { topLevelAssign } from '../lean/lean-text';
 
 // Source only: a shared global RegExp carries `lastIndex` from one call into the next.
 const DECLARATION_SOURCE =
@@ -21,32 +22,6 @@ function pickCode(reply: string): string {
   return blocks.at(-1) ?? reply;
 }
 
-const OPEN = new Set(['(', '[', '{', '⦃', '⟨']);
-const CLOSE = new Set([')', ']', '}', '⦄', '⟩']);
-
-/**
- * Index of the `:=` that starts the proof: the first one outside brackets and comments
- * (binders such as `(n : ℕ := 0)` hold their own `:=`). -1 if there is none.
- */
-function proofStart(code: string, from: number): number {
-  let depth = 0;
-  for (let i = from; i < code.length; i++) {
-    const c = code[i]!;
-    if (c === '-' && code[i + 1] === '-') {
-      const nl = code.indexOf('\n', i);
-      if (nl < 0) return -1;
-      i = nl;
-    } else if (c === '/' && code[i + 1] === '-') {
-      const end = code.indexOf('-/', i + 2);
-      if (end < 0) return -1;
-      i = end + 1;
-    } else if (OPEN.has(c)) depth++;
-    else if (CLOSE.has(c)) depth = Math.max(0, depth - 1);
-    else if (c === ':' && code[i + 1] === '=' && depth === 0) return i;
-  }
-  return -1;
-}
-
 export function extractLeanStatement(reply: string): string {
   const code = pickCode(reply).replace(/^[ \t]*import[ \t]+.*$\n?/gm, '');
   const starts = [...code.matchAll(declarations())].map((m) => m.index ?? 0);
@@ -59,7 +34,8 @@ export function extractLeanStatement(reply: string): string {
   }
   // Everything before the last declaration (open, variable, namespace lines) stays: it can
   // matter for how the statement elaborates.
-  const cut = proofStart(code, start);
+  // The proof starts at the first `:=` outside brackets, comments and strings.
+  const cut = topLevelAssign(code, start);
   const head = (cut < 0 ? code : code.slice(0, cut)).trim();
   return `${head} := by sorry`;
 }
