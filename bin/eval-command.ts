@@ -17,7 +17,7 @@ import { loadCorpus } from '../engines/retrieval/corpus';
 import type { Embedder } from '../engines/retrieval/embedder';
 import { AnalogyIndex } from '../engines/retrieval/analogy';
 import { buildRetrieval, createConfiguredEmbedder } from '../infra/deps';
-import { DEFAULT_RERANK, rerank, usageTableOf, type RerankSettings } from '../engines/retrieval/rerank';
+import { analogyApplies, DEFAULT_RERANK, rerank, usageTableOf, type RerankSettings } from '../engines/retrieval/rerank';
 import { buildInProcess, versionForCorpus } from '../engines/retrieval/stores/build';
 import { StoreIndex, type StoreSearchMode } from '../engines/retrieval/stores/store-index';
 import { HybridIndex } from '../engines/retrieval/eval/hybrid-index';
@@ -72,9 +72,8 @@ function progress(label: string, quiet: boolean) {
 
 async function buildIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<PremiseIndex> {
   const base = await buildBaseIndex(cfg, library, retriever, opts);
-  // The same rule as the service's re-ranking (rerank.ts): analogy for monolithic retrieval.
-  const analogy = rerankSettings(opts).analogy;
-  return analogy === 'always' || (analogy === 'monolithic' && opts.mode !== 'drift') ? new AnalogyIndex(base) : base;
+  // The same rule as the service's re-ranking (rerank.ts).
+  return analogyApplies(rerankSettings(opts).analogy, opts.mode === 'drift' ? 'drift' : 'monolithic') ? new AnalogyIndex(base) : base;
 }
 
 async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<PremiseIndex> {

@@ -31,6 +31,11 @@ export interface RerankSettings {
 
 export const DEFAULT_RERANK: RerankSettings = { usagePrior: DEFAULT_USAGE_PRIOR, analogy: 'monolithic' };
 
+/** Whether the analogy votes re-rank a ranking used this way (the rule of the header comment). */
+export function analogyApplies(analogy: RerankSettings['analogy'], use: RetrievalUse): boolean {
+  return analogy === 'always' || (analogy === 'monolithic' && use === 'monolithic');
+}
+
 /** The wrappers over `index` for one use (the usage table is needed when α > 0). */
 export function rerank(index: PremiseIndex, table: UsageTable | undefined, use: RetrievalUse, settings: RerankSettings = DEFAULT_RERANK): PremiseIndex {
   let out = index;
@@ -38,7 +43,7 @@ export function rerank(index: PremiseIndex, table: UsageTable | undefined, use: 
     if (!table) throw new Error('the usage prior needs the usage table of the library');
     out = new UsagePriorIndex(out, table, settings.usagePrior);
   }
-  if (settings.analogy === 'always' || (settings.analogy === 'monolithic' && use === 'monolithic')) out = new AnalogyIndex(out);
+  if (analogyApplies(settings.analogy, use)) out = new AnalogyIndex(out);
   return out;
 }
 

@@ -1,6 +1,6 @@
 // The Retrieve stage over a PremiseIndex: which premises the formalizer sees, per mode.
 // Pure given the index, so every mode is tested without any server.
-import type { Premise, RetrieveInput, RetrieveOutput } from '../../common/types';
+import type { Premise, RetrieveInput, RetrieveOutput, SubQuery } from '../../common/types';
 import type { Declaration } from './corpus';
 import type { Hit, PremiseIndex } from './premise-index';
 import { leaveOutNames } from './leave-out';
@@ -22,6 +22,12 @@ export function searchNote(index: PremiseIndex): string {
     return `retrieval: lexical (BM25) only, no embedder configured${extra ? `; ${extra}` : ''}`;
   }
   return `retrieval: ${index.kind}`;
+}
+
+/** The texts DRIFT searches with: each sub-query's phrase and predicted formal form, or the
+ * whole statement when there are no sub-queries. The service and the evaluation both use it. */
+export function subqueryTexts(statement: string, subqueries: readonly SubQuery[]): string[] {
+  return subqueries.length > 0 ? subqueries.map((q) => `${q.phrase} ${q.formal}`) : [statement];
 }
 
 export async function retrievePremises(index: PremiseIndex, input: RetrieveInput): Promise<RetrieveOutput> {
@@ -56,9 +62,7 @@ export async function retrievePremises(index: PremiseIndex, input: RetrieveInput
     case 'drift': {
       notes.push(searchNote(index));
       // Without sub-queries (decomposition off or empty), the statement is the only one.
-      const queries = input.subqueries.length > 0
-        ? input.subqueries.map((q) => `${q.phrase} ${q.formal}`)
-        : [input.statement];
+      const queries = subqueryTexts(input.statement, input.subqueries);
       if (input.subqueries.length === 0) notes.push('drift: no sub-queries; the statement was the only query');
       const premises: Premise[] = [];
       const seen = new Set<string>();

@@ -6,7 +6,7 @@
 import type { LeaveOutPolicy, SubQuery } from '../../../common/types';
 import { leaveOutNames } from '../leave-out';
 import type { PremiseIndex } from '../premise-index';
-import { retrievePremises } from '../retrieve-premises';
+import { retrievePremises, subqueryTexts } from '../retrieve-premises';
 import type { BenchmarkItem } from './benchmark';
 import { retrievalMetricsAt, type RetrievalCase, type RetrievalMetrics } from './metrics';
 
@@ -53,7 +53,7 @@ export async function evaluateRetrieval(index: PremiseIndex, items: readonly Ben
     } else {
       const subs = opts.subqueries?.get(item.name);
       if (!subs) throw new Error(`no sub-queries for ${item.name}: drift mode needs a decomposition of every item`);
-      const queries = subs.length > 0 ? subs.map((q) => `${q.phrase} ${q.formal}`) : [item.statement];
+      const queries = subqueryTexts(item.statement, subs);
       const exclude = await leaveOutNames(index, [item.name], policy);
       const lists = [];
       for (const q of queries) lists.push((await index.searchPremises(q, maxK, { exclude })).map((h) => h.decl.name));
