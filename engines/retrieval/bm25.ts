@@ -4,6 +4,8 @@
 // Everything that does not depend on the query is precomputed at build time, so a search is
 // one pass over the postings of the query's terms. The index takes tokens, not text: the
 // caller owns tokenization, and a loaded index needs no tokenizer to be consistent.
+// The weighting (averageFieldLengths, weightedTermFrequencies, saturate, idf) is exported: the
+// stores' sparse vectors (stores/sparse.ts) are built from the same functions.
 
 export interface FieldParams {
   /** How much one occurrence in this field counts (name ≫ informal text). */
@@ -40,6 +42,41 @@ interface Posting {
   idf: number;
 }
 
+/** Each field's average length (in tokens) over the documents: BM25F's length normalisation. */
+export function averageFieldLengths(docs: Iterable<Bm25Document>, fields: readonly string[]): Record<string, number> {
+  const totals: Record<string, number> = Object.fromEntries(fields.map((f) => [f, 0]));
+  let count = 0;
+  for (const d of docs) {
+    count++;
+    for (const f of fields) totals[f]! += d[f]?.length ?? 0;
+  }
+  return Object.fromEntries(fields.map((f) => [f, count > 0 ? totals[f]! / count : 0]));
+}
+
+/** tf̃(t, d) = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f), per term of the document. */
+export function weightedTermFrequencies(doc: Bm25Document, params: Bm25Params, avgLen: Readonly<Record<string, number>>): Map<string, number> {
+  const tf = new Map<string, number>();
+  for (const [f, { weight, b }] of Object.entries(params.fields)) {
+    const tokens = doc[f];
+    if (!tokens || tokens.length === 0) continue;
+    const avg = avgLen[f] || 1;
+    const unit = weight / (1 - b + (b * tokens.length) / avg);
+    for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + unit);
+  }
+  return tf;
+}
+
+/** BM25's saturation of a (field-weighted) term frequency. */
+export function saturate(tf: number, k1: number): number {
+  return tf / (k1 + tf);
+}
+
+/** Lucene's "plus one" idf (also Qdrant's IDF modifier): never negative, so very common terms
+ * still count a little. */
+export function idf(n: number, df: number): number {
+  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
+}
+
 export class Bm25Index {
   private constructor(
     readonly params: Bm25Params,
@@ -50,26 +87,10 @@ export class Bm25Index {
   ) {}
 
   static build(docs: readonly Bm25Document[], params: Bm25Params): Bm25Index {
-    const fieldNames = Object.keys(params.fields);
-    const avgLen: Record<string, number> = {};
-    for (const f of fieldNames) {
-      let total = 0;
-      for (const d of docs) total += d[f]?.length ?? 0;
-      avgLen[f] = docs.length > 0 ? total / docs.length : 0;
-    }
+    const avgLen = averageFieldLengths(docs, Object.keys(params.fields));
     const raw = new Map<string, [number[], number[]]>();
     docs.forEach((doc, i) => {
-      // tf̃(t, d) = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f)
-      const tf = new Map<string, number>();
-      for (const f of fieldNames) {
-        const tokens = doc[f];
-        if (!tokens || tokens.length === 0) continue;
-        const { weight, b } = params.fields[f]!;
-        const avg = avgLen[f]! || 1;
-        const unit = weight / (1 - b + (b * tokens.length) / avg);
-        for (const t of tokens) tf.set(t, (tf.get(t) ?? 0) + unit);
-      }
-      for (const [t, v] of tf) {
+      for (const [t, v] of weightedTermFrequencies(doc, params, avgLen)) {
         let p = raw.get(t);
         if (!p) raw.set(t, (p = [[], []]));
         p[0].push(i);
@@ -125,13 +146,10 @@ export class Bm25Index {
 function compile(raw: Map<string, [number[], number[]]>, n: number, k1: number): Map<string, Posting> {
   const out = new Map<string, Posting>();
   for (const [t, [docs, tfs]] of raw) {
-    const df = docs.length;
-    // The "plus one" idf of Lucene: never negative, so very common terms still count a little.
-    const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
     out.set(t, {
       docs: Uint32Array.from(docs),
-      weights: Float64Array.from(tfs, (v) => v / (k1 + v)),
-      idf,
+      weights: Float64Array.from(tfs, (v) => saturate(v, k1)),
+      idf: idf(n, docs.length),
     });
   }
   return out;

@@ -17,7 +17,7 @@ import * as lancedb from '@lancedb/lancedb';
 import { Field, FixedSizeList, Float32, Int32, List, Schema, Uint32, Utf8 } from 'apache-arrow';
 import type { Declaration } from '../corpus';
 import { prefetchLimit, reciprocalRankFusion } from '../fusion';
-import { idf } from './sparse';
+import { idf } from '../bm25';
 import {
   checkLibraryName,
   pointId,

@@ -1,13 +1,13 @@
 // The lexical side of a stored index: BM25F as sparse vectors, so any store with sparse vectors
 // and an IDF modifier (Qdrant's `modifier: "idf"`, or the embedded store's own postings) ranks
 // exactly like BM25F. A document's vector holds, per token, the saturated field-weighted term
-// frequency tf̃ / (k1 + tf̃) (the same quantity `Bm25Index` precomputes); the store multiplies by
-// idf = ln(1 + (N − df + 0.5) / (df + 0.5)) at query time, over the whole version. A query's
+// frequency tf̃ / (k1 + tf̃) (the same quantity `Bm25Index` precomputes, from the same functions
+// in bm25.ts); the store multiplies by `idf` (bm25.ts) at query time, over the whole version. A query's
 // vector holds the count of each token. Tokens become indices by a 32-bit FNV-1a hash.
 //
 // tf̃ needs each field's average length over the corpus, which a batched build cannot see from
 // one batch: `corpusStats` computes them first (one pass), and every batch uses them.
-import type { Bm25Params } from '../bm25';
+import { averageFieldLengths, saturate, weightedTermFrequencies, type Bm25Params } from '../bm25';
 import { isTheorem, type Declaration } from '../corpus';
 import { tokenize } from '../lean-tokenize';
 import { declarationDocument, DEFAULT_PREMISE_PARAMS, DEFAULT_THEOREM_PARAMS } from '../bm25-fields';
@@ -38,17 +38,14 @@ function paramsFor(decl: Declaration): Bm25Params {
 }
 
 export function corpusStats(declarations: readonly Declaration[]): CorpusStats {
-  const sums = { premises: {} as Record<string, number>, theorems: {} as Record<string, number> };
-  const counts = { premises: 0, theorems: 0 };
-  for (const d of declarations) {
-    const side = isTheorem(d) ? 'theorems' : 'premises';
-    counts[side]++;
-    const doc = declarationDocument(d);
-    for (const f of Object.keys(paramsFor(d).fields)) sums[side][f] = (sums[side][f] ?? 0) + (doc[f]?.length ?? 0);
+  // Documents are made one at a time, so a large corpus never holds all its tokens at once.
+  function* documents(theorems: boolean) {
+    for (const d of declarations) if (isTheorem(d) === theorems) yield declarationDocument(d);
   }
-  const avg = (side: 'premises' | 'theorems') =>
-    Object.fromEntries(Object.entries(sums[side]).map(([f, s]) => [f, counts[side] > 0 ? s / counts[side] : 0]));
-  return { premises: avg('premises'), theorems: avg('theorems') };
+  return {
+    premises: averageFieldLengths(documents(false), Object.keys(DEFAULT_PREMISE_PARAMS.fields)),
+    theorems: averageFieldLengths(documents(true), Object.keys(DEFAULT_THEOREM_PARAMS.fields)),
+  };
 }
 
 function fromMap(m: Map<number, number>): SparseVector {
@@ -60,19 +57,13 @@ function fromMap(m: Map<number, number>): SparseVector {
 export function sparseDocument(decl: Declaration, stats: CorpusStats): SparseVector {
   const params = paramsFor(decl);
   const avgs = isTheorem(decl) ? stats.theorems : stats.premises;
-  const doc = declarationDocument(decl);
   const tf = new Map<number, number>();
-  for (const [f, { weight, b }] of Object.entries(params.fields)) {
-    const tokens = doc[f];
-    if (!tokens || tokens.length === 0) continue;
-    const avg = avgs[f] || 1;
-    const unit = weight / (1 - b + (b * tokens.length) / avg);
-    for (const t of tokens) {
-      const i = tokenHash(t);
-      tf.set(i, (tf.get(i) ?? 0) + unit);
-    }
+  // Tokens whose hashes collide share one index: their frequencies add up before saturation.
+  for (const [t, v] of weightedTermFrequencies(declarationDocument(decl), params, avgs)) {
+    const i = tokenHash(t);
+    tf.set(i, (tf.get(i) ?? 0) + v);
   }
-  for (const [i, v] of tf) tf.set(i, v / (params.k1 + v));
+  for (const [i, v] of tf) tf.set(i, saturate(v, params.k1));
   return fromMap(tf);
 }
 
@@ -84,9 +75,4 @@ export function sparseQuery(text: string): SparseVector {
     m.set(i, (m.get(i) ?? 0) + 1);
   }
   return fromMap(m);
-}
-
-/** Lucene's "plus one" idf, the formula of Qdrant's IDF modifier. */
-export function idf(n: number, df: number): number {
-  return Math.log(1 + (n - df + 0.5) / (df + 0.5));
 }
