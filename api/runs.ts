@@ -1,11 +1,12 @@
 // Starting and reading formalization runs through the Temporal client; shared by the HTTP API
 // and the CLI so both name, tag and report runs the same way.
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter, TypedSearchAttributes } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY } from '../common/search-attributes';
 import { describeConfig, resolveRunConfig, statementPreview } from '../common/run-config';
+import { adHocRunId, runStaticDetails, runSummary } from '../common/run-metadata';
 import { MAIN_TASK_QUEUE, SEARCH_ATTRIBUTES, type FormalizeInput, type FormalizeResult, type LeaveOutPolicy, type Progress, type RunConfig, type Stage } from '../common/types';
 
 export interface StartRequest {
@@ -18,7 +19,8 @@ export interface StartRequest {
   goldPremises?: string[];
   leanTaskQueue?: string;
   goldStatement?: string;
-  /** Workflow ID to use; default: `formalize-<uuid>`. A repeated ID never starts a second run. */
+  /** Workflow ID to use; default: `formalize-<first words of the statement>-<12 random hex>`. A
+   * repeated ID never starts a second run. */
   id?: string;
 }
 
@@ -40,7 +42,7 @@ export function formalizeInput(request: StartRequest): FormalizeInput {
 export async function startFormalization(client: Client, request: StartRequest, taskQueue = MAIN_TASK_QUEUE): Promise<string> {
   const input = formalizeInput(request);
   const config = input.config;
-  const id = request.id ?? `formalize-${randomUUID()}`;
+  const id = request.id ?? adHocRunId(request.statement, randomBytes(6).toString('hex'));
   await client.workflow.start('formalize', {
     workflowId: id,
     taskQueue,
@@ -49,9 +51,9 @@ export async function startFormalization(client: Client, request: StartRequest, 
     // never starts another (sweeps count each item exactly once this way).
     ...(request.id ? { workflowIdReusePolicy: 'REJECT_DUPLICATE' as const } : {}),
     memo: { statement: statementPreview(request.statement) },
-    // Shown as the run's summary in the Temporal UI's list and detail views.
-    staticSummary: statementPreview(request.statement, 12),
-    staticDetails: `library ${request.library} · ${describeConfig(config)}`,
+    // The Temporal UI shows these under the run's "User Metadata".
+    staticSummary: runSummary(request.statement),
+    staticDetails: runStaticDetails({ library: request.library, config }),
     typedSearchAttributes: new TypedSearchAttributes([
       { key: STAGE_KEY, value: 'starting' },
       { key: LIBRARY_KEY, value: request.library },

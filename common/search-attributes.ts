@@ -9,4 +9,6 @@ export const LIBRARY_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.library, S
 export const CONFIG_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.config, SearchAttributeType.KEYWORD);
 export const SWEEP_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.sweep, SearchAttributeType.KEYWORD);
 
-export const ALL_SEARCH_ATTRIBUTE_KEYS = [STAGE_KEY, OUTCOME_KEY, LIBRARY_KEY, CONFIG_KEY, SWEEP_KEY];
+export const INDEX_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.index, SearchAttributeType.KEYWORD);
+
+export const ALL_SEARCH_ATTRIBUTE_KEYS = [STAGE_KEY, OUTCOME_KEY, LIBRARY_KEY, CONFIG_KEY, SWEEP_KEY, INDEX_KEY];

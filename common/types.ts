@@ -352,4 +352,5 @@ export const SEARCH_ATTRIBUTES = {
   library: 'DriftlineLibrary',
   config: 'DriftlineConfig',
   sweep: 'DriftlineSweep',
+  index: 'DriftlineIndex',
 } as const;

@@ -3,7 +3,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { LIBRARY_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
+import { INDEX_KEY, LIBRARY_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { createStack, startTemporal, type TestStack } from './helpers/stack';
 import { FAKE_MODELS } from './fakes/openai-server';
 import { activityRuns, recordHistory } from './helpers/history';
@@ -62,6 +62,9 @@ describe('formalize workflow', () => {
     expect(description.typedSearchAttributes.get(STAGE_KEY)).toBe('done');
     expect(description.typedSearchAttributes.get(OUTCOME_KEY)).toBe('faithful');
     expect(description.typedSearchAttributes.get(LIBRARY_KEY)).toBe('mini');
+    // The index version retrieval searched is in the result and a search attribute.
+    expect(result.indexVersion).toMatch(/^mini-[0-9a-f]{12}-/);
+    expect(description.typedSearchAttributes.get(INDEX_KEY)).toBe(result.indexVersion);
     expect(await description.memo).toMatchObject({ statement: STATEMENT });
 
     // Keep this history as a replay fixture when asked to (see test/replay.test.ts).

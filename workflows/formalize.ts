@@ -1,8 +1,9 @@
 // The `formalize` workflow: one formalization run, from an informal statement to a judged Lean
 // statement. Deterministic code only: every side effect is an activity.
-import { defineQuery, proxyActivities, setHandler, upsertSearchAttributes, log } from '@temporalio/workflow';
+import { defineQuery, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, log } from '@temporalio/workflow';
 import { NON_RETRYABLE_TYPES } from '../common/failures';
-import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
+import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
+import { runCurrentDetails, type RunState } from '../common/run-metadata';
 import { resolveRunConfig } from '../common/run-config';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
 import type {
@@ -87,11 +88,19 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   const notes: string[] = [];
   const progress: Progress = { stage: 'starting', round: 0, completed: [] };
   setHandler(progressQuery, () => progress);
+  // What the Temporal UI shows as the run's current details (asked of a worker, no history).
+  const state: RunState = { library: input.library, config, stage: 'starting', round: 0 };
+  const showState = (change: Partial<RunState>): void => {
+    Object.assign(state, change);
+    setCurrentDetails(runCurrentDetails(state));
+  };
+  showState({});
 
   const enter = (stage: Stage): void => {
     if (progress.stage !== 'starting') progress.completed.push(progress.stage);
     progress.stage = stage;
     upsertSearchAttributes([{ key: STAGE_KEY, value: stage }]);
+    showState({ stage, round: progress.round });
   };
 
   // 1. Decompose: atomic sub-queries, only where DRIFT retrieval will use them.
@@ -126,6 +135,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     premises = retrieved.premises;
     indexVersion = retrieved.indexVersion;
     notes.push(...retrieved.notes);
+    showState({ indexVersion });
   } else {
     notes.push('retrieve: off');
   }
@@ -154,6 +164,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     enter('compile');
     result = await compile({ code: statement });
     attempts.push({ round, statement, compile: result });
+    showState({ compile: `round ${round}: ${result.status}${result.status === 'error' ? ` (${result.messages.filter((m) => m.severity === 'error').length} errors)` : ''}` });
     if (result.status === 'ok' || result.status === 'skipped') break;
     if (round >= config.repairRounds) {
       log.info('repair budget exhausted', { rounds: config.repairRounds });
@@ -216,7 +227,8 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
 
   const outcome = outcomeOf(compiled, checked, verdict);
   enter('done');
-  upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }]);
+  upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }, ...(indexVersion ? [{ key: INDEX_KEY, value: indexVersion }] : [])]);
+  showState({ outcome, ...(verdict ? { grade: verdict.grade } : {}) });
   return {
     statement: input.statement,
     library: input.library,
