@@ -1,4 +1,5 @@
 // The `driftline` command line: start runs, run workers, start the whole stack.
+import type { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { configOrExit as config, fail } from './cli-support';
 import { connectClient } from '../infra/connect';
@@ -135,6 +136,36 @@ program
   .action(async (opts: { queue: 'main' | 'lean' | 'all' }) => {
     const { runWorkers } = await import('../infra/run-worker');
     await runWorkers(config(), opts.queue);
+  });
+
+program
+  .command('serve')
+  .description('serve the HTTP API and the web page only, against TEMPORAL_ADDRESS (workers run elsewhere)')
+  .action(async () => {
+    const { serveApi } = await import('../infra/serve');
+    await serveApi(config());
+  });
+
+program
+  .command('setup-temporal')
+  .description("register driftline's search attributes on the Temporal cluster at TEMPORAL_ADDRESS (waits for it)")
+  .action(async () => {
+    const { registerSearchAttributes } = await import('../infra/temporal-setup');
+    const cfg = config({ skipFileChecks: true });
+    // Temporal may still be starting: keep trying to connect until it answers.
+    let client;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        client = await connectClient(cfg);
+        break;
+      } catch (err) {
+        if (attempt >= 60) fail((err as Error).message);
+        await new Promise((r) => setTimeout(r, 2000));
+      }
+    }
+    const result = await registerSearchAttributes(client.connection as Connection, cfg.temporal.namespace, { log: (m) => process.stderr.write(`${m}\n`) });
+    process.stdout.write(`search attributes in namespace ${cfg.temporal.namespace}: added ${result.added.join(', ') || 'none'}; already present ${result.present.join(', ') || 'none'}\n`);
+    await client.connection.close();
   });
 
 program

@@ -23,6 +23,9 @@ export const ConfigSchema = z.object({
     /** A prebuilt workflow bundle (`bundleWorkflowCode` output) for the main worker; unset: the
      * worker bundles `workflows/` itself when it starts. */
     workflowBundle: z.string().min(1).optional(),
+    /** host:port where a worker process serves the Temporal SDK's Prometheus metrics (task
+     * schedule-to-start latency, slots in use, …); unset: no metrics endpoint. */
+    workerMetricsAddress: z.string().regex(/^[^\s:]+:\d+$/, 'DRIFTLINE_METRICS_ADDRESS must be host:port, e.g. 0.0.0.0:9464').optional(),
   }),
   api: z.object({
     host: z.string().default('127.0.0.1'),
@@ -137,6 +140,7 @@ export const ENV_KEYS: Record<string, string> = {
   TEMPORAL_PORT: 'temporal.devServerPort',
   TEMPORAL_UI_PORT: 'temporal.uiPort',
   DRIFTLINE_WORKFLOW_BUNDLE: 'temporal.workflowBundle',
+  DRIFTLINE_METRICS_ADDRESS: 'temporal.workerMetricsAddress',
   HOST: 'api.host',
   PORT: 'api.port',
   DRIFTLINE_MAX_STATEMENT_CHARS: 'api.maxStatementChars',

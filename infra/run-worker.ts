@@ -11,7 +11,14 @@ export type QueueChoice = 'main' | 'lean' | 'all';
 
 export async function runWorkers(config: Config, queue: QueueChoice): Promise<void> {
   // Worker chatter (bundling, state changes) at INFO drowns the stack's own output.
-  Runtime.install({ logger: workerLogger() });
+  Runtime.install({
+    logger: workerLogger(),
+    // Schedule-to-start latency and slot use per task queue: what tells a deployment it needs
+    // more workers of a kind (infra/DEPLOY.md).
+    ...(config.temporal.workerMetricsAddress
+      ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.temporal.workerMetricsAddress } } } }
+      : {}),
+  });
   const connection = await connectWorker(config);
   const namespace = config.temporal.namespace;
   const runs: Promise<void>[] = [];

@@ -176,6 +176,7 @@ export async function startStack(): Promise<void> {
   const lines = [
     '',
     'driftline is running.',
+    `  Web page     ${apiUrl}/`,
     `  API          ${apiUrl}   (POST /v1/formalizations, GET /readyz; reference at ${apiUrl}/docs)`,
     config.api.keys.length > 0
       ? `  API keys     ${config.api.keys.length} configured (${config.api.keys.map((k) => k.name).join(', ')}); /v1 needs "Authorization: Bearer <key>"`

@@ -1,0 +1,57 @@
+// `driftline serve`: the HTTP API (and the web page) alone, against an existing Temporal cluster,
+// for deployments where workers run elsewhere (infra/compose.yaml). `npm start` serves the same
+// API in-process beside the dev server and workers.
+import type { FastifyInstance } from 'fastify';
+import { registryCatalog } from '../api/library-catalog';
+import { createReadinessCheck } from '../api/readiness';
+import { buildServer } from '../api/server';
+import { apiListenHost, missingServices, temporalUiUrl, type Config } from './config';
+import { connectClient } from './connect';
+import { buildRetrieval, createIndexStore } from './deps';
+import { createLogger } from './logging';
+
+const log = createLogger('driftline-api');
+
+export async function serveApi(config: Config): Promise<FastifyInstance> {
+  const client = await connectClient(config);
+  // Indexes are built and opened by the main workers; the API only asks the store whether every
+  // library has a current version.
+  const store = createIndexStore(config);
+  // Library listing and premise search read the same indexes as the workers.
+  const { registry } = await buildRetrieval(config, log);
+  const app = await buildServer({
+    temporal: client,
+    libraries: config.libraries.map((l) => l.name),
+    defaultLibrary: config.libraries[0]!.name,
+    maxStatementChars: config.api.maxStatementChars,
+    readiness: createReadinessCheck({
+      client,
+      namespace: config.temporal.namespace,
+      indexReady: async () => (await Promise.all(config.libraries.map((l) => store.getAlias(l.name)))).every(Boolean),
+      missing: missingServices(config),
+    }),
+    catalog: registryCatalog(registry),
+    apiKeys: config.api.keys,
+    rateLimit: { max: config.api.rateLimitPerMinute, timeWindowMs: 60_000 },
+    temporalUiUrl: temporalUiUrl(config),
+    namespace: config.temporal.namespace,
+    logger: false,
+  });
+  app.addHook('onClose', async () => {
+    await store.close();
+    await registry.close();
+    await client.connection.close();
+  });
+  // Without API keys, loopback only (as `npm start`): a deployment sets DRIFTLINE_API_KEYS.
+  const listen = apiListenHost(config);
+  if (listen.host !== config.api.host) log.warn({ host: config.api.host }, 'no API keys configured (DRIFTLINE_API_KEYS): the API listens on loopback only');
+  const url = await app.listen({ host: listen.host, port: config.api.port });
+  log.info({ url, temporal: config.temporal.address }, 'API listening');
+  const stop = async () => {
+    await app.close();
+    process.exit(0);
+  };
+  process.once('SIGINT', () => void stop());
+  process.once('SIGTERM', () => void stop());
+  return app;
+}
