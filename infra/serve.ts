@@ -27,7 +27,10 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
     readiness: createReadinessCheck({
       client,
       namespace: config.temporal.namespace,
-      indexReady: async () => (await Promise.all(config.libraries.map((l) => store.getAlias(l.name)))).every(Boolean),
+      unbuiltIndexes: async () => {
+        const aliases = await Promise.all(config.libraries.map((l) => store.getAlias(l.name)));
+        return config.libraries.filter((_, i) => !aliases[i]).map((l) => l.name);
+      },
       missing: missingServices(config),
     }),
     catalog: registryCatalog(registry),
