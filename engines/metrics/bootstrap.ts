@@ -56,18 +56,51 @@ export function quantile(values: readonly number[], q: number): number {
 export function bootstrapDistribution(n: number, statistic: (indices: readonly number[]) => number, opts: BootstrapOptions = {}): { estimate: number; resampled: number[] } {
   const all = Array.from({ length: n }, (_, i) => i);
   const estimate = statistic(all);
-  if (n === 0) return { estimate, resampled: [] };
-  const b = opts.resamples ?? DEFAULT_RESAMPLES;
-  const draw = opts.sampler ?? seededSampler(opts.seed ?? DEFAULT_SEED);
   const resampled: number[] = [];
-  const idx = new Array<number>(n);
-  for (let r = 0; r < b; r++) {
-    for (let i = 0; i < n; i++) idx[i] = draw(n);
+  forEachResample(n, opts, (idx) => {
     const s = statistic(idx);
     if (!Number.isNaN(s)) resampled.push(s);
-  }
+  });
   resampled.sort((x, y) => x - y);
   return { estimate, resampled };
+}
+
+// A report bootstraps dozens of statistics over the same items with the same seed, so the drawn
+// indices are the same every time: draw them once per (seed, n, B) and replay them. A few
+// tables are kept (2000 × 577 items is 4.6 MB).
+const drawn = new Map<string, Int32Array>();
+const DRAWN_KEEP = 4;
+
+function drawnIndices(seed: number, n: number, b: number): Int32Array {
+  const key = `${seed}/${n}/${b}`;
+  let table = drawn.get(key);
+  if (!table) {
+    const draw = seededSampler(seed);
+    table = new Int32Array(n * b);
+    for (let i = 0; i < table.length; i++) table[i] = draw(n);
+    if (drawn.size >= DRAWN_KEEP) drawn.delete(drawn.keys().next().value!);
+    drawn.set(key, table);
+  }
+  return table;
+}
+
+/** Calls `fn` with each resample's n indices (the same array, refilled). */
+function forEachResample(n: number, opts: BootstrapOptions, fn: (indices: readonly number[]) => void): void {
+  if (n === 0) return;
+  const b = opts.resamples ?? DEFAULT_RESAMPLES;
+  const idx = new Array<number>(n);
+  if (opts.sampler) {
+    for (let r = 0; r < b; r++) {
+      for (let i = 0; i < n; i++) idx[i] = opts.sampler(n);
+      fn(idx);
+    }
+    return;
+  }
+  const table = drawnIndices(opts.seed ?? DEFAULT_SEED, n, b);
+  for (let r = 0; r < b; r++) {
+    for (let i = 0; i < n; i++) idx[i] = table[r * n + i]!;
+    fn(idx);
+  }
 }
 
 /** Percentile intervals of several statistics computed from the same resamples (e.g. the
@@ -76,17 +109,11 @@ export function bootstrapMany(n: number, statistic: (indices: readonly number[])
   const all = Array.from({ length: n }, (_, i) => i);
   const estimate = statistic(all);
   const resampled = estimate.map(() => [] as number[]);
-  if (n > 0) {
-    const b = opts.resamples ?? DEFAULT_RESAMPLES;
-    const draw = opts.sampler ?? seededSampler(opts.seed ?? DEFAULT_SEED);
-    const idx = new Array<number>(n);
-    for (let r = 0; r < b; r++) {
-      for (let i = 0; i < n; i++) idx[i] = draw(n);
-      statistic(idx).forEach((v, j) => {
-        if (!Number.isNaN(v)) resampled[j]!.push(v);
-      });
-    }
-  }
+  forEachResample(n, opts, (idx) => {
+    statistic(idx).forEach((v, j) => {
+      if (!Number.isNaN(v)) resampled[j]!.push(v);
+    });
+  });
   const alpha = (1 - (opts.level ?? 0.95)) / 2;
   return estimate.map((e, j) => {
     const sorted = resampled[j]!.sort((x, y) => x - y);
