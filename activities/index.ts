@@ -19,6 +19,7 @@ import type {
   RetrieveOutput,
   SubQuery,
   FormalizeStageInput,
+  LeanMessage,
 } from '../common/types';
 import { activityFailure, mapEngineErrors } from './failures';
 import { withHeartbeat } from './heartbeat';
@@ -37,6 +38,9 @@ import { inspectName, resolveName } from '../engines/lean/name-tools';
 import type { SafetyPolicy } from '../engines/lean/statement-safety';
 import type { IndexBuildActivities } from '../common/index-build';
 import { createIndexBuildActivities } from './index-build';
+import { createAgentActivities } from './agent';
+import { invalidStatementReason } from '../engines/lean/lean-source';
+import { DEFAULT_SAFETY_POLICY, unsafeStatementReason } from '../engines/lean/statement-safety';
 
 /** An engine call as an activity runs it: heartbeating, cancellable, engine errors mapped. */
 function engineCall<T>(work: (signal?: AbortSignal) => Promise<T>): Promise<T> {
@@ -46,6 +50,8 @@ function engineCall<T>(work: (signal?: AbortSignal) => Promise<T>): Promise<T> {
 export interface MainActivityDeps {
   llm: LlmClient;
   indexes: IndexRegistry;
+  /** The translator model behind the agent's `draft` tool (optional). */
+  translator?: LlmClient;
 }
 
 export interface LeanActivityDeps {
@@ -85,6 +91,7 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
   return {
     // The durable index build (workflow buildIndex) runs on the main queue too.
     ...createIndexBuildActivities(deps.indexes),
+    ...createAgentActivities({ llm: deps.llm, ...(deps.translator ? { translator: deps.translator } : {}) }),
     async decompose({ statement }: { statement: string }): Promise<SubQuery[]> {
       return engineCall((signal) => decomposeStatement(deps.llm, statement, signal));
     },
@@ -123,6 +130,12 @@ export function createLeanActivities(deps: LeanActivityDeps): LeanActivities {
   return {
     async compile({ code }: { code: string }): Promise<CompileResult> {
       return engineCall((signal) => compileStatement(deps.lean, code, { signal, timeoutMs: deps.timeoutMs, policy: deps.policy }));
+    },
+
+    async screenStatement({ code }: { code: string }): Promise<LeanMessage | null> {
+      const invalid = invalidStatementReason(code);
+      if (invalid) return { severity: 'error', line: 1, column: 0, text: invalid };
+      return unsafeStatementReason(code, deps.policy ?? DEFAULT_SAFETY_POLICY) ?? null;
     },
 
     async inspectName(input: InspectNameInput): Promise<NameInfo> {

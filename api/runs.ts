@@ -43,7 +43,8 @@ export async function startFormalization(client: Client, request: StartRequest, 
   const input = formalizeInput(request);
   const config = input.config;
   const id = request.id ?? adHocRunId(request.statement, randomBytes(6).toString('hex'));
-  await client.workflow.start('formalize', {
+  // Agent runs are their own workflow type, so each kind keeps a plain history and UI view.
+  await client.workflow.start(config.mode === 'agent' ? 'formalizeAgent' : 'formalize', {
     workflowId: id,
     taskQueue,
     args: [input],
@@ -115,7 +116,9 @@ export async function getFormalization(client: Client, id: string): Promise<RunV
   if (status === 'CANCELLED') return { id, status: 'canceled', progress: null, error: 'the run was canceled' };
   if (status === 'COMPLETED') {
     const result = (await handle.result()) as FormalizeResult;
-    return { id, status: 'completed', progress: { stage: 'done', round: result.attempts.length - 1, completed: result.stages ?? [] }, result };
+    const done: Progress = { stage: 'done', round: result.attempts.length - 1, completed: result.stages ?? [] };
+    if (result.agent) Object.assign(done, { round: result.agent.steps, step: result.agent.steps, lastTool: result.steps?.at(-1)?.tool ?? null });
+    return { id, status: 'completed', progress: done, result };
   }
   let error = `run ended with status ${status}`;
   try {

@@ -4,7 +4,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { configOrExit as config, fail } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { getFormalization, startFormalization } from '../api/runs';
-import type { FormalizeResult, RetrievalMode, RunConfig, Stage } from '../common/types';
+import { AGENT_TOOL_NAMES, type AgentToolName, type FormalizeResult, type RetrievalMode, type RunConfig, type RunMode, type Stage } from '../common/types';
+import { agentConfigProblem } from '../common/run-config';
 import { registerEvalCommand } from './eval-command';
 import { registerIndexCommands } from './index-command';
 
@@ -12,6 +13,13 @@ function integer(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number ≥ 0');
   return n;
+}
+
+function toolList(value: string): AgentToolName[] {
+  const names = value.split(',').map((n) => n.trim()).filter(Boolean);
+  const unknown = names.filter((n) => !(AGENT_TOOL_NAMES as readonly string[]).includes(n));
+  if (unknown.length) throw new InvalidArgumentError(`unknown tool ${unknown.join(', ')}; the tools are ${AGENT_TOOL_NAMES.join(', ')}`);
+  return [...new Set(names)] as AgentToolName[];
 }
 
 const STAGE_LABELS: Record<Stage, string> = {
@@ -23,6 +31,7 @@ const STAGE_LABELS: Record<Stage, string> = {
   compile: 'compile: checking with Lean',
   repair: 'repair: rewriting from the compiler messages',
   judge: 'judge: grading faithfulness',
+  agent: 'agent: the model calls tools step by step',
   done: 'done',
 };
 
@@ -39,6 +48,13 @@ function printResult(result: FormalizeResult): void {
   if (result.equivalence) {
     const e = result.equivalence;
     out.write(`gold:      ${e.equivalent ? 'equivalent (Lean proved both directions)' : `not shown equivalent${e.reason ? `: ${e.reason}` : ''}`}\n`);
+  }
+  if (result.agent) {
+    const a = result.agent;
+    out.write(`agent:     ${a.ending}${a.budget ? ` (${a.budget})` : ''} after ${a.steps} step${a.steps === 1 ? '' : 's'}, ${a.tokens.total} tokens\n`);
+    for (const s of result.steps ?? []) {
+      out.write(`  ${String(s.step).padStart(2)}. ${s.tool ?? 'answer'}${s.error ? ' (error)' : ''}${s.accepted === false ? ' (refused)' : ''}: ${s.output.slice(0, 100)}\n`);
+    }
   }
   out.write(`premises:  ${result.premises.map((p) => p.name).join(', ') || '(none)'}\n`);
   out.write(`examples:  ${result.examples.map((e) => e.name).join(', ') || '(none)'}\n`);
@@ -60,7 +76,15 @@ async function formalizeCommand(statement: string, opts: Record<string, unknown>
     ...(opts.examples !== undefined ? { examples: opts.examples as number } : {}),
     ...(opts.repairRounds !== undefined ? { repairRounds: opts.repairRounds as number } : {}),
     ...(opts.topK !== undefined ? { topK: opts.topK as number } : {}),
+    ...(opts.mode !== undefined ? { mode: opts.mode as RunMode } : {}),
+    ...(opts.tools !== undefined ? { tools: opts.tools as AgentToolName[] } : {}),
+    ...(opts.maxSteps !== undefined ? { maxSteps: opts.maxSteps as number } : {}),
+    ...(opts.tokenBudget !== undefined ? { tokenBudget: opts.tokenBudget as number } : {}),
+    ...(opts.wallClockSeconds !== undefined ? { wallClockSeconds: opts.wallClockSeconds as number } : {}),
+    ...(opts.driftContext ? { driftContext: true } : {}),
   };
+  const agentProblem = agentConfigProblem(runConfig);
+  if (agentProblem) fail(agentProblem.replace(/"tools"/g, '--tools').replace(/"maxSteps"/g, '--max-steps'));
   if (runConfig.retrieval === 'oracle' && !opts.goldPremises) fail('--retrieval oracle needs --gold-premises NAME,NAME,…');
   const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
   const list = (value: unknown) => (typeof value === 'string' ? value.split(',').map((n) => n.trim()).filter(Boolean) : undefined);
@@ -126,6 +150,12 @@ program
   .option('--gold-statement <lean>', 'a reference Lean statement: Lean checks equivalence with it')
   .option('--exclude <names>', 'comma-separated full names never to retrieve or show (the item under evaluation)')
   .addOption(new Option('--leave-out <policy>', "file: also hide the theorems of the excluded names' source files from analogy votes, the usage prior and examples").choices(['item', 'file']).default('item'))
+  .addOption(new Option('--mode <mode>', 'pipeline (DRIFT stages) or agent (tool-calling loop)').choices(['pipeline', 'agent']))
+  .option('--tools <names>', `agent: comma-separated tools to offer (${AGENT_TOOL_NAMES.join(', ')})`, toolList)
+  .option('--max-steps <n>', 'agent: step budget T_max', integer)
+  .option('--token-budget <n>', 'agent: tokens the run may spend', integer)
+  .option('--wall-clock-seconds <n>', 'agent: seconds the loop may take', integer)
+  .option('--drift-context', 'agent: put DRIFT premises and examples in the first message')
   .option('--json', 'print the whole result as JSON')
   .action(formalizeCommand);
 

@@ -1,13 +1,34 @@
 // Pure helpers over RunConfig, usable from workflows, the API and the CLI.
-import { DEFAULT_RUN_CONFIG, type RunConfig } from './types';
+import { DEFAULT_RUN_CONFIG, MAX_AGENT_STEPS, type AgentToolName, type RunConfig } from './types';
 
 export function resolveRunConfig(partial: Partial<RunConfig> = {}): RunConfig {
   return { ...DEFAULT_RUN_CONFIG, ...partial };
 }
 
+/** Why an agent configuration cannot run, in the user's terms, or null. */
+export function agentConfigProblem(partial: Partial<RunConfig>): string | null {
+  const config = resolveRunConfig(partial);
+  if (config.mode !== 'agent') return null;
+  if (!config.tools.includes('write_file')) return '"tools" must include "write_file": the agent answers by writing the Lean file';
+  if (config.maxSteps < 1 || config.maxSteps > MAX_AGENT_STEPS) return `"maxSteps" must be between 1 and ${MAX_AGENT_STEPS}`;
+  return null;
+}
+
+/** The agent's tools as the paper's factors plus ours: T (draft), F (run_lean), S (inspect_name,
+ * resolve_name), R (search_premises), e.g. `agent-TFS-R0` is everything but premise search. */
+function agentLabel(config: RunConfig): string {
+  const on = (t: AgentToolName) => config.tools.includes(t);
+  const factors = `${on('draft') ? 'T' : ''}${on('run_lean') ? 'F' : ''}${on('inspect_name') || on('resolve_name') ? 'S' : ''}${on('search_premises') ? 'R' : ''}`;
+  const parts = [`agent-${factors || 'none'}`, `T${config.maxSteps}`];
+  if (config.driftContext) parts.push(`ctx-${config.retrieval === 'monolithic' ? `monolithic${config.topK}` : config.retrieval}`);
+  if (config.judge) parts.push('judge');
+  return parts.join('+');
+}
+
 /** A short label for a configuration, used as a search attribute and in reports,
  * e.g. `drift+decomp+ill3+rep3+judge` or `monolithic5+ill0+rep0`. */
 export function describeConfig(config: RunConfig): string {
+  if (config.mode === 'agent') return agentLabel(config);
   const retrieval = config.retrieval === 'monolithic' ? `monolithic${config.topK}` : config.retrieval;
   const parts = [retrieval];
   if (config.retrieval === 'drift') parts.push(config.decompose ? 'decomp' : 'nodecomp');

@@ -6,6 +6,14 @@
  * `none`: no premises at all. */
 export type RetrievalMode = 'drift' | 'monolithic' | 'oracle' | 'none';
 
+/** `pipeline`: the DRIFT stages in a fixed order (workflow `formalize`); `agent`: an LLM
+ * orchestrator chooses tools step by step (workflow `formalizeAgent`). */
+export type RunMode = 'pipeline' | 'agent';
+
+/** The agent's tools, under the function names the model sees. */
+export const AGENT_TOOL_NAMES = ['write_file', 'run_lean', 'inspect_name', 'resolve_name', 'search_premises', 'draft'] as const;
+export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number];
+
 /** Per-run switches. Ablations and baselines are configurations, never separate code paths. */
 export interface RunConfig {
   /** false: no decomposition; the whole statement becomes the only sub-query. */
@@ -21,6 +29,20 @@ export interface RunConfig {
   repairRounds: number;
   /** false: skip the LLM judge. */
   judge: boolean;
+  /** Pipeline (default) or tool-calling agent. The fields below apply to the agent only. */
+  mode: RunMode;
+  /** Tools offered to the agent (`write_file` is always needed: it holds the answer). `draft`
+   * needs a translator model to be configured. */
+  tools: AgentToolName[];
+  /** T_max: LLM steps before the run ends `budget-exhausted` (the paper uses 24; at most 50). */
+  maxSteps: number;
+  /** Tokens (prompt + completion, as the provider counts them) the agent may spend. */
+  tokenBudget: number;
+  /** Wall-clock seconds the agent loop may take. */
+  wallClockSeconds: number;
+  /** true: the agent's first message carries DRIFT context (premises and examples found by the
+   * configured decompose/retrieve/illustrate stages). */
+  driftContext: boolean;
 }
 
 export const DEFAULT_RUN_CONFIG: RunConfig = {
@@ -31,6 +53,12 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
   examples: 3,
   repairRounds: 3,
   judge: true,
+  mode: 'pipeline',
+  tools: ['write_file', 'run_lean', 'inspect_name', 'resolve_name', 'search_premises'],
+  maxSteps: 24,
+  tokenBudget: 400_000,
+  wallClockSeconds: 1800,
+  driftContext: false,
 };
 
 /** How much of an item's own neighbourhood retrieval hides. `item`: the names in `exclude`
@@ -38,6 +66,9 @@ export const DEFAULT_RUN_CONFIG: RunConfig = {
  * source file (module) of an excluded declaration votes in analogy re-ranking, counts in the
  * usage prior or is shown as an example; definitions stay retrievable. */
 export type LeaveOutPolicy = 'item' | 'file';
+
+/** The longest step budget a run may ask for: the workflow's history stays bounded there. */
+export const MAX_AGENT_STEPS = 50;
 
 /** What a `formalize` workflow is started with. */
 export interface FormalizeInput {
@@ -138,6 +169,7 @@ export type Stage =
   | 'compile'
   | 'repair'
   | 'judge'
+  | 'agent'
   | 'done';
 
 export interface Progress {
@@ -146,9 +178,14 @@ export interface Progress {
   round: number;
   /** Stages finished so far, in order (repeated for repair rounds), for progress displays. */
   completed: Stage[];
+  /** Agent runs: the LLM step in progress (1-based) and the last tool called (null: none yet,
+   * or the last step was an answer without a tool). */
+  step?: number;
+  lastTool?: string | null;
 }
 
-export type Outcome = 'faithful' | 'unfaithful' | 'compiled' | 'not-compiled' | 'unchecked';
+/** `budget-exhausted`: an agent run spent its steps, tokens or time before an accepted answer. */
+export type Outcome = 'faithful' | 'unfaithful' | 'compiled' | 'not-compiled' | 'unchecked' | 'budget-exhausted';
 
 export interface FormalizeResult {
   statement: string;
@@ -176,6 +213,51 @@ export interface FormalizeResult {
   tools?: ToolUse[];
   /** The Lean equivalence check against `goldStatement`, when one was given and it compiled. */
   equivalence?: EquivalenceResult | null;
+  /** Agent runs: every step in order (an LLM step with several tool calls gives one entry per
+   * call, all with the same `step`). */
+  steps?: AgentStepRecord[];
+  /** Agent runs: how the loop ended. */
+  agent?: AgentSummary;
+}
+
+export interface TokenUsage {
+  prompt: number;
+  completion: number;
+  total: number;
+}
+
+/** One step of an agent run, as recorded in the result. */
+export interface AgentStepRecord {
+  /** The LLM step (1-based) that made this call. */
+  step: number;
+  /** The function the model called, or null for an answer without a tool call. */
+  tool: string | null;
+  /** The call's arguments as parsed (absent when they did not parse). */
+  arguments?: Record<string, unknown>;
+  /** What the tool returned (or the answer said), shortened to a few hundred characters. */
+  output: string;
+  /** true when the call was malformed or the tool failed; the model was told why. */
+  error?: boolean;
+  /** Answers only: false when the answer was refused (e.g. nothing compiled yet). */
+  accepted?: boolean;
+  /** Tokens of the LLM step (on the first entry of a step only, so sums count each once). */
+  tokens: TokenUsage;
+  /** Milliseconds: the LLM call (first entry of a step) plus this tool call. */
+  ms: number;
+}
+
+export type AgentEnding = 'success' | 'answered' | 'budget-exhausted';
+
+export interface AgentSummary {
+  /** `success`: the model declared success and it was accepted; `answered`: it answered
+   * without declaring success; `budget-exhausted`: see `budget`. */
+  ending: AgentEnding;
+  budget?: 'steps' | 'tokens' | 'time';
+  /** LLM steps taken. */
+  steps: number;
+  tokens: TokenUsage;
+  /** Tool calls per function name. */
+  toolCalls: Record<string, number>;
 }
 
 /** One call of a Lean tool by the workflow, as recorded in the result. */
@@ -245,6 +327,44 @@ export interface JudgeInput {
   checked?: boolean;
 }
 
+// ---- the agent's conversation, as kept in workflow state ----
+
+/** A tool call exactly as the model sent it (`arguments` is the raw JSON text). */
+export interface AgentToolCall {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+/** The conversation after the system prompt and the first user message (those are rebuilt by
+ * the step activity from the statement and configuration, so they never repeat in history). */
+export type AgentTurn =
+  | { role: 'assistant'; content: string | null; toolCalls?: AgentToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string }
+  | { role: 'user'; content: string };
+
+/** A tool call checked against the offered tools and their argument schemas. */
+export type ParsedToolCall =
+  | { id: string; tool: AgentToolName; args: Record<string, unknown> }
+  | { id: string; tool: string; error: string };
+
+export interface AgentStepInput {
+  statement: string;
+  tools: AgentToolName[];
+  /** DRIFT context for the first user message, when the configuration asks for it. */
+  context?: { premises: Premise[]; examples: Example[] };
+  transcript: AgentTurn[];
+}
+
+export interface AgentStepOutput {
+  reply: Extract<AgentTurn, { role: 'assistant' }>;
+  /** The reply's tool calls, parsed; empty: the reply is the final answer. */
+  calls: ParsedToolCall[];
+  /** The answer declares `{"status": "success"}`. */
+  declaresSuccess: boolean;
+  usage: TokenUsage;
+}
+
 /** Activities of the main task queue. */
 export interface MainActivities {
   decompose(input: { statement: string }): Promise<SubQuery[]>;
@@ -253,6 +373,10 @@ export interface MainActivities {
   /** The formalize stage: one Lean statement (a draft, or a repair when `repair` is set). */
   draftStatement(input: FormalizeStageInput): Promise<string>;
   judge(input: JudgeInput): Promise<JudgeVerdict>;
+  /** One LLM step of the agent: the conversation so far in, the model's next message out. */
+  agentStep(input: AgentStepInput): Promise<AgentStepOutput>;
+  /** The `draft` tool: a Lean draft from the translator model (free text). */
+  draft(input: { statement: string }): Promise<string>;
 }
 
 export interface InspectNameInput {
@@ -337,6 +461,8 @@ export interface EquivalenceResult {
 /** Activities of the `lean` task queue. */
 export interface LeanActivities {
   compile(input: { code: string }): Promise<CompileResult>;
+  /** The statement sandbox alone (no Lean): why the code may not reach Lean, or null. */
+  screenStatement(input: { code: string }): Promise<LeanMessage | null>;
   inspectName(input: InspectNameInput): Promise<NameInfo>;
   resolveName(input: ResolveNameInput): Promise<ResolveNameResult>;
   equivalence(input: EquivalenceInput): Promise<EquivalenceResult>;

@@ -56,9 +56,17 @@ export const ConfigSchema = z.object({
       decomposer: z.string().min(1).default('gpt-4.1'),
       formalizer: z.string().min(1).default('gpt-4.1'),
       judge: z.string().min(1).default('gpt-4.1'),
+      /** The agent's orchestrator; default: the formalizer's model. */
+      agent: z.string().min(1).optional(),
     }),
     timeoutMs: z.coerce.number().int().min(1000).default(120_000),
     maxReasks: z.coerce.number().int().min(0).max(10).default(2),
+  }),
+  /** The translator behind the agent's `draft` tool: its own OpenAI-compatible endpoint. */
+  translator: z.object({
+    baseURL: z.string().url('DRIFTLINE_TRANSLATOR_BASE_URL must be a URL such as http://localhost:8000/v1').optional(),
+    apiKey: z.string().optional(),
+    model: z.string().min(1).default('herald'),
   }),
   store: z
     .object({
@@ -154,6 +162,10 @@ export const ENV_KEYS: Record<string, string> = {
   DRIFTLINE_MODEL_DECOMPOSER: 'llm.models.decomposer',
   DRIFTLINE_MODEL_FORMALIZER: 'llm.models.formalizer',
   DRIFTLINE_MODEL_JUDGE: 'llm.models.judge',
+  DRIFTLINE_MODEL_AGENT: 'llm.models.agent',
+  DRIFTLINE_TRANSLATOR_BASE_URL: 'translator.baseURL',
+  DRIFTLINE_TRANSLATOR_API_KEY: 'translator.apiKey',
+  DRIFTLINE_MODEL_TRANSLATOR: 'translator.model',
   DRIFTLINE_LLM_TIMEOUT_MS: 'llm.timeoutMs',
   DRIFTLINE_LLM_MAX_REASKS: 'llm.maxReasks',
   DRIFTLINE_STORE: 'store.kind',
@@ -253,7 +265,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
     setPath(raw, path, name === 'DRIFTLINE_LIBRARIES' ? parseLibraries(value) : value);
   }
   raw.libraries ??= parseLibraries(defaultLibraries(root));
-  for (const section of ['temporal', 'api', 'llm', 'lean', 'store']) raw[section] ??= {};
+  for (const section of ['temporal', 'api', 'llm', 'lean', 'store', 'translator']) raw[section] ??= {};
   (raw.llm as Record<string, unknown>).models ??= {};
 
   const parsed = ConfigSchema.safeParse(raw);

@@ -73,16 +73,26 @@ function llmFor(config: Config) {
   return createLlmClient(config.llm.baseURL ? { ...config.llm, baseURL: config.llm.baseURL } : null);
 }
 
+/** The translator behind the agent's `draft` tool; unconfigured without its base URL. */
+function translatorFor(config: Config) {
+  const t = config.translator;
+  return createLlmClient(
+    t.baseURL
+      ? { baseURL: t.baseURL, apiKey: t.apiKey, models: { ...config.llm.models, translator: t.model }, timeoutMs: config.llm.timeoutMs, maxReasks: 0 }
+      : null,
+  );
+}
+
 /** Main-queue deps without an embedder (lexical retrieval, default re-ranking); the worker uses
  * `buildMainWorkerDeps`, which also creates the configured embedder. */
 export function buildMainDeps(config: Config): MainActivityDeps {
-  return { llm: llmFor(config), indexes: createIndexRegistry(config, undefined, { rerank: DEFAULT_RERANK }) };
+  return { llm: llmFor(config), translator: translatorFor(config), indexes: createIndexRegistry(config, undefined, { rerank: DEFAULT_RERANK }) };
 }
 
 /** The main worker's deps: the LLM client and `buildRetrieval`'s registry. */
 export async function buildMainWorkerDeps(config: Config, log?: IndexLog): Promise<MainActivityDeps> {
   const { registry } = await buildRetrieval(config, log);
-  return { llm: llmFor(config), indexes: registry };
+  return { llm: llmFor(config), translator: translatorFor(config), indexes: registry };
 }
 
 export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {

@@ -1,3 +1,4 @@
 // Every workflow the worker registers. The worker bundles this file (and what it imports).
 export { formalize, progressQuery } from './formalize';
 export { buildIndex, indexBuildProgressQuery } from './build-index';
+export { formalizeAgent } from './formalize-agent';

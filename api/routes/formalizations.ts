@@ -17,6 +17,8 @@ import {
 import { HttpProblem, problemResponses, sendProblem } from '../problem';
 import { CancelSchema, ID_MAX, ID_PATTERN, OutcomeSchema, RunListSchema, RunViewSchema, StartedSchema, StatusSchema } from '../schemas';
 import type { RunLinker } from '../links';
+import { agentConfigProblem } from '../../common/run-config';
+import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS } from '../../common/types';
 
 export interface FormalizationRoutesOptions {
   temporal: import('@temporalio/client').Client;
@@ -36,6 +38,14 @@ const RunConfigBody = Type.Object(
     examples: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
     repairRounds: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
     judge: Type.Optional(Type.Boolean()),
+    mode: Type.Optional(Type.Union([Type.Literal('pipeline'), Type.Literal('agent')], { description: 'pipeline (DRIFT stages, the default) or agent (tool-calling loop)' })),
+    tools: Type.Optional(
+      Type.Array(Type.Union(AGENT_TOOL_NAMES.map((t) => Type.Literal(t))), { uniqueItems: true, maxItems: AGENT_TOOL_NAMES.length, description: 'agent: the tools offered' }),
+    ),
+    maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_AGENT_STEPS, description: 'agent: step budget T_max' })),
+    tokenBudget: Type.Optional(Type.Integer({ minimum: 1, description: 'agent: tokens the run may spend' })),
+    wallClockSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, description: 'agent: seconds the loop may take' })),
+    driftContext: Type.Optional(Type.Boolean({ description: 'agent: DRIFT premises and examples in the first message' })),
   },
   { additionalProperties: false },
 );
@@ -110,6 +120,8 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
       if (input.config?.retrieval === 'oracle' && !input.goldPremises?.length) {
         throw new HttpProblem(400, 'retrieval "oracle" needs "goldPremises"');
       }
+      const agentProblem = agentConfigProblem(input.config ?? {});
+      if (agentProblem) throw new HttpProblem(400, agentProblem);
       const startRequest: StartRequest = {
         statement: input.statement,
         library,

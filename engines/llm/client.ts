@@ -3,7 +3,17 @@
 import OpenAI from 'openai';
 import { notConfiguredError, toLlmError } from './errors';
 
-export type LlmRole = 'decomposer' | 'formalizer' | 'judge';
+/** `agent`: the tool-calling orchestrator (its model defaults to the formalizer's);
+ * `translator`: the specialised drafting model behind the agent's `draft` tool (its own client). */
+export type LlmRole = 'decomposer' | 'formalizer' | 'judge' | 'agent' | 'translator';
+
+export interface LlmModels {
+  decomposer: string;
+  formalizer: string;
+  judge: string;
+  agent?: string;
+  translator?: string;
+}
 
 /** A chat message as our prompt builders produce it (plain text content only). */
 export interface ChatMessage {
@@ -15,7 +25,7 @@ export interface LlmSettings {
   /** OpenAI-compatible base URL, usually ending in `/v1`. Absent: no LLM configured. */
   baseURL?: string;
   apiKey?: string;
-  models: Record<LlmRole, string>;
+  models: LlmModels;
   timeoutMs: number;
   /** How many times a malformed structured reply is sent back for another try. */
   maxReasks: number;
@@ -31,6 +41,16 @@ export interface JsonReplyFormat {
 export interface CompleteOptions {
   json?: JsonReplyFormat;
   signal?: AbortSignal;
+}
+
+/** A chat message with tool calls, in the OpenAI wire shape. */
+export type ToolChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
+
+export interface ToolChatReply {
+  content: string | null;
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  usage: { prompt: number; completion: number; total: number };
+  finishReason: string;
 }
 
 export class LlmClient {
@@ -55,10 +75,16 @@ export class LlmClient {
     return this.openai !== null;
   }
 
+  /** The model a role uses; the agent falls back to the formalizer's model. */
+  modelFor(role: LlmRole): string {
+    const models = this.settings.models;
+    return models[role] ?? (role === 'agent' ? models.formalizer : '') ?? '';
+  }
+
   /** One chat completion with the role's model; returns the reply text ('' if none). */
   async complete(role: LlmRole, messages: ChatMessage[], opts: CompleteOptions = {}): Promise<string> {
     if (!this.openai) throw notConfiguredError();
-    const model = this.settings.models[role];
+    const model = this.modelFor(role);
     const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
       model,
       messages,
@@ -84,6 +110,45 @@ export class LlmClient {
         { model, baseURL: this.settings.baseURL ?? '', timeoutMs: this.settings.timeoutMs },
         opts.signal,
       );
+    }
+  }
+
+  /**
+   * One chat completion offering tools (the OpenAI tool-calling interface); returns the reply's
+   * text and tool calls as sent (arguments unparsed: checking them is the caller's job) and the
+   * token usage.
+   */
+  async completeWithTools(
+    role: LlmRole,
+    messages: ToolChatMessage[],
+    tools: OpenAI.Chat.ChatCompletionFunctionTool[],
+    opts: { signal?: AbortSignal } = {},
+  ): Promise<ToolChatReply> {
+    if (!this.openai) throw notConfiguredError();
+    const model = this.modelFor(role);
+    const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
+      model,
+      messages,
+      ...(this.settings.temperature !== undefined ? { temperature: this.settings.temperature } : {}),
+      // One call per step keeps the step budget meaningful; replies with several are handled anyway.
+      ...(tools.length ? { tools, tool_choice: 'auto' as const, parallel_tool_calls: false } : {}),
+    };
+    try {
+      const completion = await this.openai.chat.completions.create(body, opts.signal ? { signal: opts.signal } : undefined);
+      const choice = completion.choices[0];
+      const message = choice?.message;
+      const toolCalls = (message?.tool_calls ?? []).flatMap((call) =>
+        call.type === 'function' ? [{ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' }] : [],
+      );
+      const usage = completion.usage;
+      return {
+        content: message?.content ?? null,
+        toolCalls,
+        usage: { prompt: usage?.prompt_tokens ?? 0, completion: usage?.completion_tokens ?? 0, total: usage?.total_tokens ?? 0 },
+        finishReason: choice?.finish_reason ?? 'unknown',
+      };
+    } catch (err) {
+      throw toLlmError(err, { model, baseURL: this.settings.baseURL ?? '', timeoutMs: this.settings.timeoutMs }, opts.signal);
     }
   }
 }

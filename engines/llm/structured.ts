@@ -45,7 +45,7 @@ export async function askParsed<T>(
   }
   throw new EngineError(
     LLM_FAILURE.badReply,
-    `The ${role} (model "${llm.settings.models[role]}") gave no usable reply after ${maxReasks + 1} tries: ${problem}`,
+    `The ${role} (model "${llm.modelFor(role)}") gave no usable reply after ${maxReasks + 1} tries: ${problem}`,
   );
 }
 

@@ -4,23 +4,49 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
+export interface FakeToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
 export interface FakeMessage {
   role: string;
-  content: string;
+  /** null for an assistant message that only calls tools. */
+  content: string | null;
+  tool_calls?: FakeToolCall[];
+  tool_call_id?: string;
+}
+
+export interface FakeToolDefinition {
+  type: string;
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
 }
 
 export interface FakeRequest {
   model: string;
   messages: FakeMessage[];
   response_format?: { type: string; json_schema?: { name: string; schema: unknown; strict?: boolean } };
+  /** The function definitions offered (tool-calling requests). */
+  tools?: FakeToolDefinition[];
   body: Record<string, unknown>;
   /** The Authorization header as received. */
   authorization?: string;
 }
 
-/** What the fake answers. `delayMs` works with any reply (to provoke client timeouts). */
+/** A tool call the fake makes; `arguments` given as an object is sent as its JSON text, a string
+ * is sent as is (so a test can send malformed JSON). `id` defaults to a fresh `call_…`. */
+export interface ScriptedToolCall {
+  name: string;
+  arguments: string | Record<string, unknown>;
+  id?: string;
+}
+
+/** What the fake answers. `delayMs` works with any reply (to provoke client timeouts).
+ * `repeat`: the reply stays at the head of its script and answers every later request. */
 export type FakeReply =
-  | { content: string; delayMs?: number }
+  | { content: string; delayMs?: number; repeat?: boolean }
+  | { content?: string | null; toolCalls: ScriptedToolCall[]; delayMs?: number; repeat?: boolean }
   | {
       status: number;
       /** Sent as `Retry-After`: seconds, or an HTTP date string. */
@@ -88,7 +114,19 @@ export const FAKE_MODELS = {
   decomposer: 'fake-decomposer',
   formalizer: 'fake-formalizer',
   judge: 'fake-judge',
+  agent: 'fake-agent',
 } as const;
+
+/** A scripted reply that calls one tool. */
+export function toolCall(name: string, args: string | Record<string, unknown> = {}, extra: { id?: string; delayMs?: number; repeat?: boolean } = {}): FakeReply {
+  const { id, ...rest } = extra;
+  return { content: null, toolCalls: [{ name, arguments: args, ...(id ? { id } : {}) }], ...rest };
+}
+
+/** A scripted final answer (no tool call). */
+export function answer(content = '{"status": "success"}', extra: { delayMs?: number; repeat?: boolean } = {}): FakeReply {
+  return { content, ...extra };
+}
 
 export interface FakeOpenAIOptions {
   /** Answers requests no script covers; defaults to {@link defaultBrain}. */
@@ -117,10 +155,11 @@ export interface FakeOpenAI {
 
 // ---- the default brain: plausible answers by role, for end-to-end runs ----
 
-type FakeRole = 'decomposer' | 'formalizer' | 'judge';
+type FakeRole = 'decomposer' | 'formalizer' | 'judge' | 'agent';
 
 function roleOf(req: FakeRequest): FakeRole {
   const model = req.model.toLowerCase();
+  if (req.tools?.length) return 'agent';
   if (model.includes('decompos')) return 'decomposer';
   if (model.includes('judge')) return 'judge';
   if (model.includes('formaliz')) return 'formalizer';
@@ -128,7 +167,7 @@ function roleOf(req: FakeRequest): FakeRole {
   const schema = JSON.stringify(req.response_format?.json_schema?.schema ?? '');
   if (schema.includes('subqueries')) return 'decomposer';
   if (schema.includes('grade')) return 'judge';
-  const system = req.messages.find((m) => m.role === 'system')?.content.toLowerCase() ?? '';
+  const system = req.messages.find((m) => m.role === 'system')?.content?.toLowerCase() ?? '';
   if (system.includes('sub-quer')) return 'decomposer';
   if (system.includes('grade')) return 'judge';
   return 'formalizer';
@@ -218,9 +257,25 @@ function brainJudge(req: FakeRequest): string {
   return JSON.stringify(judgeByRule(informal, formal));
 }
 
+/** The agent without a script: write the file, run Lean if it can, then declare success. */
+function brainAgent(req: FakeRequest): FakeReply {
+  const first = firstUserText(req);
+  const statement = (/Statement to formalize:\n([\s\S]*?)(?:\n\n|$)/.exec(first)?.[1] ?? first).trim();
+  const called = req.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name);
+  const offered = new Set((req.tools ?? []).map((t) => t.function.name));
+  if (!called.includes('write_file')) {
+    const code = brainFormalize({ ...req, messages: [{ role: 'user', content: `Statement:\n${statement}` }] }).replace(/^[\s\S]*?```lean\n|```[\s\S]*$/g, '');
+    return toolCall('write_file', { code: `import Mathlib\n\n${code.trim()}` });
+  }
+  if (offered.has('run_lean') && called.at(-1) !== 'run_lean') return toolCall('run_lean');
+  return answer();
+}
+
 /** Answers every role sensibly, so end-to-end tests need no scripts. */
 export const defaultBrain: FakeHandler = (req) => {
   switch (roleOf(req)) {
+    case 'agent':
+      return brainAgent(req);
     case 'decomposer':
       return { content: brainDecompose(req) };
     case 'judge':
@@ -298,6 +353,47 @@ async function readBody(req: IncomingMessage): Promise<string> {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let completionCounter = 0;
+let toolCallCounter = 0;
+
+/** Token counts as a provider reports them (a rough four characters per token). */
+function usageOf(request: FakeRequest, reply: string): { prompt_tokens: number; completion_tokens: number; total_tokens: number } {
+  const prompt = (JSON.stringify(request.messages).length + JSON.stringify(request.tools ?? []).length) >> 2;
+  const completion = reply.length >> 2;
+  return { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+}
+
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** What a real provider refuses in a tool-calling conversation: malformed function
+ * definitions, and tool calls left without an answer or answers to calls never made. */
+function toolProtocolProblem(req: FakeRequest): string | null {
+  for (const [i, tool] of (req.tools ?? []).entries()) {
+    if (tool.type !== 'function' || !tool.function || !FUNCTION_NAME.test(tool.function.name ?? '')) {
+      return `Invalid 'tools[${i}]': expected a function with a name matching ${FUNCTION_NAME.source}`;
+    }
+    const params = tool.function.parameters;
+    if (params !== undefined && (params as { type?: string }).type !== 'object') return `Invalid 'tools[${i}].function.parameters': must be a JSON schema of type object`;
+  }
+  const messages = req.messages;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === 'tool') {
+      const owner = messages.slice(0, i).reverse().find((p) => p.role === 'assistant');
+      if (!owner?.tool_calls?.some((c) => c.id === m.tool_call_id)) {
+        return `Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls' (tool_call_id ${m.tool_call_id}).`;
+      }
+    }
+    if (m.role === 'assistant' && m.tool_calls?.length) {
+      const answered = new Set<string>();
+      for (let j = i + 1; j < messages.length && messages[j]!.role === 'tool'; j++) answered.add(messages[j]!.tool_call_id ?? '');
+      const missing = m.tool_calls.filter((c) => !answered.has(c.id));
+      if (missing.length) {
+        return `An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. The following tool_call_ids did not have response messages: ${missing.map((c) => c.id).join(', ')}`;
+      }
+    }
+  }
+  return null;
+}
 
 export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const handler = opts.handler ?? defaultBrain;
@@ -353,8 +449,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     });
   };
 
-  const next = async (req: FakeRequest): Promise<FakeReply> =>
-    queues.get(req.model)?.shift() ?? queues.get('*')?.shift() ?? handler(req);
+  const take = (queue: FakeReply[] | undefined): FakeReply | undefined => {
+    const head = queue?.[0];
+    if (head && !('repeat' in head && head.repeat)) queue!.shift();
+    return head;
+  };
+  const next = async (req: FakeRequest): Promise<FakeReply> => take(queues.get(req.model)) ?? take(queues.get('*')) ?? handler(req);
 
   const server = createServer(async (req, res) => {
     try {
@@ -373,6 +473,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         model: String(body.model ?? ''),
         messages: (body.messages ?? []) as FakeMessage[],
         response_format: body.response_format as FakeRequest['response_format'],
+        ...(body.tools !== undefined ? { tools: body.tools as FakeToolDefinition[] } : {}),
         body,
         authorization: req.headers.authorization,
       };
@@ -387,9 +488,35 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         if (problem) return sendError(res, 400, `Invalid schema for response_format '${format.json_schema.name}': ${problem}`);
       }
 
+      const protocolProblem = toolProtocolProblem(request);
+      if (protocolProblem) return sendError(res, 400, protocolProblem);
+
       const reply = await next(request);
       if (reply.delayMs) await sleep(reply.delayMs);
       if (sendScriptedFault(res, reply)) return;
+      if ('toolCalls' in reply) {
+        const toolCalls: FakeToolCall[] = reply.toolCalls.map((c) => ({
+          id: c.id ?? `call_fake_${++toolCallCounter}`,
+          type: 'function',
+          function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+        }));
+        const text = JSON.stringify(toolCalls);
+        return sendJson(res, 200, {
+          id: `chatcmpl-fake-${++completionCounter}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: request.model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: reply.content ?? null, refusal: null, tool_calls: toolCalls },
+              logprobs: null,
+              finish_reason: 'tool_calls',
+            },
+          ],
+          usage: usageOf(request, text),
+        });
+      }
       sendJson(res, 200, {
         id: `chatcmpl-fake-${++completionCounter}`,
         object: 'chat.completion',
@@ -403,11 +530,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
             finish_reason: 'stop',
           },
         ],
-        usage: {
-          prompt_tokens: JSON.stringify(request.messages).length >> 2,
-          completion_tokens: reply.content.length >> 2,
-          total_tokens: (JSON.stringify(request.messages).length + reply.content.length) >> 2,
-        },
+        usage: usageOf(request, reply.content),
       });
     } catch (err) {
       sendError(res, 500, `Fake server failure: ${(err as Error).message}`);

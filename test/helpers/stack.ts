@@ -60,7 +60,7 @@ export function llmSettings(url: string, overrides: Partial<LlmSettings> = {}): 
   return {
     baseURL: url,
     apiKey: 'test-key',
-    models: { decomposer: FAKE_MODELS.decomposer, formalizer: FAKE_MODELS.formalizer, judge: FAKE_MODELS.judge },
+    models: { decomposer: FAKE_MODELS.decomposer, formalizer: FAKE_MODELS.formalizer, judge: FAKE_MODELS.judge, agent: FAKE_MODELS.agent },
     timeoutMs: 10_000,
     maxReasks: 2,
     ...overrides,

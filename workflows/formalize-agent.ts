@@ -1,0 +1,224 @@
+// The `formalizeAgent` workflow: a run in agent mode. An LLM orchestrator calls tools step by
+// step (the loop in agent-loop.ts); every LLM step and every tool call is an activity, so a
+// crash at step 17 loses nothing of steps 1–16. The final file then goes through the same
+// compile check, judge and equivalence check as a pipeline run.
+import {
+  CancellationScope,
+  defineQuery,
+  isCancellation,
+  proxyActivities,
+  setHandler,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
+import { resolveRunConfig } from '../common/run-config';
+import type {
+  CompileResult,
+  EquivalenceResult,
+  Example,
+  FormalizeInput,
+  FormalizeResult,
+  JudgeVerdict,
+  LeanActivities,
+  MainActivities,
+  Outcome,
+  Premise,
+  Progress,
+  Stage,
+  SubQuery,
+  ToolUse,
+} from '../common/types';
+import { LEAN_TASK_QUEUE, MAX_AGENT_STEPS } from '../common/types';
+import { runAgentLoop, type AgentOps } from './agent-loop';
+
+export const agentProgressQuery = defineQuery<Progress>('progress');
+
+const NON_RETRYABLE = [
+  'LlmNotConfigured',
+  'LlmBadRequest',
+  'LlmUnauthorized',
+  'LlmNotFound',
+  'LlmRejected',
+  'LlmBadReply',
+  'UnknownLibrary',
+  'TranslatorNotConfigured',
+  'NamesNotConfigured',
+];
+
+const llm = proxyActivities<MainActivities>({
+  startToCloseTimeout: '3m',
+  heartbeatTimeout: '15s',
+  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+const search = proxyActivities<MainActivities>({
+  startToCloseTimeout: '2m',
+  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+const leanProxy = (taskQueue: string) =>
+  proxyActivities<LeanActivities>({
+    taskQueue,
+    startToCloseTimeout: '10m',
+    heartbeatTimeout: '30s',
+    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+  });
+
+/** Tool results shown to the model from the library search. */
+const SEARCH_TOP_K = 8;
+
+function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | null): Outcome {
+  if (!checked) return 'unchecked';
+  if (!compiled) return 'not-compiled';
+  if (!verdict) return 'compiled';
+  return verdict.faithful ? 'faithful' : 'unfaithful';
+}
+
+export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeResult> {
+  const config = resolveRunConfig(input.config);
+  const exclude = input.exclude ?? [];
+  const lean = leanProxy(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
+  const notes: string[] = [];
+  const tools: ToolUse[] = [];
+  const progress: Progress = { stage: 'starting', round: 0, completed: [], step: 0, lastTool: null };
+  setHandler(agentProgressQuery, () => progress);
+  const enter = (stage: Stage): void => {
+    if (progress.stage === stage) return;
+    if (progress.stage !== 'starting') progress.completed.push(progress.stage);
+    progress.stage = stage;
+    upsertSearchAttributes([{ key: STAGE_KEY, value: stage }]);
+  };
+
+  // DRIFT context for the first message, when configured: the pipeline's first three stages.
+  let subqueries: SubQuery[] = [];
+  let premises: Premise[] = [];
+  let examples: Example[] = [];
+  if (config.driftContext && config.retrieval !== 'none') {
+    if (config.retrieval === 'drift') {
+      if (config.decompose) {
+        enter('decompose');
+        subqueries = await llm.decompose({ statement: input.statement });
+      } else subqueries = [{ phrase: input.statement, formal: '' }];
+    }
+    enter('retrieve');
+    const retrieved = await search.retrieve({
+      library: input.library,
+      statement: input.statement,
+      subqueries,
+      mode: config.retrieval,
+      topK: config.topK,
+      exclude,
+      gold: input.goldPremises ?? [],
+    });
+    premises = retrieved.premises;
+    notes.push(...retrieved.notes);
+    if (config.illustrate && config.examples > 0 && premises.length > 0) {
+      enter('illustrate');
+      examples = await search.illustrate({ library: input.library, statement: input.statement, premises: premises.map((p) => p.name), m: config.examples, exclude });
+    }
+  }
+
+  // Every op is an activity, labelled in the Temporal UI with its step and tool.
+  const summary = (step: number, what: string) => ({ summary: `agent step ${step}: ${what}` });
+  const ops: AgentOps = {
+    step: (stepInput, t) => llm.agentStep.executeWithOptions(summary(t, 'LLM'), [stepInput]),
+    screen: (code, t) => lean.screenStatement.executeWithOptions(summary(t, 'write_file'), [{ code }]),
+    compile: (code, t) => lean.compile.executeWithOptions(summary(t, 'run_lean'), [{ code }]),
+    inspectName: (name, t) => lean.inspectName.executeWithOptions(summary(t, `inspect_name ${name}`.slice(0, 120)), [{ name }]),
+    resolveName: (token, namespaceHints, t) =>
+      lean.resolveName.executeWithOptions(summary(t, `resolve_name ${token}`.slice(0, 120)), [{ token, library: input.library, namespaceHints, topK: 5 }]),
+    searchPremises: async (query, t) =>
+      (
+        await search.retrieve.executeWithOptions(summary(t, 'search_premises'), [
+          { library: input.library, statement: query, subqueries: [], mode: 'monolithic', topK: SEARCH_TOP_K, exclude, gold: [] },
+        ])
+      ).premises,
+    draft: (statement, t) => llm.draft.executeWithOptions(summary(t, 'draft'), [{ statement }]),
+    now: () => Date.now(),
+    async within(ms, fn) {
+      try {
+        return { value: await CancellationScope.withTimeout(ms, fn) };
+      } catch (err) {
+        // Our own deadline, not a cancellation of the whole run.
+        if (isCancellation(err) && !CancellationScope.current().consideredCancelled) return 'timeout';
+        throw err;
+      }
+    },
+    isFatal: (err) => isCancellation(err),
+    onStepStart(t) {
+      progress.step = t;
+      progress.round = t;
+    },
+    onRecord(r) {
+      progress.lastTool = r.tool;
+    },
+  };
+
+  enter('agent');
+  const maxSteps = Math.min(Math.max(1, config.maxSteps), MAX_AGENT_STEPS);
+  const loop = await runAgentLoop(ops, {
+    statement: input.statement,
+    tools: config.tools,
+    maxSteps,
+    tokenBudget: config.tokenBudget,
+    wallClockSeconds: config.wallClockSeconds,
+    ...(config.driftContext ? { context: { premises, examples } } : {}),
+  });
+  if (loop.summary.ending === 'budget-exhausted') notes.push(`agent: ${loop.summary.budget} budget exhausted after ${loop.summary.steps} steps`);
+
+  // The answer is checked whatever the tools were: the result reports compile like a pipeline run.
+  const statement = loop.file ?? '';
+  let compileResult: CompileResult | null = loop.compileOfFile;
+  if (loop.file !== null && !compileResult) {
+    enter('compile');
+    compileResult = await lean.compile.executeWithOptions({ summary: 'final check of the last written file' }, [{ code: loop.file }]);
+  }
+  if (loop.file === null) notes.push('agent: no Lean file was written');
+  const checked = compileResult !== null && compileResult.status !== 'skipped';
+  const compiled = compileResult?.status === 'ok';
+  if (compileResult?.status === 'skipped') notes.push(`compile: skipped (${compileResult.reason ?? 'no Lean configured'})`);
+
+  let verdict: JudgeVerdict | null = null;
+  let equivalent: EquivalenceResult | null = null;
+  const checkEquivalence = Boolean(input.goldStatement) && compiled;
+  if (loop.file !== null && (config.judge || checkEquivalence)) {
+    enter('judge');
+    const [judged, beq] = await Promise.all([
+      config.judge ? llm.judge({ statement: input.statement, formalStatement: statement, compiled, checked }) : null,
+      checkEquivalence
+        ? lean.equivalence({ candidate: statement, gold: input.goldStatement! }).catch((err: Error) => {
+            notes.push(`equivalence check failed: ${err.message}`);
+            return null;
+          })
+        : null,
+    ]);
+    verdict = judged;
+    equivalent = beq;
+    if (beq) tools.push({ tool: 'equivalence', round: loop.summary.steps, input: input.goldStatement!, output: [beq.equivalent ? 'equivalent' : 'not equivalent'] });
+  }
+
+  const outcome: Outcome = loop.summary.ending === 'budget-exhausted' ? 'budget-exhausted' : outcomeOf(compiled, checked, verdict);
+  enter('done');
+  upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }]);
+  const attempts = compileResult && loop.file !== null ? [{ round: 0, statement, compile: compileResult }] : [];
+  return {
+    statement: input.statement,
+    library: input.library,
+    config,
+    formalStatement: statement,
+    compiled,
+    checked,
+    outcome,
+    attempts,
+    judge: verdict,
+    subqueries,
+    premises,
+    examples,
+    notes,
+    stages: [...progress.completed],
+    tools,
+    ...(input.goldStatement ? { equivalence: equivalent } : {}),
+    steps: loop.steps,
+    agent: loop.summary,
+  };
+}
