@@ -1,5 +1,5 @@
 // Workflow code must stay deterministic: recorded histories replay against today's code.
-// Re-record after an intended, versioned change with: RECORD_HISTORIES=1 npx vitest run test/workflow-formalize.test.ts test/workflow-lean-tools.test.ts test/index-build.test.ts
+// Re-record after an intended, versioned change with: RECORD_HISTORIES=1 npx vitest run test/workflow-formalize.test.ts test/workflow-lean-tools.test.ts test/index-build.test.ts test/workflow-agent.test.ts
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,9 +15,10 @@ const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 describe('replay of recorded histories', () => {
   it('has recorded histories of every path that matters to replay', () => {
     // A completed run, repair rounds (with name resolution), an equivalence check, a skipped
-    // compile, and an index build.
+    // compile, an index build, and an agent run (formalizeAgent).
     expect(files.sort()).toEqual([
       'build-index.json',
+      'formalize-agent-completed.json',
       'formalize-compile-skipped.json',
       'formalize-completed.json',
       'formalize-equivalence.json',
@@ -40,6 +41,13 @@ describe('replay of recorded histories', () => {
     const events = history.events ?? [];
     const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'retrieve');
     scheduled!.activityTaskScheduledEventAttributes!.activityType!.name = 'somethingElse';
+    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history)).rejects.toBeInstanceOf(DeterminismViolationError);
+  });
+
+  it('notices when the agent workflow no longer matches its history', async () => {
+    const history = historyFromJSON(JSON.parse(readFileSync(join(DIR, 'formalize-agent-completed.json'), 'utf8')));
+    const scheduled = (history.events ?? []).find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'resolveName');
+    scheduled!.activityTaskScheduledEventAttributes!.activityType!.name = 'inspectName';
     await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history)).rejects.toBeInstanceOf(DeterminismViolationError);
   });
 });
