@@ -30,13 +30,13 @@ describe('agent prompt', () => {
     const [full, reduced] = fake.requests.slice(-2);
 
     // The system prompts differ by exactly the two tools' lines; everything else is equal.
-    const fullLines = full!.messages[0]!.content!.split('\n');
-    const reducedLines = reduced!.messages[0]!.content!.split('\n');
+    const fullLines = full!.messages[0]!.content.split('\n');
+    const reducedLines = reduced!.messages[0]!.content.split('\n');
     const removed = fullLines.filter((l) => !reducedLines.includes(l));
     expect(removed).toEqual([`- ${AGENT_TOOL_BLOCKS.run_lean}`, `- ${AGENT_TOOL_BLOCKS.draft}`]);
     expect(fullLines.filter((l) => !removed.includes(l))).toEqual(reducedLines);
-    expect(full!.messages[0]!.content!.startsWith(AGENT_BASE_PROMPT)).toBe(true);
-    expect(reduced!.messages[0]!.content!.startsWith(AGENT_BASE_PROMPT)).toBe(true);
+    expect(full!.messages[0]!.content.startsWith(AGENT_BASE_PROMPT)).toBe(true);
+    expect(reduced!.messages[0]!.content.startsWith(AGENT_BASE_PROMPT)).toBe(true);
     // The user message is the same.
     expect(full!.messages[1]).toEqual(reduced!.messages[1]);
 

@@ -12,8 +12,8 @@ export interface FakeToolCall {
 
 export interface FakeMessage {
   role: string;
-  /** null for an assistant message that only calls tools. */
-  content: string | null;
+  /** '' where the wire had null (an assistant message that only calls tools). */
+  content: string;
   tool_calls?: FakeToolCall[];
   tool_call_id?: string;
 }
@@ -167,7 +167,7 @@ function roleOf(req: FakeRequest): FakeRole {
   const schema = JSON.stringify(req.response_format?.json_schema?.schema ?? '');
   if (schema.includes('subqueries')) return 'decomposer';
   if (schema.includes('grade')) return 'judge';
-  const system = req.messages.find((m) => m.role === 'system')?.content?.toLowerCase() ?? '';
+  const system = req.messages.find((m) => m.role === 'system')?.content.toLowerCase() ?? '';
   if (system.includes('sub-quer')) return 'decomposer';
   if (system.includes('grade')) return 'judge';
   return 'formalizer';
@@ -471,7 +471,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       }
       const request: FakeRequest = {
         model: String(body.model ?? ''),
-        messages: (body.messages ?? []) as FakeMessage[],
+        messages: ((body.messages ?? []) as Array<Omit<FakeMessage, 'content'> & { content: string | null }>).map((m) => ({ ...m, content: m.content ?? '' })),
         response_format: body.response_format as FakeRequest['response_format'],
         ...(body.tools !== undefined ? { tools: body.tools as FakeToolDefinition[] } : {}),
         body,
