@@ -74,6 +74,10 @@ describe('POST /v1/formalizations', () => {
     ['an unknown retrieval mode', { statement: 'p is prime', config: { retrieval: 'psychic' } }, /"config.retrieval" must be one of "drift", "monolithic", "oracle", "none"/],
     ['an unknown library', { statement: 'p is prime', library: 'nope' }, /unknown library "nope"; known: mini, other/],
     ['oracle retrieval without gold premises', { statement: 'p is prime', config: { retrieval: 'oracle' } }, /goldPremises/],
+    ['an unknown run mode', { statement: 'p is prime', config: { mode: 'swarm' } }, /config.mode/],
+    ['an unknown agent tool', { statement: 'p is prime', config: { mode: 'agent', tools: ['write_file', 'shell'] } }, /config.tools/],
+    ['agent tools without write_file', { statement: 'p is prime', config: { mode: 'agent', tools: ['run_lean'] } }, /"tools" must include "write_file"/],
+    ['a step budget over 50', { statement: 'p is prime', config: { mode: 'agent', maxSteps: 51 } }, /config.maxSteps/],
   ])('answers 400 to %s, saying what is wrong', async (_name, body, message) => {
     const response = await post(body);
     expect(response.statusCode).toBe(400);
@@ -112,6 +116,26 @@ describe('POST /v1/formalizations', () => {
       expect(view.result).toHaveProperty(field);
     }
     expect(view.result.config.repairRounds).toBe(1);
+  });
+
+  it('starts an agent run with "config": {"mode": "agent"} and returns its steps', async () => {
+    const response = await post({ statement: 'If p is a prime number then p is at least 2.', config: { mode: 'agent', tools: ['write_file', 'run_lean'], maxSteps: 6 } });
+    expect(response.statusCode).toBe(202);
+    const { id } = response.json() as { id: string };
+    expect((await env.client.workflow.getHandle(id).describe()).type).toBe('formalizeAgent');
+    const view = await stack.withWorkers(async () => {
+      for (;;) {
+        const r = (await app.inject({ url: `/v1/formalizations/${id}` })).json();
+        if (r.status !== 'running') return r;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+    });
+    expect(view.status).toBe('completed');
+    expect(view.result).toMatchObject({ compiled: true, judge: { faithful: true }, config: { mode: 'agent', maxSteps: 6 } });
+    expect(view.result.steps.map((s: { tool: string | null }) => s.tool)).toEqual(['write_file', 'run_lean', null]);
+    // Only the offered tools were defined in the request.
+    const agentRequest = stack.llm.requests.find((r) => r.tools)!;
+    expect(agentRequest.tools!.map((t) => t.function.name)).toEqual(['write_file', 'run_lean']);
   });
 
   it('never starts a second run for a repeated caller-chosen id', async () => {
