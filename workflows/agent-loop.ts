@@ -22,6 +22,7 @@ import type {
   ResolveNameResult,
   TokenUsage,
 } from '../common/types';
+import { boundTranscript } from './agent-transcript';
 import { compileOutput, inspectOutput, premisesOutput, resolveOutput, screenOutput, summarize, bounded } from './agent-tool-output';
 
 export interface AgentOps {
@@ -89,7 +90,7 @@ function errorMessage(err: unknown): string {
 }
 
 export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promise<AgentLoopResult> {
-  const transcript: AgentTurn[] = [];
+  let transcript: AgentTurn[] = [];
   const steps: AgentStepRecord[] = [];
   const toolCalls: Record<string, number> = {};
   const deadline = ops.now() + input.wallClockSeconds * 1000;
@@ -166,6 +167,7 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
       break;
     }
     ops.onStepStart?.(t);
+    transcript = boundTranscript(transcript);
     const started = ops.now();
     const answer = await ops.within(remaining, () =>
       ops.step({ statement: input.statement, tools: input.tools, ...(input.context ? { context: input.context } : {}), transcript: [...transcript] }, t),
