@@ -1,22 +1,20 @@
 // The agent's main-queue activities: one LLM step, and the `draft` tool (the translator model).
 // The other tools are the Lean worker's activities and `retrieve`, called by the workflow.
-import { ApplicationFailure } from '@temporalio/common';
+import type { ApplicationFailure } from '@temporalio/common';
 import type { AgentStepInput, AgentStepOutput } from '../common/types';
+import { AGENT_FAILURE } from '../common/failures';
 import { withHeartbeat } from './heartbeat';
+import { activityFailure, mapEngineErrors } from './failures';
 import type { LlmClient } from '../engines/llm/client';
 import { runAgentStep } from '../engines/agent/step';
 import { draftWithTranslator } from '../engines/agent/draft';
 
-export const TRANSLATOR_NOT_CONFIGURED = 'TranslatorNotConfigured';
-
 function translatorMissing(): ApplicationFailure {
-  return ApplicationFailure.create({
-    type: TRANSLATOR_NOT_CONFIGURED,
-    nonRetryable: true,
-    message:
-      'The `draft` tool needs a translator model: set DRIFTLINE_TRANSLATOR_BASE_URL (an OpenAI-compatible endpoint), ' +
+  return activityFailure(
+    AGENT_FAILURE.translatorNotConfigured,
+    'The `draft` tool needs a translator model: set DRIFTLINE_TRANSLATOR_BASE_URL (an OpenAI-compatible endpoint), ' +
       'DRIFTLINE_MODEL_TRANSLATOR and, if it needs one, DRIFTLINE_TRANSLATOR_API_KEY; or leave `draft` out of `tools`.',
-  });
+  );
 }
 
 export interface AgentActivityDeps {
@@ -30,12 +28,12 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     async agentStep(input: AgentStepInput): Promise<AgentStepOutput> {
       // Offering a tool that cannot work would skew the run; refuse before paying for a step.
       if (input.tools.includes('draft') && !deps.translator?.configured) throw translatorMissing();
-      return withHeartbeat((signal) => runAgentStep(deps.llm, input, signal));
+      return mapEngineErrors(withHeartbeat((signal) => runAgentStep(deps.llm, input, signal)));
     },
 
     async draft({ statement }: { statement: string }): Promise<string> {
       if (!deps.translator?.configured) throw translatorMissing();
-      return withHeartbeat((signal) => draftWithTranslator(deps.translator!, statement, signal));
+      return mapEngineErrors(withHeartbeat((signal) => draftWithTranslator(deps.translator!, statement, signal)));
     },
   };
 }

@@ -44,12 +44,19 @@ export const INDEX_FAILURE = {
   badIndexRequest: 'BadIndexRequest',
 } as const;
 
+/** Agent mode (engines/agent, workflow formalizeAgent). */
+export const AGENT_FAILURE = {
+  /** `draft` offered or called without a translator model configured. */
+  translatorNotConfigured: 'TranslatorNotConfigured',
+} as const;
+
 type ValueOf<T> = T[keyof T];
 export type FailureType =
   | ValueOf<typeof LLM_FAILURE>
   | ValueOf<typeof EMBEDDER_FAILURE>
   | ValueOf<typeof LEAN_FAILURE>
-  | ValueOf<typeof INDEX_FAILURE>;
+  | ValueOf<typeof INDEX_FAILURE>
+  | ValueOf<typeof AGENT_FAILURE>;
 
 /** The types a retry can help: a busy or unreachable service, a crashed process. */
 const RETRYABLE: ReadonlySet<FailureType> = new Set<FailureType>([
@@ -64,6 +71,7 @@ export const FAILURE_TYPES: readonly FailureType[] = [
   ...Object.values(EMBEDDER_FAILURE),
   ...Object.values(LEAN_FAILURE),
   ...Object.values(INDEX_FAILURE),
+  ...Object.values(AGENT_FAILURE),
 ];
 
 export function isRetryable(type: FailureType): boolean {

@@ -10,6 +10,7 @@ import {
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
+import { NON_RETRYABLE_TYPES } from '../common/failures';
 import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { resolveRunConfig } from '../common/run-config';
 import type {
@@ -33,17 +34,7 @@ import { runAgentLoop, type AgentOps } from './agent-loop';
 
 export const agentProgressQuery = defineQuery<Progress>('progress');
 
-const NON_RETRYABLE = [
-  'LlmNotConfigured',
-  'LlmBadRequest',
-  'LlmUnauthorized',
-  'LlmNotFound',
-  'LlmRejected',
-  'LlmBadReply',
-  'UnknownLibrary',
-  'TranslatorNotConfigured',
-  'NamesNotConfigured',
-];
+const NON_RETRYABLE = NON_RETRYABLE_TYPES;
 
 const llm = proxyActivities<MainActivities>({
   startToCloseTimeout: '3m',
