@@ -9,7 +9,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { getFormalization } from '../api/runs';
-import { createStack, startTemporal, type TestStack } from './helpers/stack';
+import { createStack, FAKE_TRANSLATOR, startTemporal, type TestStack } from './helpers/stack';
 import { answer, FAKE_MODELS, toolCall, type FakeRequest } from './fakes/openai-server';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
@@ -240,6 +240,43 @@ describe('formalizeAgent workflow', () => {
       return s.result(id);
     });
     expect(result.agent!.ending).toBe('success');
+  });
+
+  it('drafts with the translator model when `draft` is offered and a translator is configured', async () => {
+    const s = await stack({ translator: true });
+    s.llm.script(FAKE_TRANSLATOR, { content: `\`\`\`lean\n${GOOD}\n\`\`\`` });
+    s.llm.script(FAKE_MODELS.agent, toolCall('draft', { statement: STATEMENT }), toolCall('write_file', { code: GOOD }), toolCall('run_lean'), answer());
+    const id = await s.start(STATEMENT, { mode: 'agent', tools: ['draft', 'write_file', 'run_lean'] });
+    const result = await s.withWorkers(() => s.result(id));
+    expect(s.llm.callsTo(FAKE_TRANSLATOR)).toBe(1);
+    expect(s.llm.requests.find((r) => r.model === FAKE_TRANSLATOR)!.messages.at(-1)!.content).toBe(STATEMENT);
+    expect(lastMessage(agentRequests(s)[1]!).content).toContain('Nat.Prime p');
+    expect(result.steps!.map((step) => step.tool)).toEqual(['draft', 'write_file', 'run_lean', null]);
+    expect(await activityTypes(s, id)).toContain('draft');
+  });
+
+  it('fails at once, saying what to configure, when `draft` is offered without a translator', async () => {
+    const s = await stack();
+    const id = await s.start(STATEMENT, { mode: 'agent', tools: ['draft', 'write_file', 'run_lean'] });
+    const error = await s.withWorkers(() => s.result(id).then(() => null, (err: Error) => err));
+    expect(error).not.toBeNull();
+    const view = await getFormalization(s.client, id);
+    expect(view).toMatchObject({ status: 'failed' });
+    expect(view!.error).toMatch(/DRIFTLINE_TRANSLATOR_BASE_URL/);
+    expect(agentRequests(s)).toHaveLength(0);
+  });
+
+  it('puts DRIFT context (premises and examples) in the first message when configured', async () => {
+    const s = await stack();
+    s.llm.script(FAKE_MODELS.agent, toolCall('write_file', { code: GOOD }), toolCall('run_lean'), answer());
+    const id = await s.start(STATEMENT, { mode: 'agent', driftContext: true });
+    const result = await s.withWorkers(() => s.result(id));
+    expect(result.premises.map((p) => p.name)).toContain('Nat.Prime');
+    const first = agentRequests(s)[0]!.messages[1]!.content;
+    expect(first).toMatch(/^Statement to formalize:/);
+    expect(first).toContain('Library declarations that are likely relevant:\n- Nat.Prime');
+    expect(result.stages.slice(0, 3)).toEqual(['decompose', 'retrieve', 'illustrate']);
+    expect((await activityTypes(s, id)).slice(0, 4)).toEqual(['decompose', 'retrieve', 'illustrate', 'agentStep']);
   });
 
   it('keeps the history bounded over T_max = 50 steps', async () => {

@@ -24,6 +24,7 @@ import type { FakeReplScript } from '../fakes/fake-repl-rules';
 
 export const FIXTURE_CORPUS = fileURLToPath(new URL('../fixtures/corpus/mini.jsonl', import.meta.url));
 export const FIXTURE_LIBRARY = 'mini';
+export const FAKE_TRANSLATOR = 'fake-translator';
 
 let runtimeInstalled = false;
 function quietRuntime(): void {
@@ -72,6 +73,8 @@ export interface StackOptions {
   repl?: FakeReplScript | false;
   /** false: no LLM endpoint configured, as on a fresh machine. */
   llmConfigured?: boolean;
+  /** true: a translator (the agent's `draft` tool) on the same fake, model `fake-translator`. */
+  translator?: boolean;
   /** Task queue suffix, so suites sharing a server never share workers; `default` uses the
    * production queue names (for code under test that starts runs on them). */
   queue?: string;
@@ -107,7 +110,11 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const suffix = options.queue ?? `q${process.pid}-${++queueCounter}`;
   const mainQueue = suffix === 'default' ? MAIN_TASK_QUEUE : `driftline-${suffix}`;
   const leanQueue = suffix === 'default' ? LEAN_TASK_QUEUE : `lean-${suffix}`;
-  const activities = createActivities({ llm: createLlmClient(options.llmConfigured === false ? null : llmSettings(llm.url)), indexes });
+  const activities = createActivities({
+    llm: createLlmClient(options.llmConfigured === false ? null : llmSettings(llm.url)),
+    indexes,
+    ...(options.translator ? { translator: createLlmClient(llmSettings(llm.url, { models: { ...llmSettings(llm.url).models, translator: FAKE_TRANSLATOR } })) } : {}),
+  });
   const names = new NameDirectory([{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }]);
   const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000, names });
 
