@@ -258,6 +258,8 @@ export interface AgentSummary {
   tokens: TokenUsage;
   /** Tool calls per function name. */
   toolCalls: Record<string, number>;
+  /** The step whose `run_lean` first reported the working file compiled (null: never). */
+  compiledAtStep: number | null;
 }
 
 /** One call of a Lean tool by the workflow, as recorded in the result. */

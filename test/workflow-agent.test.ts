@@ -76,7 +76,7 @@ describe('formalizeAgent workflow', () => {
       expect(step.tokens.total).toBeGreaterThan(0);
       expect(step.ms).toBeGreaterThanOrEqual(0);
     }
-    expect(result.agent).toMatchObject({ ending: 'success', steps: 6, toolCalls: { write_file: 2, run_lean: 2, resolve_name: 1 } });
+    expect(result.agent).toMatchObject({ ending: 'success', steps: 6, toolCalls: { write_file: 2, run_lean: 2, resolve_name: 1 }, compiledAtStep: 5 });
     expect(result.agent!.tokens.total).toBe(result.steps!.reduce((n, step) => n + step.tokens.total, 0));
     expect(result.formalStatement).toBe(GOOD);
     expect(result.compiled).toBe(true);

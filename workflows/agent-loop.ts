@@ -100,6 +100,7 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
   let ending: AgentEnding | null = null;
   let budget: AgentSummary['budget'];
   let taken = 0;
+  let compiledAtStep: number | null = null;
 
   const record = (r: AgentStepRecord): void => {
     steps.push(r);
@@ -130,6 +131,7 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
           const checked = file;
           const result = await ops.compile(checked, t);
           if (file === checked) compileOfFile = result;
+          if (result.status === 'ok') compiledAtStep ??= t;
           return { text: compileOutput(result) };
         }
         case 'inspect_name':
@@ -222,7 +224,7 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
     file,
     compileOfFile,
     steps,
-    summary: { ending: ending ?? 'budget-exhausted', ...(budget ? { budget } : {}), steps: taken, tokens, toolCalls },
+    summary: { ending: ending ?? 'budget-exhausted', ...(budget ? { budget } : {}), steps: taken, tokens, toolCalls, compiledAtStep },
   };
 }
 
