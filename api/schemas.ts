@@ -3,7 +3,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
-export const OUTCOMES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'unchecked'] as const;
+export const OUTCOMES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'unchecked', 'budget-exhausted'] as const;
 export const StatusSchema = Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled')]);
 export const OutcomeSchema = Type.Union([
   Type.Literal('faithful'),
@@ -11,6 +11,7 @@ export const OutcomeSchema = Type.Union([
   Type.Literal('compiled'),
   Type.Literal('not-compiled'),
   Type.Literal('unchecked'),
+  Type.Literal('budget-exhausted'),
 ]);
 
 /** Run ids: what a caller may choose, and what sweeps use (`<sweep>/<config>/<item>/<sample>`). */
@@ -34,6 +35,23 @@ export const ProgressSchema = Type.Object(
     stage: Type.String(),
     round: Type.Integer(),
     completed: Type.Array(Type.String()),
+    step: Type.Optional(Type.Integer({ description: 'Agent runs: the LLM step in progress' })),
+    lastTool: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Agent runs: the last tool called (null: none, or an answer)' })),
+  },
+  { additionalProperties: false },
+);
+
+/** One step of an agent run. */
+export const AgentStepSchema = Type.Object(
+  {
+    step: Type.Integer(),
+    tool: Type.Union([Type.String(), Type.Null()], { description: 'The function called, or null for an answer without a tool call' }),
+    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    output: Type.String({ description: 'What the tool returned, shortened' }),
+    error: Type.Optional(Type.Boolean()),
+    accepted: Type.Optional(Type.Boolean()),
+    tokens: Type.Object({ prompt: Type.Integer(), completion: Type.Integer(), total: Type.Integer() }),
+    ms: Type.Number(),
   },
   { additionalProperties: false },
 );
@@ -50,6 +68,7 @@ export const ResultSchema = Type.Object(
     attempts: Type.Array(Type.Unknown()),
     judge: Type.Union([Type.Object({ grade: Type.Number(), faithful: Type.Boolean(), explanation: Type.String() }, { additionalProperties: true }), Type.Null()]),
     stages: Type.Array(Type.String()),
+    steps: Type.Optional(Type.Array(AgentStepSchema, { description: 'Agent runs: every step, in order' })),
   },
   { additionalProperties: true },
 );
