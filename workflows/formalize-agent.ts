@@ -84,6 +84,8 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   let subqueries: SubQuery[] = [];
   let premises: Premise[] = [];
   let examples: Example[] = [];
+  // The index version searched first; the result records it, illustrate reads the same one.
+  let indexVersion: string | undefined;
   if (config.driftContext && config.retrieval !== 'none') {
     if (config.retrieval === 'drift') {
       if (config.decompose) {
@@ -102,10 +104,18 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
       gold: input.goldPremises ?? [],
     });
     premises = retrieved.premises;
+    indexVersion = retrieved.indexVersion;
     notes.push(...retrieved.notes);
     if (config.illustrate && config.examples > 0 && premises.length > 0) {
       enter('illustrate');
-      examples = await search.illustrate({ library: input.library, statement: input.statement, premises: premises.map((p) => p.name), m: config.examples, exclude });
+      examples = await search.illustrate({
+        library: input.library,
+        statement: input.statement,
+        premises: premises.map((p) => p.name),
+        m: config.examples,
+        exclude,
+        ...(indexVersion ? { indexVersion } : {}),
+      });
     }
   }
 
@@ -118,12 +128,13 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     inspectName: (name, t) => lean.inspectName.executeWithOptions(summary(t, `inspect_name ${name}`.slice(0, 120)), [{ name }]),
     resolveName: (token, namespaceHints, t) =>
       lean.resolveName.executeWithOptions(summary(t, `resolve_name ${token}`.slice(0, 120)), [{ token, library: input.library, namespaceHints, topK: 5 }]),
-    searchPremises: async (query, t) =>
-      (
-        await search.retrieve.executeWithOptions(summary(t, 'search_premises'), [
-          { library: input.library, statement: query, subqueries: [], mode: 'monolithic', topK: SEARCH_TOP_K, exclude, gold: [] },
-        ])
-      ).premises,
+    searchPremises: async (query, t) => {
+      const found = await search.retrieve.executeWithOptions(summary(t, 'search_premises'), [
+        { library: input.library, statement: query, subqueries: [], mode: 'monolithic', topK: SEARCH_TOP_K, exclude, gold: [] },
+      ]);
+      indexVersion ??= found.indexVersion;
+      return found.premises;
+    },
     draft: (statement, t) => llm.draft.executeWithOptions(summary(t, 'draft'), [{ statement }]),
     now: () => Date.now(),
     async within(ms, fn) {
@@ -195,6 +206,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   return {
     statement: input.statement,
     library: input.library,
+    ...(indexVersion ? { indexVersion } : {}),
     config,
     formalStatement: statement,
     compiled,
