@@ -68,6 +68,7 @@ function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | 
 export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeResult> {
   const config = resolveRunConfig(input.config);
   const exclude = input.exclude ?? [];
+  const leaveOut = input.leaveOut ? { leaveOut: input.leaveOut } : {};
   const lean = leanProxy(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
   const notes: string[] = [];
   const tools: ToolUse[] = [];
@@ -102,6 +103,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
       topK: config.topK,
       exclude,
       gold: input.goldPremises ?? [],
+      ...leaveOut,
     });
     premises = retrieved.premises;
     indexVersion = retrieved.indexVersion;
@@ -114,6 +116,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
         premises: premises.map((p) => p.name),
         m: config.examples,
         exclude,
+        ...leaveOut,
         ...(indexVersion ? { indexVersion } : {}),
       });
     }
@@ -130,7 +133,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
       lean.resolveName.executeWithOptions(summary(t, `resolve_name ${token}`.slice(0, 120)), [{ token, library: input.library, namespaceHints, topK: 5 }]),
     searchPremises: async (query, t) => {
       const found = await search.retrieve.executeWithOptions(summary(t, 'search_premises'), [
-        { library: input.library, statement: query, subqueries: [], mode: 'monolithic', topK: SEARCH_TOP_K, exclude, gold: [] },
+        { library: input.library, statement: query, subqueries: [], mode: 'monolithic', topK: SEARCH_TOP_K, exclude, gold: [], ...leaveOut },
       ]);
       indexVersion ??= found.indexVersion;
       return found.premises;
