@@ -39,6 +39,10 @@ export function runSummary(statement: string): string {
 /** The configuration in words, e.g. "DRIFT retrieval (decomposed), 3 examples, up to 3 repair
  * rounds, judged". */
 export function configInWords(config: RunConfig): string {
+  if (config.mode === 'agent') {
+    const context = config.driftContext ? `DRIFT context (${config.retrieval})` : 'no DRIFT context';
+    return [`agent with ${config.tools.join(', ')}`, `at most ${config.maxSteps} steps`, context, config.judge ? 'judged' : 'not judged'].join(', ');
+  }
   const retrieval = {
     drift: `DRIFT retrieval (${config.decompose ? 'decomposed' : 'not decomposed'})`,
     monolithic: `monolithic retrieval, top ${config.topK}`,
@@ -76,6 +80,9 @@ export interface RunState {
   /** Lean's verdict on the last attempt, once known. */
   compile?: string;
   grade?: number;
+  /** Agent runs: the LLM step in progress and the last tool called. */
+  step?: number;
+  lastTool?: string | null;
 }
 
 const OUTCOME_WORDS: Record<Outcome, string> = {
@@ -84,12 +91,17 @@ const OUTCOME_WORDS: Record<Outcome, string> = {
   compiled: 'compiled (not judged)',
   'not-compiled': 'NOT COMPILED (Lean rejected the last attempt)',
   unchecked: 'unchecked (no Lean configured)',
+  'budget-exhausted': 'BUDGET EXHAUSTED (the agent ran out of steps, tokens or time)',
 };
 
 /** Markdown for the run's current details, updated as it goes. */
 export function runCurrentDetails(state: RunState): string {
   const lines = [
-    state.outcome ? `**Outcome** ${OUTCOME_WORDS[state.outcome]}` : `**Stage** ${state.stage}${state.round > 0 ? ` (repair round ${state.round})` : ''}`,
+    state.outcome
+      ? `**Outcome** ${OUTCOME_WORDS[state.outcome]}`
+      : state.step
+        ? `**Stage** ${state.stage} (step ${state.step}${state.lastTool ? `, last tool ${state.lastTool}` : ''})`
+        : `**Stage** ${state.stage}${state.round > 0 ? ` (repair round ${state.round})` : ''}`,
     `**Library** ${state.library}`,
     `**Index version** ${state.indexVersion ?? (state.config.retrieval === 'none' ? 'none (retrieval off)' : 'not opened yet')}`,
     `**Configuration** \`${describeConfig(state.config)}\`: ${configInWords(state.config)}`,

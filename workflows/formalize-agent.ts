@@ -7,12 +7,14 @@ import {
   defineQuery,
   isCancellation,
   proxyActivities,
+  setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import { NON_RETRYABLE_TYPES } from '../common/failures';
-import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
+import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { resolveRunConfig } from '../common/run-config';
+import { runCurrentDetails, type RunState } from '../common/run-metadata';
 import type {
   CompileResult,
   EquivalenceResult,
@@ -74,11 +76,19 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   const tools: ToolUse[] = [];
   const progress: Progress = { stage: 'starting', round: 0, completed: [], step: 0, lastTool: null };
   setHandler(agentProgressQuery, () => progress);
+  // The run's current details in the Temporal UI (asked of a worker, no history).
+  const state: RunState = { library: input.library, config, stage: 'starting', round: 0 };
+  const showState = (change: Partial<RunState>): void => {
+    Object.assign(state, change);
+    setCurrentDetails(runCurrentDetails(state));
+  };
+  showState({});
   const enter = (stage: Stage): void => {
     if (progress.stage === stage) return;
     if (progress.stage !== 'starting') progress.completed.push(progress.stage);
     progress.stage = stage;
     upsertSearchAttributes([{ key: STAGE_KEY, value: stage }]);
+    showState({ stage });
   };
 
   // DRIFT context for the first message, when configured: the pipeline's first three stages.
@@ -107,6 +117,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     });
     premises = retrieved.premises;
     indexVersion = retrieved.indexVersion;
+    showState({ indexVersion });
     notes.push(...retrieved.notes);
     if (config.illustrate && config.examples > 0 && premises.length > 0) {
       enter('illustrate');
@@ -153,9 +164,11 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     onStepStart(t) {
       progress.step = t;
       progress.round = t;
+      showState({ step: t, lastTool: progress.lastTool ?? null });
     },
     onRecord(r) {
       progress.lastTool = r.tool;
+      if (r.tool === 'run_lean') showState({ compile: `step ${r.step}: ${r.output.slice(0, 80)}` });
     },
   };
 
@@ -204,7 +217,8 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
 
   const outcome: Outcome = loop.summary.ending === 'budget-exhausted' ? 'budget-exhausted' : outcomeOf(compiled, checked, verdict);
   enter('done');
-  upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }]);
+  upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }, ...(indexVersion ? [{ key: INDEX_KEY, value: indexVersion }] : [])]);
+  showState({ outcome, ...(verdict ? { grade: verdict.grade } : {}) });
   const attempts = compileResult && loop.file !== null ? [{ round: 0, statement, compile: compileResult }] : [];
   return {
     statement: input.statement,
