@@ -3,7 +3,7 @@ import { uniformInt } from 'pure-rand/distribution/uniformInt';
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus';
 import { bootstrap, bootstrapDistribution, bootstrapMany, meanInterval, quantile, seededSampler } from '../engines/metrics/bootstrap';
 import { binomialHalfCdf, holm, mcnemarExact, mcnemarPaired } from '../engines/metrics/mcnemar';
-import { effectMasks, effectsFromCellMeans } from '../engines/metrics/factorial';
+import { effectMasks, effectsFromCellMeans, simpleEffectsFromCellMeans } from '../engines/metrics/factorial';
 
 /** A sampler that replays scripted indices, so resamples are known in advance. */
 function scripted(indices: number[]) {
@@ -148,6 +148,20 @@ describe('factorial effects from cell means', () => {
     expect(ts).toBeCloseTo(-0.375, 10);
     // T × F × S: (F × S at T=1) − (F × S at T=0) = (1.75 − 11.5) − (0.75 − 13.25)
     expect(tfs).toBeCloseTo(2.75, 10);
+  });
+
+  it("reproduces the paper's simple effects of search and drafting at each level of feedback", () => {
+    const simple = simpleEffectsFromCellMeans(3, y);
+    const at = (x: number, g: number, level: 0 | 1) => simple.find((s) => s.x === x && s.g === g && s.level === level)!.value;
+    // ΔS(F=0) = (13.25 + 11.5)/2, ΔS(F=1) = (0.75 + 1.75)/2 (the paper: +12.4 and +1.2)
+    expect(at(2, 1, 0)).toBeCloseTo(12.375, 10);
+    expect(at(2, 1, 1)).toBeCloseTo(1.25, 10);
+    // ΔT(F=0) = (4.75 + 3)/2, ΔT(F=1) = (−2.5 − 1.5)/2 (the paper: +3.9 and −2.0)
+    expect(at(0, 1, 0)).toBeCloseTo(3.875, 10);
+    expect(at(0, 1, 1)).toBeCloseTo(-2, 10);
+    // The difference of the two simple effects is the interaction: F × S = 1.25 − 12.375.
+    expect(at(2, 1, 1) - at(2, 1, 0)).toBeCloseTo(effectsFromCellMeans(3, y)[5]!, 10);
+    expect(simple).toHaveLength(3 * 2 * 2);
   });
 
   it('refuses a table of the wrong size', () => {

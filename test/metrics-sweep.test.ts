@@ -156,6 +156,9 @@ describe('factorial analysis from records', () => {
     expect(byLabel['X']!.estimate).toBeCloseTo(0.25, 12);
     expect(byLabel['Y']!.estimate).toBeCloseTo(0, 12);
     expect(byLabel['X × Y']!.estimate).toBeCloseTo(-0.5, 12);
+    // X with Y low: 0.75 − 0.25; with Y high: 0.5 − 0.5.
+    const sx = f.simpleEffects.filter((s) => s.factor === 'X');
+    expect(sx.map((s) => [s.given, s.level, s.estimate])).toEqual([['Y', 0, 0.5], ['Y', 1, 0]]);
     for (const e of f.effects) {
       expect(e.lo).toBeLessThanOrEqual(e.estimate + 1e-12);
       expect(e.hi).toBeGreaterThanOrEqual(e.estimate - 1e-12);

@@ -61,6 +61,8 @@ describe('sweep report', () => {
     expect(html).toContain('Is each configuration ahead of the next one?');
     expect(html).toContain('within noise');
     expect(html).toContain('decompose × illustrate × repair');
+    expect(html).toContain('Simple effects (faithful@1)');
+    expect(html).toMatch(/repair = 0 rounds: [+-]\d+\.\d \[/);
     expect(markdown).toContain('| configuration | items | runs | failed |');
     expect(markdown).toContain('### Effects (faithful@1)');
     expect(markdown).toMatch(/### Repair budget: d1-i1-r1\n\n\| rounds \| compiles \(%\) \| faithful \(%\) \|\n\| ---: \| ---: \| ---: \|/);

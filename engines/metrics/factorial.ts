@@ -28,6 +28,41 @@ export interface FactorialAnalysis {
   /** Cell means, keyed by configuration name, with each cell's levels. */
   cells: { config: string; levels: Record<string, 0 | 1>; mean: number }[];
   effects: FactorialEffect[];
+  /** Simple effects: each factor's effect with one other factor held low or high (averaged over
+   * the rest), the paper's ΔS(F = f). Empty for a single factor. */
+  simpleEffects: SimpleEffect[];
+}
+
+export interface SimpleEffect extends Interval {
+  factor: string;
+  given: string;
+  level: 0 | 1;
+}
+
+/** Simple effects from cell means: for factors x ≠ g and level l of g, the mean of the cells
+ * with x high minus those with x low, among the cells with g = l. Order: x, then g, then l. */
+export function simpleEffectsFromCellMeans(n: number, y: readonly number[]): { x: number; g: number; level: 0 | 1; value: number }[] {
+  const out: { x: number; g: number; level: 0 | 1; value: number }[] = [];
+  for (let x = 0; x < n; x++) {
+    for (let g = 0; g < n; g++) {
+      if (g === x) continue;
+      for (const level of [0, 1] as const) {
+        let hi = 0;
+        let lo = 0;
+        let count = 0;
+        for (let cell = 0; cell < y.length; cell++) {
+          if (((cell >> g) & 1) !== level) continue;
+          if ((cell >> x) & 1) hi += y[cell]!;
+          else {
+            lo += y[cell]!;
+            count++;
+          }
+        }
+        out.push({ x, g, level, value: (hi - lo) / count });
+      }
+    }
+  }
+  return out;
 }
 
 /** Every non-empty subset of n factors as a bit mask, main effects first, then pairs, … */
@@ -123,11 +158,20 @@ export function factorialAnalysis(records: readonly SweepRunRecord[], design: Fa
   const masks = effectMasks(n);
   const all = items.map((_, i) => i);
   // One resampling for all effects: every effect sees the same items.
-  const intervals = bootstrapMany(items.length, (ix) => effectsFromCellMeans(n, cellMeans(ix)), opts);
+  const simple = simpleEffectsFromCellMeans(n, cellMeans(all));
+  const intervals = bootstrapMany(
+    items.length,
+    (ix) => {
+      const means = cellMeans(ix);
+      return [...effectsFromCellMeans(n, means), ...simpleEffectsFromCellMeans(n, means).map((s) => s.value)];
+    },
+    opts,
+  );
   const effects = masks.map((mask, e) => {
     const factors = names.filter((_, i) => mask & (1 << i));
     return { factors, label: factors.join(' × '), ...intervals[e]! };
   });
+  const simpleEffects = simple.map((s, j) => ({ factor: names[s.x]!, given: names[s.g]!, level: s.level, ...intervals[masks.length + j]! }));
   const means = cellMeans(all);
   return {
     response,
@@ -139,5 +183,6 @@ export function factorialAnalysis(records: readonly SweepRunRecord[], design: Fa
       mean: means[index]!,
     })),
     effects,
+    simpleEffects,
   };
 }

@@ -180,8 +180,10 @@ ${tableHtml(detailTable(data))}`);
     const factors = s.design?.factors.map((f) => `${f.name}${f.low || f.high ? ` (0 = ${f.low ?? 'off'}, 1 = ${f.high ?? 'on'})` : ''}`).join('; ');
     const body = data.factorial
       .map((a, i) => {
-        const [cells, effects] = factorialTables(a);
-        return `<div class="charts"><div>${tableHtml(cells!, 3)}</div><div>${tableHtml(effects!, 3)}</div></div>${chart(charts.effects[i])}`;
+        const [cells, effects, simple] = factorialTables(a, s.design);
+        const body = `<div class="charts"><div>${tableHtml(cells!, 3)}</div><div>${tableHtml(effects!, 3)}</div></div>${chart(charts.effects[i])}${simple ? tableHtml(simple, 3) : ''}`;
+        // The first response (faithful@1 when judged) open; the others one click away.
+        return i === 0 ? body : `<details><summary>The same analysis for ${escapeHtml(a.response === 'f1' ? 'retrieval F1' : a.response)}</summary>${body}</details>`;
       })
       .join('\n');
     sections.push(`<h2 id="factorial">Factorial analysis</h2>

@@ -54,7 +54,7 @@ export function renderMarkdown(data: ReportData): string {
     out.push('');
   }
   if (data.factorialError) out.push(`No factorial analysis: ${data.factorialError}`, '');
-  for (const a of data.factorial) for (const t of factorialTables(a)) out.push(tableMarkdown(t));
+  for (const a of data.factorial) for (const t of factorialTables(a, s.design)) out.push(tableMarkdown(t));
   for (const t of tagTables(data)) out.push(tableMarkdown(t));
   return out.join('\n');
 }

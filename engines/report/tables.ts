@@ -4,6 +4,7 @@ import type { Stage } from '../../common/types';
 import type { GroupMetrics } from '../metrics/sweep-metrics';
 import type { PairedComparison } from '../metrics/compare';
 import type { FactorialAnalysis } from '../metrics/factorial';
+import type { FactorialDesign } from '../../common/sweep';
 import type { RateName } from '../metrics/item-outcomes';
 import type { ReportData } from './report-data';
 import { ms, num, pct, pctInterval, plainInterval, ptsInterval, pValue, rateLabel } from './format';
@@ -196,7 +197,7 @@ export function tagTables(data: ReportData): Table[] {
   });
 }
 
-export function factorialTables(a: FactorialAnalysis): Table[] {
+export function factorialTables(a: FactorialAnalysis, design?: FactorialDesign): Table[] {
   const cells: Table = {
     id: `factorial-cells-${a.response}`,
     title: `Cells (${a.response})`,
@@ -215,7 +216,24 @@ export function factorialTables(a: FactorialAnalysis): Table[] {
     }),
     numeric: [1],
   };
-  return [cells, effects];
+  if (a.simpleEffects.length === 0) return [cells, effects];
+  const level = (factor: string, l: 0 | 1) => {
+    const f = design?.factors.find((x) => x.name === factor);
+    return `${factor} = ${l === 0 ? (f?.low ?? '0') : (f?.high ?? '1')}`;
+  };
+  const rows: Cell[][] = [];
+  for (let i = 0; i < a.simpleEffects.length; i += 2) {
+    const [lo, hi] = [a.simpleEffects[i]!, a.simpleEffects[i + 1]!];
+    rows.push([lo.factor, { text: `${level(lo.given, 0)}: ${ptsInterval(lo)}` }, { text: `${level(hi.given, 1)}: ${ptsInterval(hi)}` }]);
+  }
+  const simple: Table = {
+    id: `factorial-simple-${a.response}`,
+    title: `Simple effects (${a.response})`,
+    caption: 'The effect of one factor with another held at each level, averaged over the rest (percentage points, 95% intervals). Two simple effects far apart are what a two-factor interaction measures: one factor matters mainly when the other is off.',
+    header: ['factor', 'other factor low', 'other factor high'],
+    rows,
+  };
+  return [cells, effects, simple];
 }
 
 /** Plain-language findings: the leader on each measured metric and whether its lead over the
