@@ -17,6 +17,7 @@ import { buildRetrieval } from './deps';
 import { createLogger } from './logging';
 import { requireTemporalCli } from './temporal-cli';
 import { startDevServer, type DevServer } from './temporal-server';
+import { writeWorkflowBundle } from './workers';
 
 const CLI_PATH = fileURLToPath(new URL('../bin/cli.ts', import.meta.url));
 const log = createLogger('driftline');
@@ -139,6 +140,14 @@ export async function startStack(): Promise<void> {
     log.info({ library: library.name, version: opened.version, declarations: opened.index.size, retrieval: opened.index.kind }, opened.built ? 'built the index (none existed yet)' : 'index ready');
   }
 
+  // The workflows are bundled once, here: the main worker, and every restart of it, loads this
+  // bundle instead of bundling again (slow on a busy machine, and a restarted worker is not
+  // ready until it is done).
+  if (!config.temporal.workflowBundle) {
+    env.DRIFTLINE_WORKFLOW_BUNDLE = await writeWorkflowBundle(join(config.dataDir, 'workflow-bundle.js')).catch((err: Error) =>
+      abort(`cannot bundle the workflows: ${err.message}`),
+    );
+  }
   workers.push({ queue: 'main', stopping: false, quickExits: 0 }, { queue: 'lean', stopping: false, quickExits: 0 });
   for (const worker of workers) spawnWorker(worker, env);
 
