@@ -92,6 +92,18 @@ describe('sweep report', () => {
     expect(html).toContain('No factorial analysis: factorial design: no cell declared for decompose=1, illustrate=1, repair=1');
   });
 
+  it('draws the step-budget curve for agent runs, and shows tokens and cost when reported', async () => {
+    const records = [0, 1, 2, 3].map((i) =>
+      runRecord({ config: 'agent', item: `i${i}`, compiled: i < 3, agentSteps: 4 + i, compiledAtStep: i < 3 ? 2 + i : null, judgeGrade: i < 2 ? 10 : 3, faithful: i < 2, usage: { promptTokens: 900, completionTokens: 100, totalTokens: 1000, costUsd: 0.01 } }),
+    );
+    const { html, markdown, data } = await renderSweepReport({ sweep: { id: 'agent' }, records, bootstrap: { resamples: 50 } });
+    expect(html).toContain('Cumulative success against agent step budget');
+    expect(data.stepCurves[0]!.points.at(-1)).toEqual({ budget: 7, compiled: 0.75, faithful: 0.5 });
+    expect(markdown).toContain('### Step budget: agent');
+    expect(html).toContain('<th class="num">tokens / run</th>');
+    expect(html).toContain('0.04 (0.0100/run)');
+  });
+
   it('works without a Temporal UI (no links) and refuses a sweep with no runs', async () => {
     const records = [runRecord({ config: 'A', item: '<b>x</b>', compiled: true })];
     const { html } = await renderSweepReport({ sweep: { id: 's' }, records, bootstrap: { resamples: 50 } });
