@@ -5,7 +5,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter, TypedSearchAttributes } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY } from '../common/search-attributes';
-import { describeConfig, resolveRunConfig, statementPreview } from '../common/run-config';
+import { describeConfig, resolveRunConfig, statementPreview, workflowTypeFor } from '../common/run-config';
 import { adHocRunId, runStaticDetails, runSummary } from '../common/run-metadata';
 import { MAIN_TASK_QUEUE, SEARCH_ATTRIBUTES, type FormalizeInput, type FormalizeResult, type LeaveOutPolicy, type Progress, type RunConfig, type Stage } from '../common/types';
 
@@ -44,7 +44,7 @@ export async function startFormalization(client: Client, request: StartRequest, 
   const config = input.config;
   const id = request.id ?? adHocRunId(request.statement, randomBytes(6).toString('hex'));
   // Agent runs are their own workflow type, so each kind keeps a plain history and UI view.
-  await client.workflow.start(config.mode === 'agent' ? 'formalizeAgent' : 'formalize', {
+  await client.workflow.start(workflowTypeFor(config), {
     workflowId: id,
     taskQueue,
     args: [input],

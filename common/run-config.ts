@@ -5,6 +5,12 @@ export function resolveRunConfig(partial: Partial<RunConfig> = {}): RunConfig {
   return { ...DEFAULT_RUN_CONFIG, ...partial };
 }
 
+/** The workflow type that runs a configuration: the pipeline (`formalize`) or the agent
+ * (`formalizeAgent`). Whatever starts runs (API, CLI, sweeps) starts this type. */
+export function workflowTypeFor(config: Pick<RunConfig, 'mode'>): 'formalize' | 'formalizeAgent' {
+  return config.mode === 'agent' ? 'formalizeAgent' : 'formalize';
+}
+
 /** Why an agent configuration cannot run, in the user's terms, or null. */
 export function agentConfigProblem(partial: Partial<RunConfig>): string | null {
   const config = resolveRunConfig(partial);

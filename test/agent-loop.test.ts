@@ -115,3 +115,16 @@ describe('agent loop', () => {
     expect(boundTranscript(turns)).toBe(turns);
   });
 });
+
+describe('agent configuration', () => {
+  it('picks the workflow type from the mode, and labels agent cells by their tool factors', async () => {
+    const { workflowTypeFor, describeConfig, resolveRunConfig, agentConfigProblem } = await import('../common/run-config');
+    expect(workflowTypeFor(resolveRunConfig({}))).toBe('formalize');
+    expect(workflowTypeFor(resolveRunConfig({ mode: 'agent' }))).toBe('formalizeAgent');
+    expect(describeConfig(resolveRunConfig({ mode: 'agent' }))).toBe('agent-FSR+T24+judge');
+    expect(describeConfig(resolveRunConfig({ mode: 'agent', tools: ['write_file', 'draft'], maxSteps: 14, judge: false }))).toBe('agent-T+T14');
+    expect(describeConfig(resolveRunConfig({ mode: 'agent', driftContext: true, retrieval: 'monolithic', topK: 5 }))).toBe('agent-FSR+T24+ctx-monolithic5+judge');
+    expect(agentConfigProblem({ mode: 'agent', tools: ['run_lean'] })).toMatch(/write_file/);
+    expect(agentConfigProblem({ tools: ['run_lean'] })).toBeNull();
+  });
+});
