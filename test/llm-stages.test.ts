@@ -28,7 +28,7 @@ describe('LLM stages with the default fake brain', () => {
 
   it('formalizes to a single statement ending in := by sorry', async () => {
     const lean = await formalizeStatement(llm, { statement, premises: [], examples: [] });
-    expect(lean).toBe('theorem fake_formalization (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry');
+    expect(lean).toBe('theorem fake_formalization (p : ℕ) (hp : Nat.Prime p) (h1 : a ∣ b) : 2 ≤ p := by sorry');
     expect(fake.callsTo(FAKE_MODELS.formalizer)).toBe(1);
   });
 

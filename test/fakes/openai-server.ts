@@ -208,17 +208,26 @@ function brainDecompose(req: FakeRequest): string {
   return JSON.stringify({ subqueries });
 }
 
+/** A plausible formalization: the statement's main concept as the claim, every other concept
+ * it names (CONCEPTS) as a hypothesis, and its numbers kept, so that the default judge finds it
+ * faithful; tests that want an unfaithful one script the formalizer. */
 function brainFormalize(req: FakeRequest): string {
   const statement = statementIn(firstUserText(req));
   const binders: string[] = [];
   let claim = 'True';
+  let main: RegExp | undefined;
   if (/\bprimes?\b/i.test(statement)) {
     binders.push('(p : ℕ)', '(hp : Nat.Prime p)');
     claim = '2 ≤ p';
+    main = CONCEPTS[0]![0];
   } else if (/\beven\b/i.test(statement)) {
     binders.push('(n : ℕ)');
     claim = 'Even (2 * n)';
+    main = CONCEPTS[1]![0];
   }
+  CONCEPTS.filter(([re]) => re !== main && re.test(statement)).forEach(([, , formal], i) => binders.push(`(h${i + 1} : ${formal})`));
+  const numbers = [...new Set(statement.match(/\b\d+\b/g) ?? [])].filter((n) => !new RegExp(`(?<![\\d.])${n}(?![\\d.])`).test(claim));
+  numbers.forEach((n, i) => binders.push(`(k${i + 1} : (${n} : ℕ) = ${n})`));
   const header = ['theorem fake_formalization', ...binders].join(' ');
   return `Here is the statement.\n\n\`\`\`lean\n${header} : ${claim} := by sorry\n\`\`\``;
 }
