@@ -6,6 +6,7 @@ import proto from '@temporalio/proto';
 const { temporal } = proto;
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/types';
 import type { ReadinessReport } from './server';
+import type { ProviderStatus } from '../engines/llm/provider';
 
 export interface ReadinessDeps {
   client: Client;
@@ -20,6 +21,17 @@ export interface ReadinessDeps {
    * minutes, so without this a worker that just died would still look ready. Null: that
    * worker has no process right now (it is being restarted). */
   workerIdentities?: () => { main?: string | null; lean?: string | null };
+  /** What the main worker learnt about the LLM provider (structured-output mode, back-off);
+   * undefined when no LLM is configured or the worker has not reported yet. */
+  llm?: () => ProviderStatus | undefined;
+}
+
+// Informational: a provider backing off after a timeout does not make the stack unready (runs
+// are durable and resume when it answers), but the detail says so.
+function describeProvider(status: ProviderStatus): { ok: boolean; detail: string } {
+  const busy = status.busyUntil && Date.parse(status.busyUntil) > Date.now() ? `backing off until ${status.busyUntil} after a timeout; ` : '';
+  const fold = status.foldSystemPrompt ? '; system prompt folded into the first user message' : '';
+  return { ok: true, detail: `${busy}structured output: ${status.structuredOutput} (${status.source}: ${status.detail})${fold}` };
 }
 
 /** Null when the queue has a poller (with `identity`, when given); otherwise what is wrong. */
@@ -62,6 +74,8 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
       const unbuilt = await deps.unbuiltIndexes();
       return unbuilt.length === 0 ? null : `no premise index is built for ${unbuilt.map((l) => `"${l}"`).join(', ')}`;
     });
-    return { ready: Object.values(checks).every((c) => c.ok), checks, missing: deps.missing };
+    const llm = deps.llm?.();
+    if (llm) checks.llm = describeProvider(llm);
+    return { ready: Object.values(checks).every((c) => c.ok), checks, missing: deps.missing, ...(llm ? { llm } : {}) };
   };
 }

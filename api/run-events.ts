@@ -72,7 +72,7 @@ function failureText(failure: proto.temporal.api.failure.v1.IFailure | null | un
 }
 
 /** Stages by activity type, for activities the workflow schedules before naming a stage. */
-const STAGE_OF_ACTIVITY: Record<string, string> = {
+export const STAGE_OF_ACTIVITY: Record<string, string> = {
   decompose: 'decompose',
   retrieve: 'retrieve',
   illustrate: 'illustrate',

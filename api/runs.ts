@@ -5,9 +5,10 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { defaultPayloadConverter, TypedSearchAttributes } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY } from '../common/search-attributes';
+import { describeRunFailure, type RunFailure } from './run-failure';
 import { describeConfig, resolveRunConfig, statementPreview, workflowTypeFor } from '../common/run-config';
 import { adHocRunId, runStaticDetails, runSummary } from '../common/run-metadata';
-import { MAIN_TASK_QUEUE, SEARCH_ATTRIBUTES, type FormalizeInput, type FormalizeResult, type LeaveOutPolicy, type Progress, type RunConfig, type Stage } from '../common/types';
+import { MAIN_TASK_QUEUE, SEARCH_ATTRIBUTES, type FormalizeInput, type FormalizeResult, type LeaveOutPolicy, type LlmBudget, type Progress, type RunConfig, type Stage } from '../common/types';
 
 export interface StartRequest {
   statement: string;
@@ -22,6 +23,9 @@ export interface StartRequest {
   /** Workflow ID to use; default: `formalize-<first words of the statement>-<12 random hex>`. A
    * repeated ID never starts a second run. */
   id?: string;
+  /** The workers' LLM timeout and re-asks (from configuration): the LLM activities' time
+   * budget is derived from them. */
+  llm?: LlmBudget;
 }
 
 /** The workflow input a request becomes (also what a repeated id is compared against). */
@@ -36,6 +40,7 @@ export function formalizeInput(request: StartRequest): FormalizeInput {
     goldPremises: request.goldPremises,
     ...(request.leanTaskQueue ? { leanTaskQueue: request.leanTaskQueue } : {}),
     ...(request.goldStatement ? { goldStatement: request.goldStatement } : {}),
+    ...(request.llm ? { llm: { timeoutMs: request.llm.timeoutMs, maxReasks: request.llm.maxReasks } } : {}),
   };
 }
 
@@ -74,18 +79,9 @@ export interface RunView {
   status: RunStatus;
   progress: Progress | null;
   result?: FormalizeResult;
+  /** Why the run failed: the stage, and the reason with the model and endpoint it concerns. */
   error?: string;
-}
-
-function failureMessage(err: unknown): string {
-  // Walk to the root cause: the activity's own message is what tells the user what to do.
-  let current = err as { message?: string; cause?: unknown } | undefined;
-  let message = current?.message ?? String(err);
-  while (current?.cause) {
-    current = current.cause as { message?: string; cause?: unknown };
-    if (current.message) message = current.message;
-  }
-  return message;
+  failure?: RunFailure;
 }
 
 /** The run's state, or null when no run has that ID. */
@@ -120,13 +116,13 @@ export async function getFormalization(client: Client, id: string): Promise<RunV
     if (result.agent) Object.assign(done, { round: result.agent.steps, step: result.agent.steps, lastTool: result.steps?.at(-1)?.tool ?? null });
     return { id, status: 'completed', progress: done, result };
   }
-  let error = `run ended with status ${status}`;
+  let failure: RunFailure = { message: `run ended with status ${status}` };
   try {
     await handle.result();
   } catch (err) {
-    error = failureMessage(err);
+    failure = describeRunFailure(err);
   }
-  return { id, status: 'failed', progress: null, error };
+  return { id, status: 'failed', progress: null, error: failure.message, failure };
 }
 
 export class RunNotFoundError extends Error {

@@ -79,7 +79,14 @@ export const RunViewSchema = Type.Object(
     status: StatusSchema,
     progress: Type.Union([ProgressSchema, Type.Null()]),
     result: Type.Optional(ResultSchema),
+    /** Why a failed run failed: the stage, and the reason with the model and endpoint. */
     error: Type.Optional(Type.String()),
+    failure: Type.Optional(
+      Type.Object(
+        { stage: Type.Optional(Type.String()), type: Type.Optional(Type.String()), message: Type.String() },
+        { additionalProperties: false },
+      ),
+    ),
     links: RunLinks,
   },
   { additionalProperties: false },
@@ -180,6 +187,21 @@ export const ReadinessSchema = Type.Object(
     checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { additionalProperties: false })),
     missing: Type.Array(Type.String()),
     warnings: Type.Optional(Type.Array(Type.String())),
+    /** The LLM provider as the main worker found it (engines/llm/provider.ts, ProviderStatus). */
+    llm: Type.Optional(
+      Type.Object(
+        {
+          baseURL: Type.String(),
+          structuredOutput: Type.Union([Type.Literal('json_schema'), Type.Literal('json_object'), Type.Literal('prompt')]),
+          source: Type.Union([Type.Literal('configured'), Type.Literal('probe'), Type.Literal('fallback'), Type.Literal('default')]),
+          detail: Type.String(),
+          updatedAt: Type.String(),
+          foldSystemPrompt: Type.Boolean(),
+          busyUntil: Type.Optional(Type.String()),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

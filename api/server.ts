@@ -21,6 +21,7 @@ import { formalizationRoutes } from './routes/formalizations';
 import { healthRoutes } from './routes/health';
 import { libraryRoutes } from './routes/libraries';
 import { ID_RULE, type ReadinessReport } from './schemas';
+import type { LlmBudget } from '../common/types';
 
 export type { ReadinessReport };
 
@@ -31,6 +32,8 @@ export interface ApiOptions {
   maxStatementChars: number;
   readiness: () => Promise<ReadinessReport>;
   taskQueue?: string;
+  /** The workers' LLM timeout and re-asks, passed to every run (api/runs.ts). */
+  llm?: LlmBudget;
   logger?: Logger | boolean;
   /** Libraries and premise search; without it the libraries routes are absent. */
   catalog?: LibraryCatalog;
@@ -132,6 +135,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
       maxStatementChars: options.maxStatementChars,
       taskQueue: options.taskQueue,
       links,
+      ...(options.llm ? { llm: options.llm } : {}),
     });
     await v1.register(eventRoutes, { temporal: options.temporal, keepAliveMs: options.sseKeepAliveMs });
     if (options.catalog) await v1.register(libraryRoutes, { catalog: options.catalog });

@@ -2,7 +2,7 @@
 import type { Connection } from '@temporalio/client';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { configOrExit as config, fail } from './cli-support';
-import { connectClient } from '../infra/connect';
+import { connectClient, temporalAddress } from '../infra/connect';
 import { getFormalization, startFormalization } from '../api/runs';
 import { AGENT_TOOL_NAMES, type AgentToolName, type FormalizeResult, type RetrievalMode, type RunConfig, type RunMode, type Stage } from '../common/types';
 import { agentConfigProblem } from '../common/run-config';
@@ -61,6 +61,17 @@ function printResult(result: FormalizeResult): void {
   for (const note of result.notes) out.write(`note:      ${note}\n`);
 }
 
+const POLL_DEADLINE_MS = 5000;
+
+function lostTemporalMessage(id: string, address: string, apiUrl: string, err: unknown): string {
+  const cause = err instanceof Error ? err.message : String(err);
+  return (
+    `lost contact with Temporal at ${address} while run ${id} was in progress (${cause}). ` +
+    `The run is not lost: Temporal keeps it, and it goes on once Temporal and the workers are back (npm start). ` +
+    `Then follow it with: curl ${apiUrl}/v1/formalizations/${id} (or find workflow ${id} in the Temporal UI).`
+  );
+}
+
 async function formalizeCommand(statement: string, opts: Record<string, unknown>): Promise<void> {
   const cfg = config();
   const library = (opts.library as string | undefined) ?? cfg.libraries[0]!.name;
@@ -97,6 +108,7 @@ async function formalizeCommand(statement: string, opts: Record<string, unknown>
     ...(opts.leaveOut === 'file' ? { leaveOut: 'file' as const } : {}),
     goldPremises,
     goldStatement: opts.goldStatement as string | undefined,
+    llm: { timeoutMs: cfg.llm.timeoutMs, maxReasks: cfg.llm.maxReasks },
   });
   const json = Boolean(opts.json);
   if (!json) process.stderr.write(`run ${id} (library ${library})\n`);
@@ -112,21 +124,39 @@ async function formalizeCommand(statement: string, opts: Record<string, unknown>
     }
     printed = Math.max(printed, stages.length);
   };
+  // Temporal may restart under us (npm start restarting, a network blip): keep asking for a
+  // while, then say which run it was and how to find it again, rather than a bare RPC error.
+  let lostSince: number | undefined;
   for (;;) {
-    const view = await getFormalization(client, id);
+    let view: Awaited<ReturnType<typeof getFormalization>>;
+    try {
+      // A time limit per look: the client alone retries a vanished server for ~40 s.
+      let timer: NodeJS.Timeout | undefined;
+      view = await Promise.race([
+        getFormalization(client, id),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${POLL_DEADLINE_MS} ms`)), POLL_DEADLINE_MS))),
+      ]).finally(() => clearTimeout(timer));
+      lostSince = undefined;
+    } catch (err) {
+      lostSince ??= Date.now();
+      if (Date.now() - lostSince < cfg.temporal.clientGraceMs) {
+        await new Promise((r) => setTimeout(r, 1000));
+        continue;
+      }
+      fail(lostTemporalMessage(id, temporalAddress(cfg), `http://${cfg.api.host}:${cfg.api.port}`, err));
+    }
     if (!view) fail(`run ${id} disappeared`);
     if (view.status === 'completed') show(view.result!.stages.filter((s) => s !== 'done'));
     else if (view.progress) show([...view.progress.completed, ...(view.progress.stage === 'starting' ? [] : [view.progress.stage])]);
     if (view.status === 'completed') {
       if (json) process.stdout.write(`${JSON.stringify({ id, ...view.result }, null, 2)}\n`);
       else printResult(view.result!);
-      await client.connection.close();
-      return;
+      // Exit rather than close the connection: a look that lost its race (a progress query no
+      // worker answered, a slow describe) may still be retrying, and a retry on a closed channel
+      // throws. Writes to a pipe, file or terminal are synchronous here, so nothing is lost.
+      process.exit(0);
     }
-    if (view.status === 'failed') {
-      await client.connection.close();
-      fail(`run ${id} failed: ${view.error}`);
-    }
+    if (view.status === 'failed') fail(`run ${id} failed: ${view.error}`);
     await new Promise((r) => setTimeout(r, 400));
   }
 }

@@ -12,6 +12,10 @@ export const LLM_FAILURE = {
   notFound: 'LlmNotFound',
   rejected: 'LlmRejected',
   badReply: 'LlmBadReply',
+  /** Every structured-output mode tried was refused. */
+  structuredOutputRefused: 'LlmStructuredOutputRefused',
+  /** The reply stopped at max_tokens (finish_reason "length") even with a larger limit. */
+  truncated: 'LlmTruncated',
 } as const;
 
 /** Embedding calls (engines/retrieval/embedders). */

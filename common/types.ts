@@ -86,6 +86,17 @@ export interface FormalizeInput {
   /** A reference formal statement: when given and the result compiles, a BEq+-style Lean
    * equivalence check runs beside the judge. */
   goldStatement?: string;
+  /** The LLM settings the workers run with, from which the LLM activities' timeouts are derived
+   * (common/llm-budget.ts); absent: the defaults. Set by whoever starts the run from config. */
+  llm?: LlmBudget;
+}
+
+/** The LLM settings an LLM activity's time budget depends on. */
+export interface LlmBudget {
+  /** Per LLM call (DRIFTLINE_LLM_TIMEOUT_MS). */
+  timeoutMs: number;
+  /** Re-asks after an unusable reply (DRIFTLINE_LLM_MAX_REASKS). */
+  maxReasks: number;
 }
 
 /** One atomic concept of a statement: an informal phrase and the decomposer's guess at its

@@ -11,6 +11,11 @@ const LibrarySchema = z.object({
   corpus: z.string().min(1),
 });
 
+/** true/false/1/0, from the environment or the config file. */
+const booleanSetting = z
+  .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
+  .transform((v) => v === true || v === 'true' || v === '1');
+
 export const ConfigSchema = z.object({
   temporal: z.object({
     /** host:port of an existing Temporal cluster; unset: `npm start` runs the dev server. */
@@ -26,6 +31,8 @@ export const ConfigSchema = z.object({
     /** host:port where a worker process serves the Temporal SDK's Prometheus metrics (task
      * schedule-to-start latency, slots in use, …); unset: no metrics endpoint. */
     workerMetricsAddress: z.string().regex(/^[^\s:]+:\d+$/, 'DRIFTLINE_METRICS_ADDRESS must be host:port, e.g. 0.0.0.0:9464').optional(),
+    /** How long `driftline formalize` keeps asking a Temporal that stopped answering. */
+    clientGraceMs: z.coerce.number().int().min(0).default(15_000),
   }),
   api: z.object({
     host: z.string().default('127.0.0.1'),
@@ -61,6 +68,20 @@ export const ConfigSchema = z.object({
     }),
     timeoutMs: z.coerce.number().int().min(1000).default(120_000),
     maxReasks: z.coerce.number().int().min(0).max(10).default(2),
+    /** `max_tokens` per role: a server without a limit may write until its context is full. */
+    maxTokens: z
+      .object({
+        decomposer: z.coerce.number().int().min(16).default(1024),
+        formalizer: z.coerce.number().int().min(16).default(2048),
+        judge: z.coerce.number().int().min(16).default(1024),
+      })
+      .prefault({}),
+    /** How the provider is asked for JSON: `auto` probes at start and falls back when refused. */
+    structuredOutput: z.enum(['auto', 'json_schema', 'json_object', 'prompt']).default('auto'),
+    /** Fold the system prompt into the first user message (chat templates that drop system). */
+    foldSystemPrompt: booleanSetting.default(false),
+    /** Pause after a timeout before this provider is called again (doubling while it repeats). */
+    busyBackoffMs: z.coerce.number().int().min(0).default(60_000),
   }),
   /** The translator behind the agent's `draft` tool: its own OpenAI-compatible endpoint. */
   translator: z.object({
@@ -149,6 +170,7 @@ export const ENV_KEYS: Record<string, string> = {
   TEMPORAL_UI_PORT: 'temporal.uiPort',
   DRIFTLINE_WORKFLOW_BUNDLE: 'temporal.workflowBundle',
   DRIFTLINE_METRICS_ADDRESS: 'temporal.workerMetricsAddress',
+  DRIFTLINE_TEMPORAL_GRACE_MS: 'temporal.clientGraceMs',
   HOST: 'api.host',
   PORT: 'api.port',
   DRIFTLINE_MAX_STATEMENT_CHARS: 'api.maxStatementChars',
@@ -168,6 +190,12 @@ export const ENV_KEYS: Record<string, string> = {
   DRIFTLINE_MODEL_TRANSLATOR: 'translator.model',
   DRIFTLINE_LLM_TIMEOUT_MS: 'llm.timeoutMs',
   DRIFTLINE_LLM_MAX_REASKS: 'llm.maxReasks',
+  DRIFTLINE_MAX_TOKENS_DECOMPOSER: 'llm.maxTokens.decomposer',
+  DRIFTLINE_MAX_TOKENS_FORMALIZER: 'llm.maxTokens.formalizer',
+  DRIFTLINE_MAX_TOKENS_JUDGE: 'llm.maxTokens.judge',
+  DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'llm.structuredOutput',
+  DRIFTLINE_LLM_FOLD_SYSTEM_PROMPT: 'llm.foldSystemPrompt',
+  DRIFTLINE_LLM_BUSY_BACKOFF_MS: 'llm.busyBackoffMs',
   DRIFTLINE_STORE: 'store.kind',
   QDRANT_URL: 'store.qdrantUrl',
   QDRANT_API_KEY: 'store.qdrantApiKey',

@@ -14,6 +14,7 @@ import { createLeanRunner } from '../engines/lean/lean-runner';
 import type { RunnerLog } from '../engines/lean/runner';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { DEFAULT_SAFETY_POLICY } from '../engines/lean/statement-safety';
+import { writeProviderStatus } from '../engines/llm/provider-status-file';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';
 
 export function indexDir(config: Config): string {
@@ -69,8 +70,15 @@ export async function buildRetrieval(config: Config, log?: IndexLog, opts: { rer
   return embedder ? { registry, embedder } : { registry };
 }
 
+/** Where the main worker records what it learnt about the LLM provider, for /readyz. */
+export function providerStatusPath(config: Config): string {
+  return join(config.dataDir, 'llm-provider.json');
+}
+
 function llmFor(config: Config) {
-  return createLlmClient(config.llm.baseURL ? { ...config.llm, baseURL: config.llm.baseURL } : null);
+  if (!config.llm.baseURL) return createLlmClient(null);
+  const file = providerStatusPath(config);
+  return createLlmClient({ ...config.llm, baseURL: config.llm.baseURL, onProviderChange: (status) => writeProviderStatus(file, status) });
 }
 
 /** The translator behind the agent's `draft` tool; unconfigured without its base URL. */

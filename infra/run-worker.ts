@@ -4,7 +4,8 @@ import { createLogger, workerLogger } from './logging';
 import { createActivities, createLeanActivities } from '../activities';
 import type { Config } from './config';
 import { connectWorker } from './connect';
-import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency } from './deps';
+import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, providerStatusPath } from './deps';
+import { writeProviderStatus } from '../engines/llm/provider-status-file';
 import { createLeanWorker, createMainWorker } from './workers';
 
 export type QueueChoice = 'main' | 'lean' | 'all';
@@ -32,6 +33,14 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
       namespace,
       activities: createActivities(deps),
       ...(config.temporal.workflowBundle ? { workflowBundle: { codePath: config.temporal.workflowBundle } } : {}),
+    });
+    // Which structured-output mode the provider takes, learnt once now rather than from the
+    // first refused request; calls that need it meanwhile wait for the answer.
+    const llmLog = createLogger('driftline-llm');
+    void deps.llm.probe().then((status) => {
+      if (!status) return;
+      writeProviderStatus(providerStatusPath(config), status);
+      llmLog.info({ baseURL: status.baseURL, structuredOutput: status.structuredOutput, source: status.source, detail: status.detail }, 'LLM structured-output mode');
     });
     runs.push(worker.run());
   }

@@ -7,7 +7,8 @@ import { createReadinessCheck } from '../api/readiness';
 import { buildServer } from '../api/server';
 import { apiListenHost, missingServices, temporalUiUrl, type Config } from './config';
 import { connectClient } from './connect';
-import { buildRetrieval, createIndexStore } from './deps';
+import { buildRetrieval, createIndexStore, providerStatusPath } from './deps';
+import { readProviderStatus } from '../engines/llm/provider-status-file';
 import { createLogger } from './logging';
 
 const log = createLogger('driftline-api');
@@ -24,6 +25,8 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
     libraries: config.libraries.map((l) => l.name),
     defaultLibrary: config.libraries[0]!.name,
     maxStatementChars: config.api.maxStatementChars,
+    // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-budget.ts).
+    llm: { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks },
     readiness: createReadinessCheck({
       client,
       namespace: config.temporal.namespace,
@@ -32,6 +35,8 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
         return config.libraries.filter((_, i) => !aliases[i]).map((l) => l.name);
       },
       missing: missingServices(config),
+      // Shown when the workers share this data directory (they write the provider's status there).
+      llm: () => (config.llm.baseURL ? readProviderStatus(providerStatusPath(config), config.llm.baseURL) : undefined),
     }),
     catalog: registryCatalog(registry),
     apiKeys: config.api.keys,

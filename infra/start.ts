@@ -13,7 +13,8 @@ import { buildServer } from '../api/server';
 import { registryCatalog } from '../api/library-catalog';
 import { apiListenHost, ConfigError, loadConfig, missingServices, temporalUiUrl, type Config } from './config';
 import { connectClient } from './connect';
-import { buildRetrieval } from './deps';
+import { buildRetrieval, providerStatusPath } from './deps';
+import { readProviderStatus } from '../engines/llm/provider-status-file';
 import { createLogger } from './logging';
 import { requireTemporalCli } from './temporal-cli';
 import { startDevServer, type DevServer } from './temporal-server';
@@ -158,6 +159,7 @@ export async function startStack(): Promise<void> {
     libraries: config.libraries.map((l) => l.name),
     defaultLibrary: config.libraries[0]!.name,
     maxStatementChars: config.api.maxStatementChars,
+    llm: { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks },
     readiness: createReadinessCheck({
       client,
       namespace: config.temporal.namespace,
@@ -165,6 +167,7 @@ export async function startStack(): Promise<void> {
       missing,
       // Ready means the worker processes running now poll, not ones that died a moment ago.
       workerIdentities: () => Object.fromEntries(workers.map((w) => [w.queue, workerIdentity(w.child)])),
+      llm: () => (config.llm.baseURL ? readProviderStatus(providerStatusPath(config), config.llm.baseURL) : undefined),
     }),
     logger: false,
     catalog: registryCatalog(indexes),

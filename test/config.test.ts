@@ -53,12 +53,39 @@ describe('loadConfig', () => {
     [{ PORT: 'eighty' }, /PORT \(api\.port\)/],
     [{ OPENAI_BASE_URL: 'not a url' }, /OPENAI_BASE_URL \(llm\.baseURL\): OPENAI_BASE_URL must be a URL/],
     [{ DRIFTLINE_LLM_MAX_REASKS: '99' }, /DRIFTLINE_LLM_MAX_REASKS/],
+    [{ DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'xml' }, /DRIFTLINE_LLM_STRUCTURED_OUTPUT \(llm\.structuredOutput\)/],
+    [{ DRIFTLINE_MAX_TOKENS_FORMALIZER: '0' }, /DRIFTLINE_MAX_TOKENS_FORMALIZER \(llm\.maxTokens\.formalizer\)/],
+    [{ DRIFTLINE_LLM_FOLD_SYSTEM_PROMPT: 'maybe' }, /DRIFTLINE_LLM_FOLD_SYSTEM_PROMPT/],
     [{ DRIFTLINE_LIBRARIES: 'mini=/no/such/file.jsonl' }, /Library "mini": corpus file \/no\/such\/file.jsonl does not exist/],
     [{ DRIFTLINE_LIBRARIES: `a=${FIXTURE_CORPUS},a=${FIXTURE_CORPUS}` }, /library "a" is named twice/],
     [{ DRIFTLINE_CONFIG: '/no/such/config.json' }, /DRIFTLINE_CONFIG=\/no\/such\/config.json does not exist/],
   ])('refuses %o with an error naming the setting', (env, message) => {
     expect(() => loadConfig({ env: { ...base, ...env }, root: tempRoot() })).toThrow(ConfigError);
     expect(() => loadConfig({ env: { ...base, ...env }, root: tempRoot() })).toThrow(message);
+  });
+
+  it('has LLM provider defaults (token limits per role, auto structured output) that the environment and the file override', () => {
+    const defaults = loadConfig({ env: base, root: tempRoot() }).llm;
+    expect(defaults).toMatchObject({
+      timeoutMs: 120_000,
+      maxReasks: 2,
+      maxTokens: { decomposer: 1024, formalizer: 2048, judge: 1024 },
+      structuredOutput: 'auto',
+      foldSystemPrompt: false,
+      busyBackoffMs: 60_000,
+    });
+    const root = tempRoot();
+    writeFileSync(join(root, 'driftline.config.json'), JSON.stringify({ llm: { maxTokens: { judge: 512 }, foldSystemPrompt: true } }));
+    const set = loadConfig({
+      env: { ...base, DRIFTLINE_MAX_TOKENS_FORMALIZER: '4000', DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'json_object', DRIFTLINE_LLM_BUSY_BACKOFF_MS: '5000' },
+      root,
+    }).llm;
+    expect(set).toMatchObject({
+      maxTokens: { decomposer: 1024, formalizer: 4000, judge: 512 },
+      structuredOutput: 'json_object',
+      foldSystemPrompt: true,
+      busyBackoffMs: 5000,
+    });
   });
 
   it('says when the config file is not JSON', () => {

@@ -118,6 +118,15 @@ describe('npm start', () => {
     expect(output).toContain(`API          ${api}`);
     expect(output).toMatch(/Temporal UI  http:\/\/127\.0\.0\.1:\d+/);
     expect(existsSync(join(dataDir, 'temporal.db'))).toBe(true);
+
+    // The main worker probes the LLM at start; /readyz shows what it found.
+    let llmReport: Record<string, unknown> | undefined;
+    const deadline = Date.now() + 30_000;
+    while (!llmReport && Date.now() < deadline) {
+      llmReport = ((await (await fetch(`${api}/readyz`)).json()) as { llm?: Record<string, unknown> }).llm;
+      if (!llmReport) await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(llmReport).toMatchObject({ baseURL: llm.url, structuredOutput: 'json_schema', source: 'probe' });
   }, 120_000);
 
   it('formalizes a statement posted to the API', async () => {

@@ -5,6 +5,7 @@ import { NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
 import { resolveRunConfig } from '../common/run-config';
+import { DEFAULT_LLM_BUDGET, llmActivityTimeoutMs } from '../common/llm-budget';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
 import type {
   EquivalenceResult,
@@ -14,6 +15,7 @@ import type {
   FormalizeInput,
   FormalizeResult,
   JudgeVerdict,
+  LlmBudget,
   LeanActivities,
   MainActivities,
   Outcome,
@@ -38,10 +40,11 @@ const llmRetry = {
   nonRetryableErrorTypes: NON_RETRYABLE,
 };
 
-const { decompose, draftStatement, judge } = proxyActivities<MainActivities>({
-  startToCloseTimeout: '3m',
-  // The activity heartbeats every few seconds while waiting on the LLM, so a dead worker is
-  // noticed in seconds rather than after the whole timeout.
+// Room for one LLM call with all its re-asks and fallbacks, from the settings the run was
+// started with (common/llm-budget.ts). The activity heartbeats every few seconds while waiting
+// on the LLM, so a dead worker is still noticed in seconds rather than after the whole budget.
+const llmStages = (budget: LlmBudget | undefined) => proxyActivities<MainActivities>({
+  startToCloseTimeout: llmActivityTimeoutMs(budget ?? DEFAULT_LLM_BUDGET),
   heartbeatTimeout: '15s',
   retry: llmRetry,
 });
@@ -80,6 +83,7 @@ function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | 
 export async function formalize(input: FormalizeInput): Promise<FormalizeResult> {
   const config = resolveRunConfig(input.config);
   const exclude = input.exclude ?? [];
+  const { decompose, draftStatement, judge } = llmStages(input.llm);
   // Passed on only when set, so runs without it send the activities what they always did.
   const leaveOut = input.leaveOut ? { leaveOut: input.leaveOut } : {};
   const { compile } = leanActivities(input.leanTaskQueue ?? LEAN_TASK_QUEUE);

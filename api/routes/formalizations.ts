@@ -19,6 +19,7 @@ import { CancelSchema, ID_MAX, ID_PATTERN, OutcomeSchema, RunListSchema, RunView
 import type { RunLinker } from '../links';
 import { agentConfigProblem } from '../../common/run-config';
 import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS } from '../../common/types';
+import type { LlmBudget } from '../../common/types';
 
 export interface FormalizationRoutesOptions {
   temporal: import('@temporalio/client').Client;
@@ -27,6 +28,8 @@ export interface FormalizationRoutesOptions {
   maxStatementChars: number;
   taskQueue?: string;
   links: RunLinker;
+  /** The workers' LLM timeout and re-asks: every run's LLM activity timeouts follow them. */
+  llm?: LlmBudget;
 }
 
 const RunConfigBody = Type.Object(
@@ -131,6 +134,7 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
         goldPremises: input.goldPremises,
         goldStatement: input.goldStatement,
         id: chosenId,
+        ...(options.llm ? { llm: options.llm } : {}),
       };
       try {
         const id = await startFormalization(temporal, startRequest, options.taskQueue);

@@ -1,25 +1,36 @@
 // The one place that talks to an OpenAI-compatible chat endpoint. Settings come from the entry
-// point (only entry points read configuration); retries are left to Temporal.
+// point (only entry points read configuration); retries are left to Temporal. What is learnt
+// about the provider (the structured-output mode that works, a back-off after a timeout) is
+// kept in its Provider and shared by every call.
 import OpenAI from 'openai';
-import { notConfiguredError, toLlmError } from './errors';
+import type { ChatMessage, ChatReply, JsonReplyFormat, LlmModels, LlmRole } from './messages';
+import { classifyApiError } from './api-errors';
+import {
+  busyError,
+  configuredModeError,
+  notConfiguredError,
+  refusalReason,
+  structuredOutputError,
+  toLlmError,
+  truncatedError,
+  type CallTarget,
+  type ModeRefusal,
+} from './errors';
+import { foldSystemPrompt } from './fold-system';
+import { Provider, type ProviderStatus } from './provider';
+import { probeStructuredOutput } from './probe';
+import {
+  refusesResponseFormat,
+  responseFormatFor,
+  withSchemaInstructions,
+  type StructuredMode,
+  type StructuredModeSetting,
+} from './structured-output';
 
-/** `agent`: the tool-calling orchestrator (its model defaults to the formalizer's);
- * `translator`: the specialised drafting model behind the agent's `draft` tool (its own client). */
-export type LlmRole = 'decomposer' | 'formalizer' | 'judge' | 'agent' | 'translator';
+export type { ChatMessage, LlmModels, LlmRole } from './messages';
 
-export interface LlmModels {
-  decomposer: string;
-  formalizer: string;
-  judge: string;
-  agent?: string;
-  translator?: string;
-}
-
-/** A chat message as our prompt builders produce it (plain text content only). */
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant';
-  content: string;
-}
+/** Reply token limits per role when none are configured: enough for the reply, not a novel. */
+export const DEFAULT_MAX_TOKENS: Record<LlmRole, number> = { decomposer: 1024, formalizer: 2048, judge: 1024, agent: 2048, translator: 2048 };
 
 export interface LlmSettings {
   /** OpenAI-compatible base URL, usually ending in `/v1`. Absent: no LLM configured. */
@@ -30,18 +41,28 @@ export interface LlmSettings {
   /** How many times a malformed structured reply is sent back for another try. */
   maxReasks: number;
   temperature?: number;
+  /** `max_tokens` sent per role; default DEFAULT_MAX_TOKENS. */
+  maxTokens?: Partial<Record<LlmRole, number>>;
+  /** How this provider is asked for JSON; default `auto`. */
+  structuredOutput?: StructuredModeSetting;
+  /** Fold system messages into the first user message (for chat templates that drop them). */
+  foldSystemPrompt?: boolean;
+  /** Pause after a timeout before calling this provider again; default 60 s. */
+  busyBackoffMs?: number;
+  /** Told about every change of the provider's status (for /readyz). */
+  onProviderChange?: (status: ProviderStatus) => void;
 }
 
-export interface JsonReplyFormat {
-  /** Schema name as OpenAI wants it: letters, digits, `_` and `-`, at most 64. */
-  name: string;
-  schema: Record<string, unknown>;
-}
+export type { JsonReplyFormat } from './messages';
 
 export interface CompleteOptions {
   json?: JsonReplyFormat;
   signal?: AbortSignal;
+  /** Overrides the role's `max_tokens`. */
+  maxTokens?: number;
 }
+
+export type { ChatReply } from './messages';
 
 /** A chat message with tool calls, in the OpenAI wire shape. */
 export type ToolChatMessage = OpenAI.Chat.ChatCompletionMessageParam;
@@ -53,8 +74,18 @@ export interface ToolChatReply {
   finishReason: string;
 }
 
+/** One request as sent, before the SDK: what `send` needs. */
+interface Request {
+  role: LlmRole;
+  messages: ChatMessage[];
+  responseFormat?: Record<string, unknown>;
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
 export class LlmClient {
   private readonly openai: OpenAI | null;
+  readonly provider: Provider | null;
 
   constructor(readonly settings: LlmSettings) {
     this.openai = settings.baseURL
@@ -69,6 +100,14 @@ export class LlmClient {
           timeout: settings.timeoutMs,
         })
       : null;
+    this.provider = settings.baseURL
+      ? new Provider(settings.baseURL, {
+          structuredOutput: settings.structuredOutput ?? 'auto',
+          foldSystemPrompt: settings.foldSystemPrompt ?? false,
+          busyBackoffMs: settings.busyBackoffMs ?? 60_000,
+          ...(settings.onProviderChange ? { onChange: settings.onProviderChange } : {}),
+        })
+      : null;
   }
 
   get configured(): boolean {
@@ -81,42 +120,113 @@ export class LlmClient {
     return models[role] ?? (role === 'agent' ? models.formalizer : '') ?? '';
   }
 
-  /** One chat completion with the role's model; returns the reply text ('' if none). */
-  async complete(role: LlmRole, messages: ChatMessage[], opts: CompleteOptions = {}): Promise<string> {
-    if (!this.openai) throw notConfiguredError();
-    const model = this.modelFor(role);
-    const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
-      model,
+  maxTokensFor(role: LlmRole): number {
+    return this.settings.maxTokens?.[role] ?? DEFAULT_MAX_TOKENS[role];
+  }
+
+  private target(role: LlmRole): CallTarget {
+    return { model: this.modelFor(role), baseURL: this.settings.baseURL ?? '', timeoutMs: this.settings.timeoutMs };
+  }
+
+  /** One HTTP request; errors come back as the SDK threw them. */
+  private async send(req: Request): Promise<ChatReply> {
+    const messages = this.provider?.foldSystemPrompt ? foldSystemPrompt(req.messages) : req.messages;
+    const body = {
+      model: this.modelFor(req.role),
       messages,
+      max_tokens: req.maxTokens,
       ...(this.settings.temperature !== undefined ? { temperature: this.settings.temperature } : {}),
-      ...(opts.json
-        ? {
-            response_format: {
-              type: 'json_schema',
-              json_schema: { name: opts.json.name, schema: opts.json.schema, strict: true },
-            },
-          }
-        : {}),
-    };
-    try {
-      const completion = await this.openai.chat.completions.create(
-        body,
-        opts.signal ? { signal: opts.signal } : undefined,
-      );
-      return completion.choices[0]?.message?.content ?? '';
-    } catch (err) {
-      throw toLlmError(
-        err,
-        { model, baseURL: this.settings.baseURL ?? '', timeoutMs: this.settings.timeoutMs },
-        opts.signal,
-      );
-    }
+      ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
+    } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
+    const completion = await this.openai!.chat.completions.create(body, req.signal ? { signal: req.signal } : undefined);
+    const choice = completion.choices[0];
+    return { content: choice?.message?.content ?? '', finishReason: choice?.finish_reason ?? 'stop', maxTokens: req.maxTokens };
   }
 
   /**
+   * One chat completion with the role's model. With `json`, the reply is asked for in the
+   * provider's structured-output mode; a refusal of that mode's response_format moves the
+   * provider to the next mode (remembered) and the request is sent again, once per mode.
+   */
+  async chat(role: LlmRole, messages: ChatMessage[], opts: CompleteOptions = {}): Promise<ChatReply> {
+    if (!this.openai || !this.provider) throw notConfiguredError();
+    const provider = this.provider;
+    const target = this.target(role);
+    // Wait for the start probe, but never longer than one call: the activity's time budget
+    // (common/llm-budget.ts) counts one call for it.
+    if (opts.json && provider.probing) await waitAtMost(provider.probing, this.settings.timeoutMs);
+    const maxTokens = opts.maxTokens ?? this.maxTokensFor(role);
+    const tried: ModeRefusal[] = [];
+    let mode: StructuredMode | undefined = opts.json ? provider.mode : undefined;
+    for (;;) {
+      const waitMs = provider.busyForMs();
+      if (waitMs > 0) throw busyError(target, waitMs, provider.earlierTimeout);
+      const req: Request = { role, messages, maxTokens, ...(opts.signal ? { signal: opts.signal } : {}) };
+      if (opts.json && mode) {
+        req.messages = withSchemaInstructions(mode, messages, opts.json);
+        const format = responseFormatFor(mode, opts.json);
+        if (format) req.responseFormat = format;
+      }
+      try {
+        const reply = await this.send(req);
+        provider.answered();
+        return reply;
+      } catch (err) {
+        const kind = classifyApiError(err, opts.signal).kind;
+        if (kind === 'refused' || kind === 'transient') provider.answered();
+        const refused = refusalReason(err);
+        const reason = refused ? `HTTP ${refused.status} (${refused.message})` : '';
+        if (refused && mode && req.responseFormat && refusesResponseFormat(refused.status, refused.message)) {
+          if (!provider.auto) throw configuredModeError(target, mode, reason, err as Error);
+          tried.push({ mode, reason });
+          const next = provider.refused(mode, reason);
+          if (next) {
+            mode = next;
+            continue;
+          }
+        }
+        // After a fallback, any refusal (not a rate limit or a timeout) means no mode works.
+        if (tried.length > 0 && refused && mode && (kind === 'refused' || refused.status === 500)) {
+          throw structuredOutputError(target, [...tried, { mode, reason }], err as Error);
+        }
+        throw toLlmError(err, target, opts.signal, () => provider.timedOut(this.settings.timeoutMs));
+      }
+    }
+  }
+
+  /** The reply text; a reply cut off at max_tokens is never returned as if complete. */
+  async complete(role: LlmRole, messages: ChatMessage[], opts: CompleteOptions = {}): Promise<string> {
+    const reply = await this.chat(role, messages, opts);
+    if (reply.finishReason === 'length') throw truncatedError(role, this.target(role), reply.maxTokens, false);
+    return reply.content;
+  }
+
+  /**
+   * Finds the structured-output mode this provider accepts with one small request per mode
+   * (only in `auto`); structured calls made meanwhile wait for it. Never throws.
+   */
+  async probe(signal?: AbortSignal): Promise<ProviderStatus | undefined> {
+    const provider = this.provider;
+    if (!this.openai || !provider) return undefined;
+    if (!provider.auto) return provider.status();
+    const role: LlmRole = 'decomposer';
+    const run = probeStructuredOutput((req) => this.send({ role, ...req, ...(signal ? { signal } : {}) }), this.modelFor(role)).then((outcome) => {
+      if (outcome.mode) provider.detected(outcome.mode, outcome.detail);
+      else provider.probeFailed(outcome.detail);
+    });
+    provider.probing = run;
+    try {
+      await run;
+    } finally {
+      provider.probing = undefined;
+    }
+    return provider.status();
+  }
+  /**
    * One chat completion offering tools (the OpenAI tool-calling interface); returns the reply's
    * text and tool calls as sent (arguments unparsed: checking them is the caller's job) and the
-   * token usage.
+   * token usage. It carries the role's max_tokens and keeps to the provider's back-off after a
+   * timeout; `finishReason` is the caller's to check (`length`: the reply was cut off).
    */
   async completeWithTools(
     role: LlmRole,
@@ -124,17 +234,22 @@ export class LlmClient {
     tools: OpenAI.Chat.ChatCompletionFunctionTool[],
     opts: { signal?: AbortSignal } = {},
   ): Promise<ToolChatReply> {
-    if (!this.openai) throw notConfiguredError();
-    const model = this.modelFor(role);
+    if (!this.openai || !this.provider) throw notConfiguredError();
+    const provider = this.provider;
+    const target = this.target(role);
+    const waitMs = provider.busyForMs();
+    if (waitMs > 0) throw busyError(target, waitMs, provider.earlierTimeout);
     const body: OpenAI.Chat.ChatCompletionCreateParamsNonStreaming = {
-      model,
+      model: target.model,
       messages,
+      max_tokens: this.maxTokensFor(role),
       ...(this.settings.temperature !== undefined ? { temperature: this.settings.temperature } : {}),
       // One call per step keeps the step budget meaningful; replies with several are handled anyway.
       ...(tools.length ? { tools, tool_choice: 'auto' as const, parallel_tool_calls: false } : {}),
     };
     try {
       const completion = await this.openai.chat.completions.create(body, opts.signal ? { signal: opts.signal } : undefined);
+      provider.answered();
       const choice = completion.choices[0];
       const message = choice?.message;
       const toolCalls = (message?.tool_calls ?? []).flatMap((call) =>
@@ -148,9 +263,17 @@ export class LlmClient {
         finishReason: choice?.finish_reason ?? 'unknown',
       };
     } catch (err) {
-      throw toLlmError(err, { model, baseURL: this.settings.baseURL ?? '', timeoutMs: this.settings.timeoutMs }, opts.signal);
+      const kind = classifyApiError(err, opts.signal).kind;
+      if (kind === 'refused' || kind === 'transient') provider.answered();
+      throw toLlmError(err, target, opts.signal, () => provider.timedOut(this.settings.timeoutMs));
     }
   }
+}
+
+async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([work.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
+  clearTimeout(timer);
 }
 
 const UNCONFIGURED: LlmSettings = {

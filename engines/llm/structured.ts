@@ -6,6 +6,7 @@ import type { ChatMessage, JsonReplyFormat, LlmClient, LlmRole } from './client'
 import { LLM_FAILURE } from '../../common/failures';
 import { EngineError } from '../errors';
 import { toStrictJsonSchema } from './strict-schema';
+import { truncatedError } from './errors';
 
 export interface AskOptions {
   signal?: AbortSignal;
@@ -31,21 +32,33 @@ export async function askParsed<T>(
   const maxReasks = opts.maxReasks ?? llm.settings.maxReasks;
   const conversation = [...messages];
   let problem = '';
+  let maxTokens = llm.maxTokensFor(role);
+  let enlarged = false;
   for (let attempt = 0; attempt <= maxReasks; attempt++) {
-    const reply = await llm.complete(role, conversation, { json: opts.json, signal: opts.signal });
+    const reply = await llm.chat(role, conversation, { json: opts.json, signal: opts.signal, maxTokens });
+    if (reply.finishReason === 'length') {
+      // A reply cut off at the limit is incomplete: ask the same again with twice the room,
+      // once (it uses up a re-ask, so the calls still fit the activity's time budget).
+      if (enlarged || attempt === maxReasks) {
+        throw truncatedError(role, { model: llm.modelFor(role), baseURL: llm.settings.baseURL ?? '', timeoutMs: llm.settings.timeoutMs }, maxTokens, enlarged);
+      }
+      enlarged = true;
+      maxTokens *= 2;
+      continue;
+    }
     try {
-      return parse(reply);
+      return parse(reply.content);
     } catch (err) {
       problem = err instanceof Error ? err.message : String(err);
       conversation.push(
-        { role: 'assistant', content: reply },
+        { role: 'assistant', content: reply.content },
         { role: 'user', content: `That reply could not be used: ${problem}\nPlease answer again, following the required format exactly.` },
       );
     }
   }
   throw new EngineError(
     LLM_FAILURE.badReply,
-    `The ${role} (model "${llm.modelFor(role)}") gave no usable reply after ${maxReasks + 1} tries: ${problem}`,
+    `The ${role} (model "${llm.modelFor(role)}" at ${llm.settings.baseURL ?? ''}) gave no usable reply after ${maxReasks + 1} tries: ${problem}`,
   );
 }
 

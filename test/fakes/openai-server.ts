@@ -26,7 +26,7 @@ export interface FakeToolDefinition {
 export interface FakeRequest {
   model: string;
   messages: FakeMessage[];
-  response_format?: { type: string; json_schema?: { name: string; schema: unknown; strict?: boolean } };
+  response_format?: { type: string; json_schema?: { name: string; schema: unknown; strict?: boolean }; schema?: unknown };
   /** The function definitions offered (tool-calling requests). */
   tools?: FakeToolDefinition[];
   body: Record<string, unknown>;
@@ -45,7 +45,8 @@ export interface ScriptedToolCall {
 /** What the fake answers. `delayMs` works with any reply (to provoke client timeouts).
  * `repeat`: the reply stays at the head of its script and answers every later request. */
 export type FakeReply =
-  | { content: string; delayMs?: number; repeat?: boolean }
+  /** `finishReason` defaults to `stop` (or `length` when `max_tokens` cuts the content). */
+  | { content: string; delayMs?: number; repeat?: boolean; finishReason?: string }
   | { content?: string | null; toolCalls: ScriptedToolCall[]; delayMs?: number; repeat?: boolean }
   | {
       status: number;
@@ -128,7 +129,39 @@ export function answer(content = '{"status": "success"}', extra: { delayMs?: num
   return { content, ...extra };
 }
 
+/**
+ * Behaviours of llama-cpp-python's server (0.3.x) that a real run met (issue 14), each on its own
+ * switch. Generation is simulated at `msPerToken`, so even a context-long reply ends in seconds.
+ */
+export interface LlamaCppBehaviour {
+  /** `response_format` of type `json_schema` fails its request validation with HTTP 500; type
+   * `json_object` with a `schema` is honoured (constrained decoding: the reply is the JSON). */
+  refuseJsonSchema?: boolean;
+  /** The chat template has no system role: system messages are dropped, and with them the
+   * instructions, so the model answers as one that was told nothing. */
+  dropSystem?: boolean;
+  /** Free text never ends by itself (a base model): it runs on until `max_tokens`, or, when
+   * none is sent, until the context is full; `finish_reason` is then `length`. */
+  neverStops?: boolean;
+  /** Context window in tokens (prompt and reply); default 6000. */
+  contextTokens?: number;
+  /** Simulated time per generated token; default 0.5 ms. */
+  msPerToken?: number;
+}
+
+/** The fake's token count: about four characters a token. */
+export function fakeTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** What llama-cpp-python's validation says about `response_format: {type: "json_schema"}`. */
+export const LLAMA_CPP_JSON_SCHEMA_ERROR =
+  "1 validation error for ChatCompletionRequestResponseFormat\ntype\n  Input should be 'text' or 'json_object' " +
+  "[type=literal_error, input_value='json_schema', input_type=str]";
+
 export interface FakeOpenAIOptions {
+  /** Behave like llama-cpp-python's server in the ways chosen. */
+  llamaCpp?: LlamaCppBehaviour;
   /** Answers requests no script covers; defaults to {@link defaultBrain}. */
   handler?: FakeHandler;
   /** Initial scripts: model name (or `*` for any model) → replies, used in order. */
@@ -164,10 +197,11 @@ function roleOf(req: FakeRequest): FakeRole {
   if (model.includes('judge')) return 'judge';
   if (model.includes('formaliz')) return 'formalizer';
   // Other model names: go by the schema asked for, then by the instructions.
-  const schema = JSON.stringify(req.response_format?.json_schema?.schema ?? '');
+  const schema = JSON.stringify(req.response_format?.json_schema?.schema ?? req.response_format?.schema ?? '');
   if (schema.includes('subqueries')) return 'decomposer';
   if (schema.includes('grade')) return 'judge';
-  const system = req.messages.find((m) => m.role === 'system')?.content.toLowerCase() ?? '';
+  // The instructions: the system message, or the first user message they were folded into.
+  const system = (req.messages.find((m) => m.role === 'system') ?? req.messages.find((m) => m.role === 'user'))?.content.toLowerCase() ?? '';
   if (system.includes('sub-quer')) return 'decomposer';
   if (system.includes('grade')) return 'judge';
   return 'formalizer';
@@ -492,6 +526,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         return sendError(res, 401, 'Incorrect API key provided.');
       }
       const format = request.response_format;
+      const llama = opts.llamaCpp;
+      if (llama?.refuseJsonSchema && format && format.type !== 'text' && format.type !== 'json_object') {
+        return sendError(res, 500, LLAMA_CPP_JSON_SCHEMA_ERROR);
+      }
+      // What the model sees: without a system role in the template, the instructions are gone.
+      const droppedSystem = Boolean(llama?.dropSystem) && request.messages.some((m) => m.role === 'system');
       if (format?.type === 'json_schema' && format.json_schema?.strict) {
         const problem = strictSchemaProblem(format.json_schema.schema);
         if (problem) return sendError(res, 400, `Invalid schema for response_format '${format.json_schema.name}': ${problem}`);
@@ -500,7 +540,9 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       const protocolProblem = toolProtocolProblem(request);
       if (protocolProblem) return sendError(res, 400, protocolProblem);
 
-      const reply = await next(request);
+      const reply = droppedSystem
+        ? { content: 'Sure! What would you like me to do?' }
+        : await next(request);
       if (reply.delayMs) await sleep(reply.delayMs);
       if (sendScriptedFault(res, reply)) return;
       if ('toolCalls' in reply) {
@@ -526,6 +568,23 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
           usage: usageOf(request, text),
         });
       }
+      const promptTokens = fakeTokens(JSON.stringify(request.messages));
+      const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
+      let content = reply.content;
+      let finishReason = reply.finishReason ?? 'stop';
+      // Constrained decoding ends with the JSON object; free text from a model that never
+      // stops runs on until the limit.
+      const constrained = llama?.refuseJsonSchema && format?.type === 'json_object' && format.schema !== undefined;
+      if (llama?.neverStops && !constrained) {
+        const limit = maxTokens ?? Math.max(0, (llama.contextTokens ?? 6000) - promptTokens);
+        while (fakeTokens(content) < limit) content += '\nAnd furthermore, as noted above, the statement holds.';
+        finishReason = 'length';
+      }
+      if (maxTokens !== undefined && fakeTokens(content) > maxTokens) {
+        content = content.slice(0, maxTokens * 4);
+        finishReason = 'length';
+      }
+      if (llama) await sleep(fakeTokens(content) * (llama.msPerToken ?? 0.5));
       sendJson(res, 200, {
         id: `chatcmpl-fake-${++completionCounter}`,
         object: 'chat.completion',
@@ -534,12 +593,12 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         choices: [
           {
             index: 0,
-            message: { role: 'assistant', content: reply.content, refusal: null },
+            message: { role: 'assistant', content, refusal: null },
             logprobs: null,
-            finish_reason: 'stop',
+            finish_reason: finishReason,
           },
         ],
-        usage: usageOf(request, reply.content),
+        usage: { ...usageOf(request, content), completion_tokens: fakeTokens(content) },
       });
     } catch (err) {
       sendError(res, 500, `Fake server failure: ${(err as Error).message}`);

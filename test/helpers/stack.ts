@@ -8,7 +8,7 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { createActivities, createLeanActivities } from '../../activities';
-import { createLlmClient, type LlmSettings } from '../../engines/llm/client';
+import { createLlmClient, type LlmClient, type LlmSettings } from '../../engines/llm/client';
 import { IndexRegistry } from '../../engines/retrieval/index-registry';
 import { createLeanRunner } from '../../engines/lean/lean-runner';
 import type { LeanRunner } from '../../engines/lean/runner';
@@ -75,6 +75,8 @@ export interface StackOptions {
   llmConfigured?: boolean;
   /** true: a translator (the agent's `draft` tool) on the same fake, model `fake-translator`. */
   translator?: boolean;
+  /** Overrides of the LLM client's settings (llmSettings). */
+  llmSettings?: Partial<LlmSettings>;
   /** Task queue suffix, so suites sharing a server never share workers; `default` uses the
    * production queue names (for code under test that starts runs on them). */
   queue?: string;
@@ -90,6 +92,8 @@ export interface TestStack {
   dataDir: string;
   mainQueue: string;
   leanQueue: string;
+  /** The LLM client the main worker's activities use. */
+  llmClient: LlmClient;
   /** Main and Lean workers (or only one of them), in this process. */
   createWorkers(which?: 'both' | 'main' | 'lean'): Promise<Worker[]>;
   /** Runs `fn` while both workers poll; stops them afterwards. */
@@ -110,8 +114,10 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const suffix = options.queue ?? `q${process.pid}-${++queueCounter}`;
   const mainQueue = suffix === 'default' ? MAIN_TASK_QUEUE : `driftline-${suffix}`;
   const leanQueue = suffix === 'default' ? LEAN_TASK_QUEUE : `lean-${suffix}`;
+  const settings = llmSettings(llm.url, options.llmSettings);
+  const llmClient = createLlmClient(options.llmConfigured === false ? null : settings);
   const activities = createActivities({
-    llm: createLlmClient(options.llmConfigured === false ? null : llmSettings(llm.url)),
+    llm: llmClient,
     indexes,
     ...(options.translator ? { translator: createLlmClient(llmSettings(llm.url, { models: { ...llmSettings(llm.url).models, translator: FAKE_TRANSLATOR } })) } : {}),
   });
@@ -140,6 +146,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     llm,
     repl,
     lean,
+    llmClient,
     indexes,
     dataDir,
     mainQueue,
@@ -152,7 +159,11 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
       return result as T;
     },
     start: (statement, config = {}, extra = {}) =>
-      startFormalization(env.client, { statement, library: FIXTURE_LIBRARY, config, leanTaskQueue: leanQueue, ...extra }, mainQueue),
+      startFormalization(
+        env.client,
+        { statement, library: FIXTURE_LIBRARY, config, leanTaskQueue: leanQueue, llm: { timeoutMs: settings.timeoutMs, maxReasks: settings.maxReasks }, ...extra },
+        mainQueue,
+      ),
     result: (id) => env.client.workflow.getHandle(id).result() as Promise<FormalizeResult>,
     async close() {
       await lean.close();
