@@ -86,6 +86,10 @@ describe('sweep metrics per configuration', () => {
     const tags = computeSweepMetrics(configA(), { resamples: 200 }).byTag;
     expect(tags.map((t) => `${t.config}/${t.tag!.key}=${t.tag!.value}:${t.items}`)).toEqual(['A/domain=alg:2', 'A/domain=top:1']);
     expect(tags[1]!.faithful!.at1.estimate).toBeCloseTo(0.5, 12);
+    // A tag with more values than allowed (an id, say) is left out and named.
+    const many = computeSweepMetrics(configA(), { resamples: 50, maxTagValues: 1 });
+    expect(many.byTag).toEqual([]);
+    expect(many.skippedTags).toEqual(['domain']);
   });
 
   it('gives the same intervals for the same records and seed', () => {

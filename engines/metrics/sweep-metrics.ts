@@ -73,11 +73,16 @@ export interface SweepMetrics {
   configs: GroupMetrics[];
   /** One group per configuration × tag key × tag value. */
   byTag: GroupMetrics[];
+  /** Tag keys left out for having more values than `maxTagValues` (an id-like tag says nothing
+   * per value and would multiply the work). */
+  skippedTags: string[];
 }
 
 export type MetricOptions = BootstrapOptions & {
   /** Compute per-tag groups (default true). */
   tags?: boolean;
+  /** Tag keys with more distinct values are left out (default 30). */
+  maxTagValues?: number;
 };
 
 export const RATE_NAMES: readonly RateName[] = ['typecheck', 'beq', 'faithful'];
@@ -96,10 +101,14 @@ export function byConfig(records: readonly SweepRunRecord[]): Map<string, SweepR
 export function computeSweepMetrics(records: readonly SweepRunRecord[], opts: MetricOptions = {}): SweepMetrics {
   const configs: GroupMetrics[] = [];
   const byTag: GroupMetrics[] = [];
+  const maxValues = opts.maxTagValues ?? 30;
+  const allKeys = [...new Set(records.flatMap((r) => Object.keys(r.tags ?? {})))].sort();
+  const valuesOf = (key: string) => new Set(records.map((r) => r.tags?.[key]).filter((v): v is string => v !== undefined));
+  const skippedTags = allKeys.filter((k) => valuesOf(k).size > maxValues);
   for (const [config, rs] of byConfig(records)) {
     configs.push(groupMetrics(config, rs, opts));
     if (opts.tags === false) continue;
-    const keys = [...new Set(rs.flatMap((r) => Object.keys(r.tags ?? {})))].sort();
+    const keys = [...new Set(rs.flatMap((r) => Object.keys(r.tags ?? {})))].filter((k) => !skippedTags.includes(k)).sort();
     for (const key of keys) {
       const values = [...new Set(rs.map((r) => r.tags?.[key]).filter((v): v is string => v !== undefined))].sort();
       for (const value of values) {
@@ -107,7 +116,7 @@ export function computeSweepMetrics(records: readonly SweepRunRecord[], opts: Me
       }
     }
   }
-  return { configs, byTag };
+  return { configs, byTag, skippedTags };
 }
 
 export function groupMetrics(config: string, records: readonly SweepRunRecord[], opts: BootstrapOptions = {}, tag?: { key: string; value: string }): GroupMetrics {

@@ -199,7 +199,8 @@ ${body}`);
   const tags = tagTables(data);
   if (tags.length > 0) {
     nav.push(['tags', 'By tag']);
-    sections.push(`<h2 id="tags">By tag</h2>${tags.map((t) => tableHtml(t)).join('\n')}`);
+    const skipped = data.metrics.skippedTags.length > 0 ? `<p class="caption">Not broken down (too many distinct values): ${escapeHtml(data.metrics.skippedTags.join(', '))}.</p>` : '';
+    sections.push(`<h2 id="tags">By tag</h2>${skipped}${tags.map((t) => tableHtml(t)).join('\n')}`);
   }
   nav.push(['items', 'Items']);
   sections.push(`<h2 id="items">Runs per item</h2>
