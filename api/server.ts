@@ -20,6 +20,7 @@ import { eventRoutes } from './routes/events';
 import { formalizationRoutes } from './routes/formalizations';
 import { healthRoutes } from './routes/health';
 import { libraryRoutes } from './routes/libraries';
+import { webRoutes } from './web';
 import { ID_RULE, type ReadinessReport } from './schemas';
 import type { LlmBudget } from '../common/types';
 
@@ -48,6 +49,8 @@ export interface ApiOptions {
   pressure?: { maxEventLoopDelayMs?: number; maxHeapUsedBytes?: number; sampleIntervalMs?: number };
   /** Keep-alive comment interval of event streams. */
   sseKeepAliveMs?: number;
+  /** The built web page served at `/`; default web/dist. */
+  webRoot?: string;
 }
 
 export async function buildServer(options: ApiOptions): Promise<FastifyInstance> {
@@ -115,6 +118,16 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes, { readiness: options.readiness });
+  // The web page at `/` and its settings; public like /docs (the page asks for a key when /v1 needs one).
+  await app.register(webRoutes, {
+    ...(options.webRoot ? { root: options.webRoot } : {}),
+    libraries: options.libraries,
+    defaultLibrary: options.defaultLibrary,
+    maxStatementChars: options.maxStatementChars,
+    temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
+    namespace: options.namespace ?? options.temporal.options.namespace,
+    apiKeysRequired: (options.apiKeys?.length ?? 0) > 0,
+  });
 
   const links = runLinker(options.temporalUiUrl ?? 'http://127.0.0.1:8233', options.namespace ?? options.temporal.options.namespace);
   await app.register(async (v1) => {

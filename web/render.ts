@@ -1,0 +1,171 @@
+// DOM for stages and results. Text from the server only ever goes in as text (textContent), so a
+// statement or a compiler message can never become markup.
+import type { Attempt, FormalizeResult, LeanMessage } from '../common/types';
+import type { RunEvent } from './api';
+
+type Child = Node | string | null | undefined | false;
+
+/** A tiny element builder: h('p', { class: 'x' }, 'text', child). */
+export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
+  for (const child of children) if (child !== null && child !== undefined && child !== false) el.append(child);
+  return el;
+}
+
+const STAGE_WORDS: Record<string, string> = {
+  starting: 'Starting',
+  decompose: 'Decompose into concepts',
+  retrieve: 'Retrieve premises',
+  illustrate: 'Choose example theorems',
+  formalize: 'Formalize',
+  compile: 'Compile with Lean',
+  repair: 'Repair',
+  judge: 'Judge faithfulness',
+  done: 'Done',
+};
+
+function stageLabel(event: RunEvent): string {
+  const base = STAGE_WORDS[event.stage] ?? event.stage;
+  const activity = event.activity && !['decompose', 'retrieve', 'illustrate', 'compile', 'judge', 'formalize', 'draftStatement'].includes(event.activity) ? ` (${event.activity})` : '';
+  const round = event.round !== undefined && (event.stage === 'compile' || event.stage === 'repair') ? `, round ${event.round}` : '';
+  return `${base}${round}${activity}`;
+}
+
+function stageDetail(event: RunEvent): string {
+  if (event.type === 'stage.failed') return event.error ?? 'failed';
+  if (event.compile) return event.compile.status === 'error' ? `${event.compile.errors} error${event.compile.errors === 1 ? '' : 's'}` : event.compile.status;
+  if (event.judge) return `grade ${event.judge.grade}/10, ${event.judge.faithful ? 'faithful' : 'not faithful'}`;
+  return 'done';
+}
+
+/** Keeps one list item per started activity, updated when it completes or fails. */
+export class StageList {
+  private readonly items = new Map<string, HTMLLIElement>();
+  constructor(private readonly list: HTMLOListElement) {}
+
+  reset(): void {
+    this.items.clear();
+    this.list.replaceChildren();
+  }
+
+  apply(event: RunEvent): void {
+    const key = `${event.stage}|${event.activity ?? ''}|${event.round ?? ''}`;
+    if (event.type === 'stage.started') {
+      const li = h('li', { class: 'stage running', 'data-stage': event.stage }, h('span', { class: 'stage-name' }, stageLabel(event)), ' ', h('span', { class: 'state' }, 'running…'));
+      this.items.set(key, li);
+      this.list.append(li);
+      return;
+    }
+    if (event.type === 'stage.completed' || event.type === 'stage.failed') {
+      let li = this.items.get(key);
+      if (!li) {
+        // Joined a run mid-way (or the start was before the events we were sent).
+        li = h('li', { class: 'stage', 'data-stage': event.stage }, h('span', { class: 'stage-name' }, stageLabel(event)), ' ', h('span', { class: 'state' }));
+        this.items.set(key, li);
+        this.list.append(li);
+      }
+      li.classList.remove('running');
+      li.classList.add(event.type === 'stage.failed' ? 'failed' : 'done');
+      li.querySelector('.state')!.textContent = stageDetail(event);
+    }
+  }
+}
+
+const OUTCOME_WORDS: Record<string, string> = {
+  faithful: 'Faithful: compiles, and the judge agrees it says what the statement says',
+  unfaithful: 'Unfaithful: compiles, but the judge finds it says something else',
+  compiled: 'Compiles (not judged)',
+  'not-compiled': 'Did not compile',
+  unchecked: 'Not checked: no Lean is configured',
+};
+
+export function outcomeBadge(outcome: string | undefined): HTMLSpanElement {
+  return h('span', { class: `badge outcome-${outcome ?? 'none'}` }, outcome ?? '—');
+}
+
+function messageLine(message: LeanMessage): HTMLLIElement {
+  return h('li', { class: `msg ${message.severity}` }, h('span', { class: 'where' }, `${message.severity} ${message.line}:${message.column}`), ' ', message.text);
+}
+
+function attemptBlock(attempt: Attempt, last: boolean): HTMLElement {
+  const body = [
+    h('pre', { class: 'lean' }, h('code', {}, attempt.statement)),
+    attempt.compile.messages.length > 0
+      ? h('ul', { class: 'messages', 'aria-label': 'Compiler messages' }, ...attempt.compile.messages.map(messageLine))
+      : h('p', { class: 'help' }, attempt.compile.reason ?? (attempt.compile.status === 'ok' ? 'No messages.' : attempt.compile.status)),
+  ];
+  const title = `Attempt ${attempt.round}: ${attempt.compile.status}`;
+  if (last) return h('div', { class: 'attempt' }, h('h4', {}, title), ...body);
+  return h('details', { class: 'attempt' }, h('summary', {}, title), ...body);
+}
+
+/** The finished run: statement, compiler messages, judge, premises, examples, notes. */
+export function renderResult(result: FormalizeResult & { indexVersion?: string }, temporalUrl?: string): HTMLElement {
+  const attempts = result.attempts ?? [];
+  const last = attempts[attempts.length - 1];
+  const judge = result.judge;
+  return h(
+    'div',
+    { class: 'result' },
+    h('h3', {}, 'Result'),
+    h('p', { class: 'outcome' }, outcomeBadge(result.outcome), ' ', OUTCOME_WORDS[result.outcome] ?? result.outcome),
+    h('h4', {}, 'Lean statement'),
+    h('pre', { class: 'lean final' }, h('code', {}, result.formalStatement)),
+    last && last.compile.messages.length > 0 ? h('ul', { class: 'messages', 'aria-label': 'Compiler messages' }, ...last.compile.messages.map(messageLine)) : null,
+    judge
+      ? h('section', { class: 'judge', 'aria-label': 'Judge' }, h('h4', {}, `Judge: grade ${judge.grade}/10, ${judge.faithful ? 'faithful' : 'not faithful'}`), h('p', {}, judge.explanation))
+      : h('p', { class: 'help' }, 'Not judged.'),
+    attempts.length > 1 ? h('section', { 'aria-label': 'Attempts' }, h('h4', {}, `Attempts (${attempts.length})`), ...attempts.map((a, i) => attemptBlock(a, i === attempts.length - 1))) : null,
+    h(
+      'section',
+      { class: 'premises', 'aria-label': 'Premises' },
+      h('h4', {}, `Premises (${result.premises.length})`),
+      result.premises.length === 0
+        ? h('p', { class: 'help' }, 'None.')
+        : h(
+            'ul',
+            {},
+            ...result.premises.map((p) =>
+              h(
+                'li',
+                {},
+                h('code', { class: 'name' }, p.name),
+                ' ',
+                h('span', { class: 'kind' }, p.kind),
+                p.subquery !== undefined && result.subqueries[p.subquery] ? h('span', { class: 'help' }, ` for “${result.subqueries[p.subquery]!.phrase}”`) : null,
+                h('pre', { class: 'lean small' }, h('code', {}, p.declaration)),
+                p.source || p.module
+                  ? h('details', {}, h('summary', {}, `Source${p.module ? ` (${p.module})` : ''}`), h('pre', { class: 'lean small' }, h('code', {}, p.source ?? '(no source in the corpus)')))
+                  : null,
+              ),
+            ),
+          ),
+    ),
+    h(
+      'section',
+      { class: 'examples', 'aria-label': 'Examples' },
+      h('h4', {}, `Examples (${result.examples.length})`),
+      result.examples.length === 0
+        ? h('p', { class: 'help' }, 'None.')
+        : h(
+            'ul',
+            {},
+            ...result.examples.map((e) =>
+              h('li', {}, h('code', { class: 'name' }, e.name), e.informal ? h('p', {}, e.informal) : null, h('pre', { class: 'lean small' }, h('code', {}, e.formal))),
+            ),
+          ),
+    ),
+    h(
+      'details',
+      { class: 'trace' },
+      h('summary', {}, 'How it went'),
+      result.subqueries.length > 0
+        ? h('ul', { 'aria-label': 'Sub-queries' }, ...result.subqueries.map((q) => h('li', {}, q.phrase, q.formal ? h('code', {}, ` ${q.formal}`) : null)))
+        : null,
+      h('ul', { 'aria-label': 'Notes' }, ...result.notes.map((n) => h('li', {}, n))),
+      h('p', {}, `Library ${result.library}${result.indexVersion ? `, index ${result.indexVersion}` : ''}.`),
+    ),
+    temporalUrl ? h('p', {}, h('a', { href: temporalUrl, target: '_blank', rel: 'noopener' }, 'This run in the Temporal UI')) : null,
+  );
+}
