@@ -168,6 +168,11 @@ describeInBrowser('the web page', () => {
   it('says what is wrong with an empty statement, and fits a phone screen', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
     await page.goto(`${base}/`);
+    await expect.poll(() => page.locator('#library option').count()).toBeGreaterThan(0);
+    // Agent mode is offered now that the server has it, and hides the pipeline's settings.
+    expect(await page.locator('#mode option[value="agent"]').isDisabled()).toBe(false);
+    await page.getByLabel('Configuration').selectOption('agent');
+    expect(await page.getByLabel('Retrieval').isVisible()).toBe(false);
     await page.getByRole('button', { name: 'Formalize' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('Write a statement first.');
     // Nothing wider than the screen.

@@ -54,7 +54,7 @@ export interface RunEvent {
   error?: string;
 }
 
-export type StartBody = { statement: string; library: string; config: Partial<RunConfig> & { mode?: string } };
+export type StartBody = { statement: string; library: string; config: Partial<RunConfig> };
 
 export class ApiError extends Error {}
 

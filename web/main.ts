@@ -110,7 +110,7 @@ form.addEventListener('submit', async (e) => {
   const mode = $<HTMLSelectElement>('mode').value;
   const run =
     mode === 'agent'
-      ? { mode: 'agent', judge: checked('judge') }
+      ? { mode: 'agent' as const, judge: checked('judge') }
       : {
           retrieval: $<HTMLSelectElement>('retrieval').value as 'drift' | 'monolithic' | 'none',
           decompose: checked('decompose'),

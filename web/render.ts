@@ -78,6 +78,7 @@ const OUTCOME_WORDS: Record<string, string> = {
   compiled: 'Compiles (not judged)',
   'not-compiled': 'Did not compile',
   unchecked: 'Not checked: no Lean is configured',
+  'budget-exhausted': 'The agent ran out of its step, token or time budget',
 };
 
 export function outcomeBadge(outcome: string | undefined): HTMLSpanElement {
@@ -116,6 +117,14 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
     judge
       ? h('section', { class: 'judge', 'aria-label': 'Judge' }, h('h4', {}, `Judge: grade ${judge.grade}/10, ${judge.faithful ? 'faithful' : 'not faithful'}`), h('p', {}, judge.explanation))
       : h('p', { class: 'help' }, 'Not judged.'),
+    result.steps && result.steps.length > 0
+      ? h(
+          'details',
+          { class: 'steps' },
+          h('summary', {}, `Agent steps (${result.steps.length})`),
+          h('ol', {}, ...result.steps.map((step) => h('li', { class: step.error ? 'msg error' : 'msg' }, h('span', { class: 'where' }, step.tool ?? 'answer'), ' ', step.output))),
+        )
+      : null,
     attempts.length > 1 ? h('section', { 'aria-label': 'Attempts' }, h('h4', {}, `Attempts (${attempts.length})`), ...attempts.map((a, i) => attemptBlock(a, i === attempts.length - 1))) : null,
     h(
       'section',
