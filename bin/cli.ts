@@ -1,26 +1,14 @@
 // The `driftline` command line: start runs, run workers, start the whole stack.
 import type { Connection } from '@temporalio/client';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, Option } from 'commander';
 import { configOrExit as config, fail } from './cli-support';
 import { connectClient, temporalAddress } from '../infra/connect';
 import { getFormalization, startFormalization } from '../api/runs';
-import { AGENT_TOOL_NAMES, type AgentToolName, type FormalizeResult, type RetrievalMode, type RunConfig, type RunMode, type Stage } from '../common/types';
+import type { FormalizeResult, Stage } from '../common/types';
+import { addRunConfigOptions, runConfigFromOptions } from './run-config-options';
 import { agentConfigProblem } from '../common/run-config';
 import { registerEvalCommand } from './eval-command';
 import { registerIndexCommands } from './index-command';
-
-function integer(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError('expected a whole number ≥ 0');
-  return n;
-}
-
-function toolList(value: string): AgentToolName[] {
-  const names = value.split(',').map((n) => n.trim()).filter(Boolean);
-  const unknown = names.filter((n) => !(AGENT_TOOL_NAMES as readonly string[]).includes(n));
-  if (unknown.length) throw new InvalidArgumentError(`unknown tool ${unknown.join(', ')}; the tools are ${AGENT_TOOL_NAMES.join(', ')}`);
-  return [...new Set(names)] as AgentToolName[];
-}
 
 const STAGE_LABELS: Record<Stage, string> = {
   starting: 'starting',
@@ -79,21 +67,7 @@ async function formalizeCommand(statement: string, opts: Record<string, unknown>
     fail(`unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}`);
   }
   if (!statement.trim()) fail('the statement is empty');
-  const runConfig: Partial<RunConfig> = {
-    retrieval: opts.retrieval as RetrievalMode,
-    decompose: opts.decompose as boolean,
-    illustrate: opts.illustrate as boolean,
-    judge: opts.judge as boolean,
-    ...(opts.examples !== undefined ? { examples: opts.examples as number } : {}),
-    ...(opts.repairRounds !== undefined ? { repairRounds: opts.repairRounds as number } : {}),
-    ...(opts.topK !== undefined ? { topK: opts.topK as number } : {}),
-    ...(opts.mode !== undefined ? { mode: opts.mode as RunMode } : {}),
-    ...(opts.tools !== undefined ? { tools: opts.tools as AgentToolName[] } : {}),
-    ...(opts.maxSteps !== undefined ? { maxSteps: opts.maxSteps as number } : {}),
-    ...(opts.tokenBudget !== undefined ? { tokenBudget: opts.tokenBudget as number } : {}),
-    ...(opts.wallClockSeconds !== undefined ? { wallClockSeconds: opts.wallClockSeconds as number } : {}),
-    ...(opts.driftContext ? { driftContext: true } : {}),
-  };
+  const runConfig = runConfigFromOptions(opts);
   const agentProblem = agentConfigProblem(runConfig);
   if (agentProblem) fail(agentProblem.replace(/"tools"/g, '--tools').replace(/"maxSteps"/g, '--max-steps'));
   if (runConfig.retrieval === 'oracle' && !opts.goldPremises) fail('--retrieval oracle needs --gold-premises NAME,NAME,…');
@@ -164,28 +138,17 @@ async function formalizeCommand(statement: string, opts: Record<string, unknown>
 const program = new Command();
 program.name('driftline').description('Informal mathematics to Lean 4 statements, as durable Temporal runs (DRIFT).');
 
-program
+const formalize = program
   .command('formalize')
   .description('formalize one statement and print the Lean statement and the verdict')
   .argument('<statement>', 'the informal statement')
-  .option('-l, --library <name>', 'library to retrieve from (default: the first configured)')
-  .addOption(new Option('-r, --retrieval <mode>', 'premise retrieval').choices(['drift', 'monolithic', 'oracle', 'none']).default('drift'))
-  .option('--top-k <k>', 'k for monolithic retrieval', integer)
-  .option('--no-decompose', 'do not decompose; the whole statement is the only sub-query')
-  .option('--no-illustrate', 'no example theorems')
-  .option('-m, --examples <m>', 'at most m example theorems', integer)
-  .option('--repair-rounds <n>', 'repair rounds after a failed compile', integer)
-  .option('--no-judge', 'skip the LLM judge')
+  .option('-l, --library <name>', 'library to retrieve from (default: the first configured)');
+// The run configuration's options come from its one schema (common/run-config-schema.ts).
+addRunConfigOptions(formalize)
   .option('--gold-premises <names>', 'comma-separated full names: the premises for --retrieval oracle')
   .option('--gold-statement <lean>', 'a reference Lean statement: Lean checks equivalence with it')
   .option('--exclude <names>', 'comma-separated full names never to retrieve or show (the item under evaluation)')
   .addOption(new Option('--leave-out <policy>', "file: also hide the theorems of the excluded names' source files from analogy votes, the usage prior and examples").choices(['item', 'file']).default('item'))
-  .addOption(new Option('--mode <mode>', 'pipeline (DRIFT stages) or agent (tool-calling loop)').choices(['pipeline', 'agent']))
-  .option('--tools <names>', `agent: comma-separated tools to offer (${AGENT_TOOL_NAMES.join(', ')})`, toolList)
-  .option('--max-steps <n>', 'agent: step budget T_max', integer)
-  .option('--token-budget <n>', 'agent: tokens the run may spend', integer)
-  .option('--wall-clock-seconds <n>', 'agent: seconds the loop may take', integer)
-  .option('--drift-context', 'agent: put DRIFT premises and examples in the first message')
   .option('--json', 'print the whole result as JSON')
   .action(formalizeCommand);
 

@@ -1,5 +1,5 @@
 // Pure helpers over RunConfig, usable from workflows, the API and the CLI.
-import { DEFAULT_RUN_CONFIG, MAX_AGENT_STEPS, type AgentToolName, type RunConfig } from './types';
+import { DEFAULT_RUN_CONFIG, MAX_AGENT_STEPS, type AgentToolName, type RunConfig } from './run-config-schema';
 
 export function resolveRunConfig(partial: Partial<RunConfig> = {}): RunConfig {
   return { ...DEFAULT_RUN_CONFIG, ...partial };

@@ -1,74 +1,21 @@
 // Types shared by workflows, activities, the API and the CLI.
-// This module imports nothing, so the workflow bundle can use it safely.
+// The run configuration's shape (and the agent's tool names) are defined once, in
+// run-config-schema.ts, and re-exported here.
+
+export type { RunConfig } from './run-config-schema';
+export { AGENT_TOOL_NAMES, DEFAULT_RUN_CONFIG, MAX_AGENT_STEPS, type AgentToolName, type RunMode } from './run-config-schema';
+import type { AgentToolName, RunConfig } from './run-config-schema';
 
 /** How premises are found for a run. `drift`: top-1 per sub-query; `monolithic`: the whole
  * statement as one query, top-k (the RAutoformalizer baseline); `oracle`: the gold premises;
  * `none`: no premises at all. */
-export type RetrievalMode = 'drift' | 'monolithic' | 'oracle' | 'none';
-
-/** `pipeline`: the DRIFT stages in a fixed order (workflow `formalize`); `agent`: an LLM
- * orchestrator chooses tools step by step (workflow `formalizeAgent`). */
-export type RunMode = 'pipeline' | 'agent';
-
-/** The agent's tools, under the function names the model sees. */
-export const AGENT_TOOL_NAMES = ['write_file', 'run_lean', 'inspect_name', 'resolve_name', 'search_premises', 'draft'] as const;
-export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number];
-
-/** Per-run switches. Ablations and baselines are configurations, never separate code paths. */
-export interface RunConfig {
-  /** false: no decomposition; the whole statement becomes the only sub-query. */
-  decompose: boolean;
-  retrieval: RetrievalMode;
-  /** k for monolithic retrieval. */
-  topK: number;
-  /** false: no example theorems in the formalizer's context. */
-  illustrate: boolean;
-  /** m: the most example theorems chosen by greedy coverage. */
-  examples: number;
-  /** Repair rounds after the first attempt; 0 disables repair. */
-  repairRounds: number;
-  /** false: skip the LLM judge. */
-  judge: boolean;
-  /** Pipeline (default) or tool-calling agent. The fields below apply to the agent only. */
-  mode: RunMode;
-  /** Tools offered to the agent (`write_file` is always needed: it holds the answer). `draft`
-   * needs a translator model to be configured. */
-  tools: AgentToolName[];
-  /** T_max: LLM steps before the run ends `budget-exhausted` (the paper uses 24; at most 50). */
-  maxSteps: number;
-  /** Tokens (prompt + completion, as the provider counts them) the agent may spend. */
-  tokenBudget: number;
-  /** Wall-clock seconds the agent loop may take. */
-  wallClockSeconds: number;
-  /** true: the agent's first message carries DRIFT context (premises and examples found by the
-   * configured decompose/retrieve/illustrate stages). */
-  driftContext: boolean;
-}
-
-export const DEFAULT_RUN_CONFIG: RunConfig = {
-  decompose: true,
-  retrieval: 'drift',
-  topK: 5,
-  illustrate: true,
-  examples: 3,
-  repairRounds: 3,
-  judge: true,
-  mode: 'pipeline',
-  tools: ['write_file', 'run_lean', 'inspect_name', 'resolve_name', 'search_premises'],
-  maxSteps: 24,
-  tokenBudget: 400_000,
-  wallClockSeconds: 1800,
-  driftContext: false,
-};
+export type RetrievalMode = RunConfig['retrieval'];
 
 /** How much of an item's own neighbourhood retrieval hides. `item`: the names in `exclude`
  * (the item's own declaration) are never retrieved or shown. `file`: besides, no theorem of the
  * source file (module) of an excluded declaration votes in analogy re-ranking, counts in the
  * usage prior or is shown as an example; definitions stay retrievable. */
 export type LeaveOutPolicy = 'item' | 'file';
-
-/** The longest step budget a run may ask for: the workflow's history stays bounded there. */
-export const MAX_AGENT_STEPS = 50;
 
 /** What a `formalize` workflow is started with. */
 export interface FormalizeInput {

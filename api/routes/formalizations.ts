@@ -18,8 +18,8 @@ import { HttpProblem, problemResponses, sendProblem } from '../problem';
 import { CancelSchema, ID_MAX, ID_PATTERN, OutcomeSchema, RunListSchema, RunViewSchema, StartedSchema, StatusSchema } from '../schemas';
 import type { RunLinker } from '../links';
 import { agentConfigProblem } from '../../common/run-config';
-import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS } from '../../common/types';
 import type { LlmBudget } from '../../common/types';
+import { RunConfigPatchSchema } from '../../common/run-config-schema';
 
 export interface FormalizationRoutesOptions {
   temporal: import('@temporalio/client').Client;
@@ -32,27 +32,6 @@ export interface FormalizationRoutesOptions {
   llm?: LlmBudget;
 }
 
-const RunConfigBody = Type.Object(
-  {
-    decompose: Type.Optional(Type.Boolean()),
-    retrieval: Type.Optional(Type.Union([Type.Literal('drift'), Type.Literal('monolithic'), Type.Literal('oracle'), Type.Literal('none')])),
-    topK: Type.Optional(Type.Integer({ minimum: 1, maximum: 100 })),
-    illustrate: Type.Optional(Type.Boolean()),
-    examples: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
-    repairRounds: Type.Optional(Type.Integer({ minimum: 0, maximum: 20 })),
-    judge: Type.Optional(Type.Boolean()),
-    mode: Type.Optional(Type.Union([Type.Literal('pipeline'), Type.Literal('agent')], { description: 'pipeline (DRIFT stages, the default) or agent (tool-calling loop)' })),
-    tools: Type.Optional(
-      Type.Array(Type.Union(AGENT_TOOL_NAMES.map((t) => Type.Literal(t))), { uniqueItems: true, maxItems: AGENT_TOOL_NAMES.length, description: 'agent: the tools offered' }),
-    ),
-    maxSteps: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_AGENT_STEPS, description: 'agent: step budget T_max' })),
-    tokenBudget: Type.Optional(Type.Integer({ minimum: 1, description: 'agent: tokens the run may spend' })),
-    wallClockSeconds: Type.Optional(Type.Integer({ minimum: 1, maximum: 86_400, description: 'agent: seconds the loop may take' })),
-    driftContext: Type.Optional(Type.Boolean({ description: 'agent: DRIFT premises and examples in the first message' })),
-  },
-  { additionalProperties: false },
-);
-
 const NameList = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 1000 });
 
 function startBody(maxStatementChars: number) {
@@ -60,7 +39,7 @@ function startBody(maxStatementChars: number) {
     {
       statement: Type.String({ minLength: 1, maxLength: maxStatementChars, pattern: '\\S', description: 'The informal statement' }),
       library: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-      config: Type.Optional(RunConfigBody),
+      config: Type.Optional(RunConfigPatchSchema),
       exclude: Type.Optional(NameList),
       leaveOut: Type.Optional(Type.Union([Type.Literal('item'), Type.Literal('file')], { description: "item: hide only the names in exclude; file: also the theorems of their source files (definitions stay)" })),
       goldPremises: Type.Optional(NameList),
