@@ -3,8 +3,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
-import { createReadinessCheck } from '../api/readiness';
 import { buildServer, type ApiOptions, type ReadinessReport } from '../api/server';
 import { hashKey } from '../api/api-keys';
 import { registryCatalog } from '../api/library-catalog';
@@ -424,73 +422,3 @@ describe('OpenAPI', () => {
     expect(page.headers['content-type']).toMatch(/text\/html/);
   });
 });
-
-describe('/readyz against the real dev server', () => {
-  it('names a missing worker and a missing index, and answers 200 only when all are there', async () => {
-    // Queues of their own, polled by nobody yet; an index registry with nothing built.
-    const s = await createStack(env);
-    const api = await server({
-      readiness: createReadinessCheck({
-        client: env.client,
-        namespace: env.namespace ?? 'default',
-        unbuiltIndexes: () => s.indexes.unbuilt(),
-        missing: [],
-        mainQueue: s.mainQueue,
-        leanQueue: s.leanQueue,
-      }),
-      taskQueue: s.mainQueue,
-    });
-    const readyz = async () => {
-      const response = await api.inject({ url: '/readyz' });
-      return { status: response.statusCode, body: response.json() as ReadinessReport };
-    };
-    try {
-      const none = await readyz();
-      expect(none.status).toBe(503);
-      expect(none.body.checks.temporal).toEqual({ ok: true });
-      expect(none.body.checks.mainWorker).toEqual({ ok: false, detail: `no worker polls the "${s.mainQueue}" task queue` });
-      expect(none.body.checks.leanWorker).toEqual({ ok: false, detail: `no worker polls the "${s.leanQueue}" task queue` });
-      expect(none.body.checks.index).toEqual({ ok: false, detail: `no premise index is built for "${FIXTURE_LIBRARY}"` });
-
-      // The Lean worker alone: the main one is still missing.
-      const [lean] = await s.createWorkers('lean');
-      const leanRun = lean!.run();
-      let main: Worker | undefined;
-      let mainRun: Promise<void> | undefined;
-      try {
-        await until(async () => (await readyz()).body.checks.leanWorker?.ok === true);
-        const leanOnly = await readyz();
-        expect(leanOnly.status).toBe(503);
-        expect(leanOnly.body.checks.mainWorker?.ok).toBe(false);
-
-        // Both workers, no index yet: still not ready, and reading readiness builds nothing.
-        [main] = await s.createWorkers('main');
-        mainRun = main!.run();
-        await until(async () => (await readyz()).body.checks.mainWorker?.ok === true);
-        const noIndex = await readyz();
-        expect(noIndex.status).toBe(503);
-        expect(noIndex.body.checks.index?.ok).toBe(false);
-        expect(await s.indexes.unbuilt()).toEqual([FIXTURE_LIBRARY]);
-
-        await s.indexes.open(FIXTURE_LIBRARY); // builds and promotes the index
-        const ready = await readyz();
-        expect(ready.status).toBe(200);
-        expect(ready.body).toMatchObject({ ready: true });
-      } finally {
-        lean!.shutdown();
-        main?.shutdown();
-        await Promise.all([leanRun, mainRun]);
-      }
-    } finally {
-      await s.close();
-    }
-  });
-});
-
-async function until(condition: () => Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
