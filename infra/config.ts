@@ -74,6 +74,10 @@ export const ConfigSchema = z.object({
         decomposer: z.coerce.number().int().min(16).default(1024),
         formalizer: z.coerce.number().int().min(16).default(2048),
         judge: z.coerce.number().int().min(16).default(1024),
+        /** One step of the agent (a tool call or the final answer). */
+        agent: z.coerce.number().int().min(16).default(2048),
+        /** The translator behind the agent's `draft` tool. */
+        translator: z.coerce.number().int().min(16).default(2048),
       })
       .prefault({}),
     /** How the provider is asked for JSON: `auto` probes at start and falls back when refused. */
@@ -193,6 +197,8 @@ export const ENV_KEYS: Record<string, string> = {
   DRIFTLINE_MAX_TOKENS_DECOMPOSER: 'llm.maxTokens.decomposer',
   DRIFTLINE_MAX_TOKENS_FORMALIZER: 'llm.maxTokens.formalizer',
   DRIFTLINE_MAX_TOKENS_JUDGE: 'llm.maxTokens.judge',
+  DRIFTLINE_MAX_TOKENS_AGENT: 'llm.maxTokens.agent',
+  DRIFTLINE_MAX_TOKENS_TRANSLATOR: 'llm.maxTokens.translator',
   DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'llm.structuredOutput',
   DRIFTLINE_LLM_FOLD_SYSTEM_PROMPT: 'llm.foldSystemPrompt',
   DRIFTLINE_LLM_BUSY_BACKOFF_MS: 'llm.busyBackoffMs',

@@ -86,7 +86,14 @@ function translatorFor(config: Config) {
   const t = config.translator;
   return createLlmClient(
     t.baseURL
-      ? { baseURL: t.baseURL, apiKey: t.apiKey, models: { ...config.llm.models, translator: t.model }, timeoutMs: config.llm.timeoutMs, maxReasks: 0 }
+      ? {
+          baseURL: t.baseURL,
+          apiKey: t.apiKey,
+          models: { ...config.llm.models, translator: t.model },
+          timeoutMs: config.llm.timeoutMs,
+          maxReasks: 0,
+          maxTokens: { translator: config.llm.maxTokens.translator },
+        }
       : null,
   );
 }

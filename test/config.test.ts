@@ -69,7 +69,7 @@ describe('loadConfig', () => {
     expect(defaults).toMatchObject({
       timeoutMs: 120_000,
       maxReasks: 2,
-      maxTokens: { decomposer: 1024, formalizer: 2048, judge: 1024 },
+      maxTokens: { decomposer: 1024, formalizer: 2048, judge: 1024, agent: 2048, translator: 2048 },
       structuredOutput: 'auto',
       foldSystemPrompt: false,
       busyBackoffMs: 60_000,
@@ -77,11 +77,11 @@ describe('loadConfig', () => {
     const root = tempRoot();
     writeFileSync(join(root, 'driftline.config.json'), JSON.stringify({ llm: { maxTokens: { judge: 512 }, foldSystemPrompt: true } }));
     const set = loadConfig({
-      env: { ...base, DRIFTLINE_MAX_TOKENS_FORMALIZER: '4000', DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'json_object', DRIFTLINE_LLM_BUSY_BACKOFF_MS: '5000' },
+      env: { ...base, DRIFTLINE_MAX_TOKENS_FORMALIZER: '4000', DRIFTLINE_MAX_TOKENS_AGENT: '3000', DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'json_object', DRIFTLINE_LLM_BUSY_BACKOFF_MS: '5000' },
       root,
     }).llm;
     expect(set).toMatchObject({
-      maxTokens: { decomposer: 1024, formalizer: 4000, judge: 512 },
+      maxTokens: { decomposer: 1024, formalizer: 4000, judge: 512, agent: 3000, translator: 2048 },
       structuredOutput: 'json_object',
       foldSystemPrompt: true,
       busyBackoffMs: 5000,

@@ -166,6 +166,15 @@ describe('max_tokens and replies cut off at it', () => {
     expect(fake.requests.map((r) => r.body.max_tokens)).toEqual([DEFAULT_MAX_TOKENS.decomposer, DEFAULT_MAX_TOKENS.formalizer, 300]);
   });
 
+  it("the agent's tool-calling steps carry their max_tokens too, and report a cut-off reply as length", async () => {
+    const fake = await server();
+    fake.script('*', { content: 'x'.repeat(4000) });
+    const llm = createLlmClient(settings(fake, { maxTokens: { agent: 500 } }));
+    const reply = await llm.completeWithTools('agent', [{ role: 'user', content: 'go' }], []);
+    expect(fake.requests[0]!.body.max_tokens).toBe(500);
+    expect(reply.finishReason).toBe('length');
+  });
+
   it('asks again with twice the limit after a reply cut off at max_tokens, and never uses the cut-off reply', async () => {
     const fake = await server();
     fake.script(FAKE_MODELS.formalizer, {
@@ -272,6 +281,11 @@ describe('a provider still busy after a timeout', () => {
     const second = await failureOf(llm.complete('formalizer', [{ role: 'user', content: 'hi' }]));
     expect(second.message).toContain('probably still busy with an earlier request that timed out at');
     expect(second.retryAfterMs).toBe(800);
+
+    // The agent's tool-calling steps keep to the same back-off.
+    const agentBusy = await failureOf(llm.completeWithTools('agent', [{ role: 'user', content: 'hi' }], []));
+    expect(agentBusy.message).toContain('still busy with an earlier request');
+    expect(fake.requests).toHaveLength(2);
 
     // An answer ends the back-off.
     await new Promise((r) => setTimeout(r, 850));
