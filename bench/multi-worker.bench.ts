@@ -8,13 +8,15 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import { startFormalization } from '../api/runs';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type RunConfig } from '../common/types';
 import { startFakeOpenAI } from '../test/fakes/openai-server';
 import { fakeRepl } from '../test/fakes/fake-repl-harness';
-import { FIXTURE_LIBRARY, startTemporal } from '../test/helpers/stack';
-import { prebuildIndex, spawnWorker, waitForWorkers, workerEnv, type WorkerProcess } from '../test/helpers/worker-processes';
+import { requireTemporalCli } from '../infra/temporal-cli';
+import { startDevServer } from '../infra/temporal-server';
+import { FIXTURE_LIBRARY } from '../test/helpers/stack';
+import { freePort, prebuildIndex, spawnWorker, waitForWorkers, workerEnv, type WorkerProcess } from '../test/helpers/worker-processes';
 
 const json = process.argv.includes('--json');
 const RUNS = 20;
@@ -22,12 +24,21 @@ const BODY_MS = 1000;
 // Only what reaches Lean: no retrieval, examples, repair or judge.
 const CONFIG: Partial<RunConfig> = { retrieval: 'none', decompose: false, illustrate: false, repairRounds: 0, judge: false };
 
-const env = await startTemporal();
-const client: Client = env.client;
-const namespace = env.namespace ?? 'default';
+const dataDir = mkdtempSync(join(tmpdir(), 'driftline-bench-'));
+// The dev server as `npm start` runs it (its output in a log file, so --json prints only JSON).
+const namespace = 'default';
+const server = await startDevServer({
+  cli: requireTemporalCli(),
+  port: await freePort(),
+  uiPort: await freePort(),
+  dbFile: join(dataDir, 'temporal.db'),
+  namespace,
+  logFile: join(dataDir, 'temporal.log'),
+});
+const connection = await Connection.connect({ address: server.address });
+const client = new Client({ connection, namespace });
 const llm = await startFakeOpenAI();
 const repl = fakeRepl({ headerDelayMs: 200, bodyDelayMs: BODY_MS });
-const dataDir = mkdtempSync(join(tmpdir(), 'driftline-bench-'));
 const workers: WorkerProcess[] = [];
 
 interface Phase {
@@ -69,7 +80,7 @@ function round(x: number, digits = 2): number {
 }
 
 try {
-  const environment = workerEnv({ temporalAddress: env.address, dataDir, llmUrl: llm.url, replCmd: repl.command, leanPoolSize: 1 });
+  const environment = workerEnv({ temporalAddress: server.address, dataDir, llmUrl: llm.url, replCmd: repl.command, leanPoolSize: 1 });
   await prebuildIndex(environment);
   const main = await spawnWorker('main', environment);
   const lean1 = await spawnWorker('lean', environment);
@@ -101,6 +112,7 @@ try {
   await Promise.all(workers.map((w) => w.stop()));
   await llm.close();
   repl.cleanup();
-  await env.teardown();
+  await connection.close();
+  await server.stop();
   rmSync(dataDir, { recursive: true, force: true });
 }
