@@ -1,6 +1,6 @@
 // Types shared by the sweep workflow, the results database, the metrics and the report.
 // This module imports only types, so the workflow bundle can use it safely.
-import type { Outcome, Stage } from './types';
+import type { Outcome, RunConfig, Stage } from './types';
 
 /** How a sweep hides an item's own neighbourhood from retrieval (defined with FormalizeInput). */
 export type { LeaveOutPolicy } from './types';
@@ -54,6 +54,8 @@ export interface SweepRunRecord {
   formalStatement: string;
   /** Why the run failed, for `failed` records. */
   error?: string;
+  /** Copied by `--reuse` from this run of an earlier sweep. */
+  reusedFrom?: string;
   /** ISO time the record was written. */
   finishedAt: string;
 }
@@ -66,4 +68,138 @@ export interface FactorialDesign {
   factors: { name: string; low?: string; high?: string }[];
   /** Configuration name → factor name → level. */
   cells: Record<string, Record<string, 0 | 1>>;
+}
+
+// ---- Benchmarks, sweep plans and the sweep workflow's contract ----
+
+/** One benchmark item, whatever file format it came from. */
+export interface BenchmarkItem {
+  /** Unique within the benchmark (ConNF/ProofNet `full_name`, miniF2F `name`). */
+  id: string;
+  informal: string;
+  /** The reference Lean statement, when the benchmark has one. */
+  goldStatement?: string;
+  goldPremises: string[];
+  /** Imports and `open` lines the gold statement is written under. */
+  header?: string;
+  /** domain, split, source, … */
+  tags: Record<string, string>;
+}
+
+/** A configuration cell of a sweep: its name and the run configuration it stands for. */
+export interface SweepCell {
+  name: string;
+  /** The same object the API's `config` field takes (partial; defaults fill the rest). */
+  config: Partial<RunConfig>;
+  /** See SweepRunRecord.configHash. */
+  hash: string;
+  /** For cells of a factorial design: factor → level (e.g. `{ decompose: 'on' }`). */
+  factors?: Record<string, string>;
+}
+
+export type SweepStatus = 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
+
+/** Counts per configuration: finished runs, of which failed, and children in flight. */
+export interface SweepCounts {
+  total: number;
+  done: number;
+  failed: number;
+  running: number;
+}
+
+/** What the `progress` query answers (and `sweep status --json` prints). */
+export interface SweepProgress extends SweepCounts {
+  sweepId: string;
+  status: SweepStatus;
+  perConfig: Record<string, SweepCounts>;
+  /** Failed child attempts that are being retried by the sweep's policy. */
+  retries: number;
+  /** Finished runs per second of unpaused time since the sweep started. */
+  rate: number;
+  /** Seconds to go at that rate; null before the first run finishes. */
+  etaSeconds: number | null;
+  /** How many times the sweep workflow continued as new. */
+  generation: number;
+  startedAt: string;
+}
+
+/** Where the sweep workflow is, carried across continueAsNew: a cursor, counters, and the
+ * units started but not yet recorded (at most `window` of them). */
+export interface SweepCursor {
+  /** Next unit index to start, in order. */
+  next: number;
+  /** Started in an earlier run and not yet recorded: unit index and attempt. */
+  inflight: { unit: number; attempt: number }[];
+  /** Failed attempts waiting to be retried. */
+  retryQueue: { unit: number; attempt: number }[];
+  done: Record<string, number>;
+  failed: Record<string, number>;
+  retries: number;
+  paused: boolean;
+  /** Milliseconds spent unpaused before this run, and when the sweep started (ISO). */
+  activeMs: number;
+  startedAt: string;
+  /** How many times the sweep has continued as new. */
+  generation: number;
+}
+
+/** What the sweep workflow is started with. Units are ordered item-major, then configuration,
+ * then sample: unit u is item ⌊u/(C·K)⌋, configuration ⌊u/K⌋ mod C, sample u mod K. */
+export interface SweepInput {
+  sweepId: string;
+  library: string;
+  items: number;
+  cells: SweepCell[];
+  samples: number;
+  window: number;
+  /** Attempts per unit, the first included (a failed child is retried up to attempts − 1 times). */
+  maxAttempts: number;
+  leaveOut: LeaveOutPolicy;
+  /** The index version pinned for the sweep, when known at start. */
+  indexVersion?: string;
+  /** Task queues the children run on (default: the production ones). */
+  taskQueue?: string;
+  leanTaskQueue?: string;
+  /** Continue as new once the history has this many events (default 4000). */
+  historyLimit?: number;
+  /** Cells whose results were copied from an earlier sweep (`--reuse`): their units are done. */
+  reusedCells?: string[];
+  /** Set by continueAsNew. */
+  cursor?: SweepCursor;
+}
+
+/** What a unit's record activity hands back to the workflow: only what the counters need. */
+export interface RecordedRun {
+  workflowId: string;
+  outcome: SweepOutcome;
+  /** false: the child has not finished yet (only when asked not to wait). */
+  finished: boolean;
+  /** The child failed (this attempt); `error` says why. */
+  failedAttempt?: boolean;
+  /** No run with this workflow ID exists (it was never started). */
+  missing?: boolean;
+  error?: string;
+}
+
+/** What the record activity is asked to write for one unit. */
+export interface RecordRunInput {
+  sweepId: string;
+  workflowId: string;
+  cell: Pick<SweepCell, 'name' | 'hash'>;
+  item: Pick<BenchmarkItem, 'id' | 'goldPremises' | 'tags'>;
+  sample: number;
+  /** 1-based attempt of this unit. */
+  attempt: number;
+  /** No retry follows: a failure is recorded as the unit's final, failed record. */
+  lastAttempt: boolean;
+  /** The child's failure, when the workflow saw it fail; absent: read the result from Temporal. */
+  failure?: string;
+  /** How long to wait for a child that is still running (0: answer at once). */
+  waitMs?: number;
+}
+
+/** Activities of the sweep workflow (main task queue). */
+export interface SweepActivities {
+  sweepItems(input: { sweepId: string; from: number; count: number }): Promise<BenchmarkItem[]>;
+  recordSweepRun(input: RecordRunInput): Promise<RecordedRun>;
 }

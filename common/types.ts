@@ -171,6 +171,9 @@ export interface FormalizeResult {
   tools?: ToolUse[];
   /** The Lean equivalence check against `goldStatement`, when one was given and it compiled. */
   equivalence?: EquivalenceResult | null;
+  /** Milliseconds spent per stage (workflow time from entering a stage to entering the next),
+   * summed over repair rounds. */
+  timings?: Partial<Record<Stage, number>>;
   /** Agent runs: every step in order (an LLM step with several tool calls gives one entry per
    * call, all with the same `step`). */
   steps?: AgentStepRecord[];

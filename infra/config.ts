@@ -55,6 +55,15 @@ export const ConfigSchema = z.object({
     rateLimitPerMinute: z.coerce.number().int().min(1).default(600),
   }),
   dataDir: z.string().default('.driftline'),
+  /** Where sweep results go: PostgreSQL at `url`, else SQLite at `<dataDir>/results.sqlite`. */
+  results: z
+    .object({
+      url: z
+        .string()
+        .regex(/^postgres(ql)?:\/\//, 'DRIFTLINE_RESULTS_URL must be a PostgreSQL URL such as postgres://user:pass@host:5432/driftline')
+        .optional(),
+    })
+    .prefault({}),
   libraries: z.array(LibrarySchema).min(1, 'at least one library is needed'),
   llm: z.object({
     baseURL: z.string().url('OPENAI_BASE_URL must be a URL such as https://api.openai.com/v1').optional(),
@@ -182,6 +191,7 @@ export const ENV_KEYS: Record<string, string> = {
   DRIFTLINE_RATE_LIMIT: 'api.rateLimitPerMinute',
   TEMPORAL_UI_URL: 'temporal.uiUrl',
   DRIFTLINE_DATA_DIR: 'dataDir',
+  DRIFTLINE_RESULTS_URL: 'results.url',
   DRIFTLINE_LIBRARIES: 'libraries',
   OPENAI_BASE_URL: 'llm.baseURL',
   OPENAI_API_KEY: 'llm.apiKey',

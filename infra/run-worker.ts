@@ -2,6 +2,8 @@
 import { Runtime } from '@temporalio/worker';
 import { createLogger, workerLogger } from './logging';
 import { createActivities, createLeanActivities } from '../activities';
+import { createSweepActivities } from '../activities/sweep';
+import { openResults } from './results';
 import type { Config } from './config';
 import { connectWorker } from './connect';
 import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, providerStatusPath } from './deps';
@@ -28,10 +30,13 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
     // The configured embedder and the default re-ranking: what `driftline eval retrieval` measures.
     const deps = await buildMainWorkerDeps(config, createLogger('driftline-main'));
     closers.push(() => deps.indexes.close());
+    // Sweeps write their results here (the sweep workflow runs on the main queue).
+    const results = await openResults(config);
+    closers.push(() => results.close());
     const worker = await createMainWorker({
       connection,
       namespace,
-      activities: createActivities(deps),
+      activities: { ...createActivities(deps), ...createSweepActivities({ results }) },
       ...(config.temporal.workflowBundle ? { workflowBundle: { codePath: config.temporal.workflowBundle } } : {}),
     });
     // Which structured-output mode the provider takes, learnt once now rather than from the

@@ -100,8 +100,17 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   };
   showState({});
 
+  // Per-stage wall time from the workflow's own clock (deterministic: the time of the workflow
+  // task), so no extra command or activity is needed to measure it.
+  const timings: Partial<Record<Stage, number>> = {};
+  let enteredAt = Date.now();
   const enter = (stage: Stage): void => {
-    if (progress.stage !== 'starting') progress.completed.push(progress.stage);
+    const now = Date.now();
+    if (progress.stage !== 'starting') {
+      progress.completed.push(progress.stage);
+      timings[progress.stage] = (timings[progress.stage] ?? 0) + (now - enteredAt);
+    }
+    enteredAt = now;
     progress.stage = stage;
     upsertSearchAttributes([{ key: STAGE_KEY, value: stage }]);
     showState({ stage, round: progress.round });
@@ -251,5 +260,6 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     stages: [...progress.completed],
     tools,
     ...(input.goldStatement ? { equivalence: equivalent } : {}),
+    timings,
   };
 }

@@ -2,3 +2,4 @@
 export { formalize, progressQuery } from './formalize';
 export { buildIndex, indexBuildProgressQuery } from './build-index';
 export { formalizeAgent } from './formalize-agent';
+export { sweep, sweepProgressQuery, pauseSignal, resumeSignal, cancelSignal } from './sweep';

@@ -8,6 +8,8 @@ import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { Client } from '@temporalio/client';
 import { createActivities, createLeanActivities } from '../../activities';
+import { createSweepActivities } from '../../activities/sweep';
+import { ResultsDb, resultsLocation } from '../../engines/results/results-db';
 import { createLlmClient, type LlmClient, type LlmSettings } from '../../engines/llm/client';
 import { IndexRegistry } from '../../engines/retrieval/index-registry';
 import { createLeanRunner } from '../../engines/lean/lean-runner';
@@ -90,6 +92,8 @@ export interface TestStack {
   lean: LeanRunner;
   indexes: IndexRegistry;
   dataDir: string;
+  /** The results database (SQLite in dataDir) the sweep activities write to. */
+  results: ResultsDb;
   mainQueue: string;
   leanQueue: string;
   /** The LLM client the main worker's activities use. */
@@ -116,11 +120,15 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const leanQueue = suffix === 'default' ? LEAN_TASK_QUEUE : `lean-${suffix}`;
   const settings = llmSettings(llm.url, options.llmSettings);
   const llmClient = createLlmClient(options.llmConfigured === false ? null : settings);
-  const activities = createActivities({
-    llm: llmClient,
-    indexes,
-    ...(options.translator ? { translator: createLlmClient(llmSettings(llm.url, { models: { ...llmSettings(llm.url).models, translator: FAKE_TRANSLATOR } })) } : {}),
-  });
+  const results = await ResultsDb.open(resultsLocation(dataDir));
+  const activities = {
+    ...createActivities({
+      llm: llmClient,
+      indexes,
+      ...(options.translator ? { translator: createLlmClient(llmSettings(llm.url, { models: { ...llmSettings(llm.url).models, translator: FAKE_TRANSLATOR } })) } : {}),
+    }),
+    ...createSweepActivities({ results }),
+  };
   const names = new NameDirectory([{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }]);
   const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000, names });
 
@@ -149,6 +157,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     llmClient,
     indexes,
     dataDir,
+    results,
     mainQueue,
     leanQueue,
     createWorkers,
@@ -166,6 +175,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
       ),
     result: (id) => env.client.workflow.getHandle(id).result() as Promise<FormalizeResult>,
     async close() {
+      await results.close();
       await lean.close();
       await llm.close();
       repl?.cleanup();

@@ -1,0 +1,69 @@
+// Activities of the sweep workflow: reading a sweep's items from the results database, and
+// writing each finished child's record once (idempotent, keyed by the child's workflow ID).
+import { Context, heartbeat, sleep } from '@temporalio/activity';
+import type { RecordedRun, RecordRunInput, SweepActivities } from '../common/sweep';
+import type { FormalizeResult } from '../common/types';
+import type { ResultsDb } from '../engines/results/results-db';
+import { failedRecord, recordFromResult, type RunIdentity } from '../engines/sweeps/record';
+
+export interface SweepActivityDeps {
+  results: ResultsDb;
+}
+
+/** The message that says what went wrong: the innermost cause of a Temporal failure. */
+export function rootCauseMessage(err: unknown): string {
+  let current = err as { message?: string; cause?: unknown } | undefined;
+  let message = current?.message ?? String(err);
+  while (current?.cause) {
+    current = current.cause as { message?: string; cause?: unknown };
+    if (current.message) message = current.message;
+  }
+  return message;
+}
+
+export function createSweepActivities(deps: SweepActivityDeps): SweepActivities {
+  const db = deps.results;
+  return {
+    async sweepItems({ sweepId, from, count }) {
+      return db.items(sweepId, from, count);
+    },
+
+    async recordSweepRun(input: RecordRunInput): Promise<RecordedRun> {
+      const done = await db.getRun(input.workflowId);
+      // Written before (a retried activity, or a unit recorded before a crash): answer the same.
+      if (done) return { workflowId: input.workflowId, outcome: done.outcome, finished: true, ...(done.error ? { error: done.error } : {}) };
+      const id: RunIdentity = { sweepId: input.sweepId, cell: input.cell, item: input.item, sample: input.sample, workflowId: input.workflowId };
+      let failure = input.failure;
+      let result: FormalizeResult | undefined;
+      if (failure === undefined) {
+        const handle = Context.current().client.workflow.getHandle(input.workflowId);
+        const deadline = Date.now() + (input.waitMs ?? 0);
+        for (;;) {
+          const status = (await handle.describe()).status.name;
+          if (status === 'RUNNING') {
+            if (Date.now() >= deadline) return { workflowId: input.workflowId, outcome: 'failed', finished: false };
+            heartbeat();
+            await sleep(Math.min(500, Math.max(0, deadline - Date.now())));
+            continue;
+          }
+          if (status === 'COMPLETED') {
+            result = (await handle.result()) as FormalizeResult;
+          } else {
+            failure = await handle.result().then(
+              () => `the run ended with status ${status}`,
+              (err: unknown) => rootCauseMessage(err),
+            );
+          }
+          break;
+        }
+      }
+      if (failure !== undefined) {
+        await db.recordFailure(input.sweepId, input.workflowId, input.attempt, failure);
+        if (input.lastAttempt) await db.recordRun(failedRecord(id, failure, new Date()));
+        return { workflowId: input.workflowId, outcome: 'failed', finished: true, failedAttempt: true, error: failure };
+      }
+      await db.recordRun(recordFromResult(id, result!, new Date()));
+      return { workflowId: input.workflowId, outcome: result!.outcome, finished: true };
+    },
+  };
+}

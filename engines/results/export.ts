@@ -1,0 +1,39 @@
+// Export of a sweep's runs: JSONL (one SweepRunRecord per line, as stored) and CSV (one row per
+// run, the scalar fields plus lists joined by spaces and stage timings as columns).
+import type { SweepRunRecord } from '../../common/sweep';
+import type { Stage } from '../../common/types';
+
+export function toJsonl(records: SweepRunRecord[]): string {
+  return records.map((r) => `${JSON.stringify(r)}\n`).join('');
+}
+
+const TIMED_STAGES: Stage[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'repair', 'judge'];
+
+export const CSV_COLUMNS = [
+  'sweepId', 'config', 'configHash', 'item', 'sample', 'workflowId', 'outcome', 'compiled', 'checked', 'equivalent',
+  'judgeGrade', 'faithful', 'repairRounds', 'attempts', 'premises', 'goldPremises', 'tags',
+  ...TIMED_STAGES.map((s) => `ms_${s}`),
+  'promptTokens', 'completionTokens', 'costUsd', 'formalStatement', 'error', 'finishedAt',
+] as const;
+
+/** RFC 4180: quote a field when it holds a comma, quote or line break; double the quotes. */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const s = typeof value === 'string' ? value : String(value);
+  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
+}
+
+function row(r: SweepRunRecord): unknown[] {
+  return [
+    r.sweepId, r.config, r.configHash, r.item, r.sample, r.workflowId, r.outcome, r.compiled, r.checked, r.equivalent,
+    r.judgeGrade, r.faithful, r.repairRounds, r.attempts.map((a) => (a.compiled ? 1 : 0)).join(' '), r.premises.join(' '), r.goldPremises.join(' '),
+    Object.entries(r.tags).map(([k, v]) => `${k}=${v}`).join(' '),
+    ...TIMED_STAGES.map((s) => r.stageMs[s]),
+    r.usage?.promptTokens, r.usage?.completionTokens, r.usage?.costUsd, r.formalStatement, r.error, r.finishedAt,
+  ];
+}
+
+export function toCsv(records: SweepRunRecord[]): string {
+  const lines = [CSV_COLUMNS.join(','), ...records.map((r) => row(r).map(csvField).join(','))];
+  return `${lines.join('\r\n')}\r\n`;
+}

@@ -1,0 +1,70 @@
+// Turns a finished child's FormalizeResult (or its failure) into the row the results database
+// holds. Pure: the record activity calls it, tests call it directly.
+import type { BenchmarkItem, SweepCell, SweepRunRecord } from '../../common/sweep';
+import type { FormalizeResult } from '../../common/types';
+
+export interface RunIdentity {
+  sweepId: string;
+  cell: Pick<SweepCell, 'name' | 'hash'>;
+  item: Pick<BenchmarkItem, 'id' | 'goldPremises' | 'tags'>;
+  sample: number;
+  workflowId: string;
+}
+
+export function recordFromResult(id: RunIdentity, result: FormalizeResult, finishedAt: Date): SweepRunRecord {
+  const attempts = result.attempts.map((a) => ({ round: a.round, compiled: a.compile.status === 'ok' }));
+  return {
+    sweepId: id.sweepId,
+    config: id.cell.name,
+    configHash: id.cell.hash,
+    item: id.item.id,
+    sample: id.sample,
+    workflowId: id.workflowId,
+    outcome: result.outcome,
+    compiled: result.compiled,
+    checked: result.checked,
+    equivalent: result.equivalence ? result.equivalence.equivalent : null,
+    judgeGrade: result.judge ? result.judge.grade : null,
+    faithful: result.judge ? result.judge.faithful : null,
+    attempts,
+    repairRounds: Math.max(0, attempts.length - 1),
+    premises: result.premises.map((p) => p.name),
+    goldPremises: id.item.goldPremises,
+    tags: id.item.tags,
+    stageMs: result.timings ?? {},
+    formalStatement: result.formalStatement,
+    finishedAt: finishedAt.toISOString(),
+  };
+}
+
+/** The record of a unit whose child failed on every attempt the sweep allowed. */
+export function failedRecord(id: RunIdentity, error: string, finishedAt: Date): SweepRunRecord {
+  return {
+    sweepId: id.sweepId,
+    config: id.cell.name,
+    configHash: id.cell.hash,
+    item: id.item.id,
+    sample: id.sample,
+    workflowId: id.workflowId,
+    outcome: 'failed',
+    compiled: false,
+    checked: false,
+    equivalent: null,
+    judgeGrade: null,
+    faithful: null,
+    attempts: [],
+    repairRounds: 0,
+    premises: [],
+    goldPremises: id.item.goldPremises,
+    tags: id.item.tags,
+    stageMs: {},
+    formalStatement: '',
+    error,
+    finishedAt: finishedAt.toISOString(),
+  };
+}
+
+/** The child workflow ID of a unit: `<sweep>/<config>/<item>/<sample>`. */
+export function unitWorkflowId(sweepId: string, config: string, item: string, sample: number): string {
+  return `${sweepId}/${config}/${item}/${sample}`;
+}

@@ -1,0 +1,230 @@
+// The sweep file (YAML or JSON): benchmark(s) and selection, library, samples, window, retry
+// policy, leave-out policy, and named configurations or a factorial design. Validated against
+// one schema; an error names the path of the bad field (`configurations.drift.topK`).
+import { readFile } from 'node:fs/promises';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import type { RunConfig } from '../../common/types';
+import type { LeaveOutPolicy } from '../../common/sweep';
+import type { BenchmarkSource } from '../benchmarks/load';
+
+/** The run configuration a cell may set: the API's `config` object (every field optional). */
+export const RunConfigPatch = z
+  .object({
+    decompose: z.boolean(),
+    retrieval: z.enum(['drift', 'monolithic', 'oracle', 'none']),
+    topK: z.number().int().min(1).max(100),
+    illustrate: z.boolean(),
+    examples: z.number().int().min(0).max(20),
+    repairRounds: z.number().int().min(0).max(20),
+    judge: z.boolean(),
+  })
+  .partial()
+  .strict();
+
+const FieldMapSchema = z
+  .object({
+    id: z.string().min(1),
+    informal: z.string().min(1),
+    goldStatement: z.string().min(1).optional(),
+    goldPremises: z.string().min(1).optional(),
+    header: z.string().min(1).optional(),
+    tags: z.record(z.string(), z.string().min(1)).optional(),
+  })
+  .strict();
+
+const BenchmarkSchema = z
+  .object({
+    path: z.string().min(1),
+    format: z.enum(['rautoformalizer', 'deepseek', 'jsonl']),
+    limit: z.number().int().min(1).optional(),
+    offset: z.number().int().min(0).optional(),
+    seed: z.number().int().optional(),
+    ids: z.array(z.string().min(1)).min(1).optional(),
+    fields: FieldMapSchema.optional(),
+    tags: z.record(z.string(), z.string()).optional(),
+  })
+  .strict()
+  .refine((b) => b.format !== 'jsonl' || b.fields !== undefined, { message: 'the jsonl format needs "fields" (which field is id, informal, …)', path: ['fields'] })
+  .refine((b) => b.seed === undefined || b.limit !== undefined, { message: 'a seeded sample needs "limit" (how many items to draw)', path: ['seed'] })
+  .refine((b) => b.ids === undefined || (b.limit === undefined && b.offset === undefined && b.seed === undefined), {
+    message: '"ids" selects exactly those items; do not combine it with limit, offset or seed',
+    path: ['ids'],
+  });
+
+/** A name usable inside a workflow ID (`<sweep>/<config>/<item>/<sample>`). */
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._+=,-]*$/;
+const nameMessage = 'use letters, digits and . _ + = , - (no "/" or spaces)';
+
+/** A factor's levels: named patches, or a list of values of one run-config field. */
+const LevelsSchema = z.union([z.record(z.string().regex(NAME, nameMessage), RunConfigPatch), z.array(z.union([z.boolean(), z.number(), z.string()])).min(2)]);
+
+const FactorialSchema = z
+  .object({
+    /** What every cell starts from. */
+    base: RunConfigPatch.optional(),
+    factors: z.record(z.string().regex(NAME, nameMessage), LevelsSchema),
+  })
+  .strict();
+
+export const SweepFileSchema = z
+  .object({
+    id: z.string().regex(NAME, nameMessage).max(100).optional(),
+    benchmark: z.union([BenchmarkSchema, z.array(BenchmarkSchema).min(1)]),
+    library: z.string().min(1),
+    /** The index version to pin; default: the library alias's current version (recorded). */
+    indexVersion: z.string().min(1).optional(),
+    samples: z.number().int().min(1).max(100).default(1),
+    window: z.number().int().min(1).max(1000).default(4),
+    retry: z.object({ maxAttempts: z.number().int().min(1).max(20).default(2) }).strict().prefault({}),
+    leaveOut: z.enum(['item', 'file']).default('item'),
+    configurations: z.record(z.string().regex(NAME, nameMessage), RunConfigPatch).optional(),
+    factorial: FactorialSchema.optional(),
+  })
+  .strict()
+  .refine((f) => f.configurations !== undefined || f.factorial !== undefined, {
+    message: 'declare "configurations" (named run configurations) or a "factorial" design',
+    path: ['configurations'],
+  });
+
+export type SweepFile = z.infer<typeof SweepFileSchema>;
+
+export interface NamedConfig {
+  name: string;
+  config: Partial<RunConfig>;
+  /** For factorial cells: factor → level. */
+  factors?: Record<string, string>;
+}
+
+/** A validated sweep: what `sweep start` needs, with paths resolved. */
+export interface SweepSpec {
+  id?: string;
+  benchmarks: BenchmarkSource[];
+  library: string;
+  indexVersion?: string;
+  samples: number;
+  window: number;
+  maxAttempts: number;
+  leaveOut: LeaveOutPolicy;
+  configurations: NamedConfig[];
+}
+
+export class SweepFileError extends Error {
+  override name = 'SweepFileError';
+}
+
+function describeIssues(file: string, error: z.ZodError): string {
+  const lines = error.issues.map((issue) => {
+    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+    if (issue.code === 'unrecognized_keys') {
+      const keys = (issue as { keys: string[] }).keys;
+      return `- ${path ? `${path}: ` : ''}unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`;
+    }
+    return `- ${path || '(top level)'}: ${issue.message}`;
+  });
+  return `${file}: invalid sweep file\n${lines.join('\n')}`;
+}
+
+/** Expands a factorial design into cells, the first factor varying slowest. Cell names join
+ * `factor=level` with `,` (e.g. `decompose=on,illustrate=off,repair=on`). */
+export function expandFactorial(design: NonNullable<SweepFile['factorial']>): NamedConfig[] {
+  const factors = Object.entries(design.factors).map(([factor, levels]) => {
+    if (Array.isArray(levels)) {
+      // A list of values of the run-config field named like the factor.
+      const entries = levels.map((value) => {
+        const patch = RunConfigPatch.safeParse({ [factor]: value });
+        if (!patch.success) throw new SweepFileError(`factorial.factors.${factor}: "${String(value)}" is not a value of the run-config field "${factor}" (or give named levels)`);
+        return [String(value), patch.data] as const;
+      });
+      return { factor, levels: entries };
+    }
+    if (Object.keys(levels).length < 2) throw new SweepFileError(`factorial.factors.${factor}: a factor needs at least two levels`);
+    return { factor, levels: Object.entries(levels) };
+  });
+  if (factors.length === 0) throw new SweepFileError('factorial.factors: declare at least one factor');
+  let cells: NamedConfig[] = [{ name: '', config: { ...(design.base ?? {}) }, factors: {} }];
+  for (const { factor, levels } of factors) {
+    cells = cells.flatMap((cell) =>
+      levels.map(([level, patch]) => ({
+        name: cell.name ? `${cell.name},${factor}=${level}` : `${factor}=${level}`,
+        config: { ...cell.config, ...patch },
+        factors: { ...cell.factors, [factor]: level },
+      })),
+    );
+  }
+  return cells;
+}
+
+/** The shared data directory: DRIFTLINE_SHARED_DATA, or `../shared/data` from the project root. */
+export function sharedDataDir(projectRoot: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env.DRIFTLINE_SHARED_DATA ?? resolve(projectRoot, '..', 'shared', 'data');
+}
+
+export interface ParseOptions {
+  /** Where `$DATA/…` benchmark paths point (see sharedDataDir). */
+  dataDir: string;
+}
+
+/** Validates a parsed sweep object. `file` names it in errors and anchors relative paths. */
+export function parseSweep(raw: unknown, file: string, options: ParseOptions): SweepSpec {
+  const r = SweepFileSchema.safeParse(raw);
+  if (!r.success) throw new SweepFileError(describeIssues(file, r.error));
+  const f = r.data;
+  const configurations: NamedConfig[] = [];
+  for (const [name, config] of Object.entries(f.configurations ?? {})) configurations.push({ name, config });
+  if (f.factorial) {
+    for (const cell of expandFactorial(f.factorial)) {
+      if (configurations.some((c) => c.name === cell.name)) throw new SweepFileError(`${file}: configuration "${cell.name}" is declared twice`);
+      configurations.push(cell);
+    }
+  }
+  if (configurations.length === 0) throw new SweepFileError(`${file}: configurations: declare at least one configuration`);
+  const base = dirname(resolve(file));
+  const resolvePath = (p: string) => (p.startsWith('$DATA/') ? resolve(options.dataDir, p.slice('$DATA/'.length)) : isAbsolute(p) ? p : resolve(base, p));
+  const benchmarks = (Array.isArray(f.benchmark) ? f.benchmark : [f.benchmark]).map((b) => ({ ...b, path: resolvePath(b.path) }) as BenchmarkSource);
+  for (const c of configurations) {
+    if (c.config.retrieval === 'oracle' && benchmarks.length === 0) throw new SweepFileError(`${file}: configurations.${c.name}: oracle retrieval needs gold premises`);
+  }
+  return {
+    ...(f.id ? { id: f.id } : {}),
+    benchmarks,
+    library: f.library,
+    ...(f.indexVersion ? { indexVersion: f.indexVersion } : {}),
+    samples: f.samples,
+    window: f.window,
+    maxAttempts: f.retry.maxAttempts,
+    leaveOut: f.leaveOut,
+    configurations,
+  };
+}
+
+/** Reads a sweep file: `.yaml`/`.yml` as YAML, anything else as JSON (YAML is tried when JSON
+ * fails, since YAML is a superset). */
+export async function readSweepFile(file: string, options: ParseOptions): Promise<SweepSpec> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new SweepFileError(`cannot read sweep file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+  }
+  let raw: unknown;
+  if (/\.ya?ml$/i.test(file)) {
+    try {
+      raw = parseYaml(text);
+    } catch (err) {
+      throw new SweepFileError(`${file}: not valid YAML: ${(err as Error).message}`);
+    }
+  } else {
+    try {
+      raw = JSON.parse(text);
+    } catch (jsonErr) {
+      try {
+        raw = parseYaml(text);
+      } catch {
+        throw new SweepFileError(`${file}: not valid JSON: ${(jsonErr as Error).message}`);
+      }
+    }
+  }
+  return parseSweep(raw, file, options);
+}

@@ -1,0 +1,311 @@
+// The `sweep` workflow: a benchmark × configurations × samples, run as child `formalize`
+// workflows in a sliding window. Every unit (configuration, item, sample) has the child ID
+// `<sweep>/<config>/<item>/<sample>`; its record is written once by an idempotent activity.
+// Before the history grows large the workflow continues as new, carrying a cursor, counters and
+// the units still in flight, which the next run awaits through the record activity.
+import {
+  CancellationScope,
+  ChildWorkflowCancellationType,
+  condition,
+  continueAsNew,
+  defineQuery,
+  defineSignal,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  ParentClosePolicy,
+  proxyActivities,
+  setHandler,
+  sleep,
+  startChild,
+  workflowInfo,
+  WorkflowIdReusePolicy,
+  type ChildWorkflowHandle,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY, SWEEP_KEY } from '../common/search-attributes';
+import { resolveRunConfig } from '../common/run-config';
+import type { BenchmarkItem, RecordedRun, RecordRunInput, SweepActivities, SweepCounts, SweepCursor, SweepInput, SweepProgress } from '../common/sweep';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeInput } from '../common/types';
+
+export const sweepProgressQuery = defineQuery<SweepProgress>('progress');
+export const pauseSignal = defineSignal('pause');
+export const resumeSignal = defineSignal('resume');
+export const cancelSignal = defineSignal('cancel');
+
+// The results database may be down for a while (a PostgreSQL restart): keep retrying.
+const { sweepItems, recordSweepRun } = proxyActivities<SweepActivities>({
+  startToCloseTimeout: '2m',
+  heartbeatTimeout: '30s',
+  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
+});
+
+/** Items fetched per activity call. */
+const ITEM_PAGE = 100;
+/** Continue as new past this many history events unless the input says otherwise. */
+export const DEFAULT_HISTORY_LIMIT = 4000;
+/** How long one poll of a carried-over child waits inside the record activity. */
+const CARRIED_WAIT_MS = 20_000;
+
+function rootCause(err: unknown): string {
+  let current = err as { message?: string; cause?: unknown } | undefined;
+  let message = current?.message ?? String(err);
+  while (current?.cause) {
+    current = current.cause as { message?: string; cause?: unknown };
+    if (current.message) message = current.message;
+  }
+  return message;
+}
+
+function freshCursor(input: SweepInput, now: number): SweepCursor {
+  const perCell = input.items * input.samples;
+  const done: Record<string, number> = {};
+  const failed: Record<string, number> = {};
+  for (const cell of input.cells) {
+    done[cell.name] = input.reusedCells?.includes(cell.name) ? perCell : 0;
+    failed[cell.name] = 0;
+  }
+  return { next: 0, inflight: [], retryQueue: [], done, failed, retries: 0, paused: false, activeMs: 0, startedAt: new Date(now).toISOString(), generation: 0 };
+}
+
+export async function sweep(input: SweepInput): Promise<SweepProgress> {
+  const C = input.cells.length;
+  const K = input.samples;
+  const total = input.items * C * K;
+  const reused = new Set(input.reusedCells ?? []);
+  const cur: SweepCursor = input.cursor ?? freshCursor(input, Date.now());
+  const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;
+  const running = new Map<number, number>(); // unit → attempt
+  let starting = 0;
+  let cancelled = false;
+  let finished = false;
+  let stretchStart = Date.now();
+  let tick = 0;
+  const wake = () => void tick++;
+
+  const decode = (unit: number) => ({ item: Math.floor(unit / (C * K)), cell: input.cells[Math.floor(unit / K) % C]!, sample: unit % K });
+  const activeMs = () => cur.activeMs + (cur.paused ? 0 : Date.now() - stretchStart);
+
+  const progress = (): SweepProgress => {
+    const perConfig: Record<string, SweepCounts> = {};
+    for (const cell of input.cells) perConfig[cell.name] = { total: input.items * K, done: cur.done[cell.name] ?? 0, failed: cur.failed[cell.name] ?? 0, running: 0 };
+    for (const unit of running.keys()) perConfig[decode(unit).cell.name]!.running++;
+    const done = Object.values(cur.done).reduce((a, b) => a + b, 0);
+    const failed = Object.values(cur.failed).reduce((a, b) => a + b, 0);
+    const seconds = activeMs() / 1000;
+    const rate = seconds > 0 ? done / seconds : 0;
+    return {
+      sweepId: input.sweepId,
+      status: cancelled ? 'cancelled' : finished ? 'completed' : cur.paused ? 'paused' : 'running',
+      total,
+      done,
+      failed,
+      running: running.size,
+      perConfig,
+      retries: cur.retries,
+      rate,
+      etaSeconds: rate > 0 ? (total - done) / rate : null,
+      generation: cur.generation,
+      startedAt: cur.startedAt,
+    };
+  };
+  setHandler(sweepProgressQuery, progress);
+  setHandler(pauseSignal, () => {
+    if (cur.paused || cancelled) return;
+    cur.activeMs += Date.now() - stretchStart;
+    cur.paused = true;
+    wake();
+  });
+  setHandler(resumeSignal, () => {
+    if (!cur.paused) return;
+    cur.paused = false;
+    stretchStart = Date.now();
+    wake();
+  });
+  setHandler(cancelSignal, () => {
+    cancelled = true;
+    wake();
+  });
+
+  // Items come from the results database a page at a time (the input carries only counts).
+  const pages = new Map<number, Promise<BenchmarkItem[]>>();
+  const itemAt = async (index: number): Promise<BenchmarkItem> => {
+    const page = Math.floor(index / ITEM_PAGE);
+    let items = pages.get(page);
+    if (!items) {
+      items = sweepItems({ sweepId: input.sweepId, from: page * ITEM_PAGE, count: ITEM_PAGE });
+      pages.set(page, items);
+      if (pages.size > 4) pages.delete(pages.keys().next().value!);
+    }
+    const item = (await items)[index % ITEM_PAGE];
+    if (!item) throw new Error(`sweep ${input.sweepId} has no item ${index} in the results database`);
+    return item;
+  };
+
+  const startUnit = async (id: RecordRunInput, item: BenchmarkItem): Promise<RecordedRun> => {
+    const cell = input.cells.find((c) => c.name === id.cell.name)!;
+    const config = resolveRunConfig(cell.config);
+    const child: FormalizeInput = {
+      statement: item.informal,
+      library: input.library,
+      config,
+      // The item's own declaration is never retrieved or shown (leave-out `item`).
+      exclude: [item.id],
+      goldPremises: item.goldPremises,
+      leanTaskQueue: input.leanTaskQueue ?? LEAN_TASK_QUEUE,
+      ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
+    };
+    let handle: ChildWorkflowHandle<(input: FormalizeInput) => Promise<unknown>>;
+    // Counted until the start is confirmed: the sweep never continues as new with a start
+    // still in flight.
+    starting++;
+    try {
+      handle = await startChild('formalize', {
+        workflowId: id.workflowId,
+        taskQueue: input.taskQueue ?? MAIN_TASK_QUEUE,
+        args: [child],
+        // Children outlive a continueAsNew of the sweep; the next run awaits them.
+        parentClosePolicy: ParentClosePolicy.ABANDON,
+        // A failed child may be retried under the same ID; a completed one never runs again.
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        cancellationType: ChildWorkflowCancellationType.TRY_CANCEL,
+        typedSearchAttributes: [
+          { key: SWEEP_KEY, value: input.sweepId },
+          { key: CONFIG_KEY, value: cell.name },
+          { key: LIBRARY_KEY, value: input.library },
+          { key: STAGE_KEY, value: 'starting' },
+        ],
+        memo: { sweep: input.sweepId, item: item.id, sample: id.sample },
+      });
+    } catch (err) {
+      // Started before by this sweep (and not failed): await it like a carried-over unit.
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return awaitUnit(id, item);
+      throw err;
+    } finally {
+      starting--;
+      wake();
+    }
+    let failure: string | undefined;
+    try {
+      await handle.result();
+    } catch (err) {
+      // The sweep's own cancellation ends the unit unrecorded; anything else (a child cancelled
+      // or terminated by hand, a failure) is a failed attempt.
+      if (isCancellation(err) && cancelled) throw err;
+      failure = rootCause(err);
+    }
+    return recordSweepRun({ ...id, ...(failure !== undefined ? { failure } : {}) });
+  };
+
+  // A unit started by an earlier run: the record activity waits for it and writes its record.
+  const awaitUnit = async (id: RecordRunInput, item: BenchmarkItem): Promise<RecordedRun> => {
+    for (;;) {
+      const r = await recordSweepRun({ ...id, waitMs: CARRIED_WAIT_MS });
+      if (r.missing) return startUnit(id, item);
+      if (r.finished) return r;
+      await sleep(1000);
+    }
+  };
+
+  const runUnit = async (unit: number, attempt: number, carried: boolean): Promise<void> => {
+    const { item: index, cell, sample } = decode(unit);
+    const item = await itemAt(index);
+    const id: RecordRunInput = {
+      sweepId: input.sweepId,
+      workflowId: `${input.sweepId}/${cell.name}/${item.id}/${sample}`,
+      cell: { name: cell.name, hash: cell.hash },
+      item: { id: item.id, goldPremises: item.goldPremises, tags: item.tags },
+      sample,
+      attempt,
+      lastAttempt: attempt >= input.maxAttempts,
+    };
+    const recorded = carried ? await awaitUnit(id, item) : await startUnit(id, item);
+    running.delete(unit);
+    if (recorded.failedAttempt && !id.lastAttempt) {
+      log.warn('sweep child failed; retrying', { workflowId: id.workflowId, attempt, error: recorded.error });
+      cur.retries++;
+      cur.retryQueue.push({ unit, attempt: attempt + 1 });
+    } else {
+      cur.done[cell.name] = (cur.done[cell.name] ?? 0) + 1;
+      if (recorded.outcome === 'failed') cur.failed[cell.name] = (cur.failed[cell.name] ?? 0) + 1;
+    }
+    wake();
+  };
+
+  const scope = new CancellationScope();
+  const tasks = new Set<Promise<void>>();
+  const launch = (unit: number, attempt: number, carried: boolean) => {
+    running.set(unit, attempt);
+    const task = scope
+      .run(() => runUnit(unit, attempt, carried))
+      .catch((err) => {
+        if (!isCancellation(err)) throw err;
+      })
+      .finally(() => tasks.delete(task));
+    tasks.add(task);
+  };
+
+  const wantsToContinue = () => {
+    const info = workflowInfo();
+    return info.historyLength >= historyLimit || info.continueAsNewSuggested;
+  };
+
+  const cancelAll = async () => {
+    // Children started by an earlier run are not in this run's scope: ask them by ID.
+    await CancellationScope.nonCancellable(async () => {
+      for (const unit of running.keys()) {
+        const { cell, sample, item } = decode(unit);
+        const itemId = (await itemAt(item)).id;
+        await getExternalWorkflowHandle(`${input.sweepId}/${cell.name}/${itemId}/${sample}`)
+          .cancel()
+          .catch(() => undefined);
+      }
+    });
+    scope.cancel();
+    await Promise.allSettled([...tasks]);
+  };
+
+  for (const f of cur.inflight) launch(f.unit, f.attempt, true);
+  cur.inflight = [];
+  try {
+    for (;;) {
+      if (cancelled) break;
+      while (!cur.paused && running.size < input.window && !wantsToContinue()) {
+        let next = cur.retryQueue.shift();
+        while (!next && cur.next < total) {
+          const unit = cur.next++;
+          if (!reused.has(decode(unit).cell.name)) next = { unit, attempt: 1 };
+        }
+        if (!next) break;
+        launch(next.unit, next.attempt, false);
+      }
+      if (running.size === 0 && cur.retryQueue.length === 0 && cur.next >= total) break;
+      if (wantsToContinue() && starting === 0) {
+        const carried: SweepCursor = {
+          ...cur,
+          activeMs: activeMs(),
+          inflight: [...running].map(([unit, attempt]) => ({ unit, attempt })),
+          generation: cur.generation + 1,
+        };
+        log.info('sweep continues as new', { sweepId: input.sweepId, history: workflowInfo().historyLength, inflight: carried.inflight.length });
+        await continueAsNew<typeof sweep>({ ...input, cursor: carried });
+      }
+      const seen = tick;
+      await condition(() => tick !== seen);
+    }
+  } catch (err) {
+    if (!isCancellation(err)) throw err;
+    // Cancelled through Temporal: stop the children too, then end as cancelled.
+    cancelled = true;
+    await cancelAll();
+    throw err;
+  }
+  if (cancelled) {
+    await cancelAll();
+    return progress();
+  }
+  finished = true;
+  cur.activeMs = activeMs();
+  cur.paused = false;
+  return progress();
+}
