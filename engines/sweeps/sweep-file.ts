@@ -71,7 +71,8 @@ const FactorialSchema = z
 export const SweepFileSchema = z
   .object({
     id: z.string().regex(NAME, nameMessage).max(100).optional(),
-    benchmark: z.union([BenchmarkSchema, z.array(BenchmarkSchema).min(1)]),
+    // One benchmark or several; parseSweep wraps a single one in a list first.
+    benchmark: z.array(BenchmarkSchema).min(1),
     library: z.string().min(1),
     /** The index version to pin; default: the library alias's current version (recorded). */
     indexVersion: z.string().min(1).optional(),
@@ -114,13 +115,16 @@ export class SweepFileError extends Error {
   override name = 'SweepFileError';
 }
 
-function describeIssues(file: string, error: z.ZodError): string {
+function describeIssues(file: string, error: z.ZodError, singleBenchmark: boolean): string {
   const lines = error.issues.map((issue) => {
-    const path = issue.path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+    // A single benchmark object was wrapped in a list: report its fields without `[0]`.
+    const at = singleBenchmark && issue.path[0] === 'benchmark' && issue.path[1] === 0 ? ['benchmark', ...issue.path.slice(2)] : issue.path;
+    const path = at.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
     if (issue.code === 'unrecognized_keys') {
       const keys = (issue as { keys: string[] }).keys;
       return `- ${path ? `${path}: ` : ''}unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`;
     }
+    if (issue.code === 'invalid_key') return `- ${path}: not a usable name: ${nameMessage}`;
     return `- ${path || '(top level)'}: ${issue.message}`;
   });
   return `${file}: invalid sweep file\n${lines.join('\n')}`;
@@ -168,8 +172,10 @@ export interface ParseOptions {
 
 /** Validates a parsed sweep object. `file` names it in errors and anchors relative paths. */
 export function parseSweep(raw: unknown, file: string, options: ParseOptions): SweepSpec {
-  const r = SweepFileSchema.safeParse(raw);
-  if (!r.success) throw new SweepFileError(describeIssues(file, r.error));
+  const single = Boolean(raw && typeof raw === 'object' && !Array.isArray(raw) && (raw as { benchmark?: unknown }).benchmark && !Array.isArray((raw as { benchmark?: unknown }).benchmark));
+  const wrapped = single ? { ...(raw as object), benchmark: [(raw as { benchmark: unknown }).benchmark] } : raw;
+  const r = SweepFileSchema.safeParse(wrapped);
+  if (!r.success) throw new SweepFileError(describeIssues(file, r.error, single));
   const f = r.data;
   const configurations: NamedConfig[] = [];
   for (const [name, config] of Object.entries(f.configurations ?? {})) configurations.push({ name, config });
@@ -182,7 +188,7 @@ export function parseSweep(raw: unknown, file: string, options: ParseOptions): S
   if (configurations.length === 0) throw new SweepFileError(`${file}: configurations: declare at least one configuration`);
   const base = dirname(resolve(file));
   const resolvePath = (p: string) => (p.startsWith('$DATA/') ? resolve(options.dataDir, p.slice('$DATA/'.length)) : isAbsolute(p) ? p : resolve(base, p));
-  const benchmarks = (Array.isArray(f.benchmark) ? f.benchmark : [f.benchmark]).map((b) => ({ ...b, path: resolvePath(b.path) }) as BenchmarkSource);
+  const benchmarks = f.benchmark.map((b) => ({ ...b, path: resolvePath(b.path) }) as BenchmarkSource);
   for (const c of configurations) {
     if (c.config.retrieval === 'oracle' && benchmarks.length === 0) throw new SweepFileError(`${file}: configurations.${c.name}: oracle retrieval needs gold premises`);
   }
