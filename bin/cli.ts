@@ -9,6 +9,7 @@ import { addRunConfigOptions, runConfigFromOptions } from './run-config-options'
 import { agentConfigProblem } from '../common/run-config';
 import { registerEvalCommand } from './eval-command';
 import { registerIndexCommands } from './index-command';
+import { registerSweepCommands } from './sweep-command';
 
 const STAGE_LABELS: Record<Stage, string> = {
   starting: 'starting',
@@ -221,5 +222,7 @@ program
 registerIndexCommands(program);
 
 registerEvalCommand(program);
+
+registerSweepCommands(program);
 
 await program.parseAsync(process.argv).catch((err: Error) => fail(err.message));

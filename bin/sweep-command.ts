@@ -1,0 +1,242 @@
+// `driftline sweep …`: start a benchmark sweep from a sweep file, watch it (a live progress bar
+// with rate and ETA), pause, resume or cancel it, list sweeps, export its runs, write its report.
+import { createWriteStream } from 'node:fs';
+import type { Command } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import cliProgress from 'cli-progress';
+import type { Client } from '@temporalio/client';
+import { configOrExit as loadCfg, fail } from './cli-support';
+import { connectClient } from '../infra/connect';
+import { openResults } from '../infra/results';
+import { createIndexStore } from '../infra/deps';
+import { PROJECT_ROOT } from '../infra/temporal-cli';
+import type { Config } from '../infra/config';
+import { getSweepProgress, signalSweep, startSweep, SweepRequestError } from '../api/sweeps';
+import { loadBenchmarks } from '../engines/benchmarks/load';
+import { readSweepFile, sharedDataDir, type SweepSpec } from '../engines/sweeps/sweep-file';
+import type { ResultsDb } from '../engines/results/results-db';
+import { toCsv, toJsonl } from '../engines/results/export';
+import type { SweepProgress } from '../common/sweep';
+
+const FINAL = new Set(['completed', 'cancelled', 'failed']);
+
+function positive(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a whole number ≥ 1');
+  return n;
+}
+
+/** Runs `fn` with the results database and a Temporal client, closing both afterwards. */
+async function withServices<T>(fn: (cfg: Config, db: ResultsDb, client: Client) => Promise<T>, opts: { temporal?: boolean } = {}): Promise<T> {
+  const cfg = loadCfg({ skipFileChecks: true });
+  const db = await openResults(cfg).catch((err: Error) => fail(err.message));
+  let client: Client | undefined;
+  try {
+    if (opts.temporal !== false) client = await connectClient(cfg).catch((err: Error) => fail(err.message));
+    return await fn(cfg, db, client!);
+  } finally {
+    await client?.connection.close();
+    await db.close();
+  }
+}
+
+export function formatDuration(seconds: number | null): string {
+  if (seconds === null || !Number.isFinite(seconds)) return '--:--';
+  const s = Math.round(seconds);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = String(s % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
+}
+
+async function startCommand(file: string, opts: { id?: string; reuse?: string; json?: boolean; historyLimit?: number }): Promise<void> {
+  let spec: SweepSpec;
+  try {
+    spec = await readSweepFile(file, { dataDir: sharedDataDir(PROJECT_ROOT) });
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  const cfg = loadCfg({ skipFileChecks: true });
+  if (!cfg.libraries.some((l) => l.name === spec.library)) {
+    fail(`${file}: library: "${spec.library}" is not configured; known: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES)`);
+  }
+  // Every record is checked before anything starts: a bad line stops here, naming file and line.
+  const items = await loadBenchmarks(spec.benchmarks).catch((err: Error) => fail(err.message));
+  if (spec.configurations.some((c) => c.config.retrieval === 'oracle') && items.some((i) => i.goldPremises.length === 0)) {
+    process.stderr.write(`note: ${items.filter((i) => i.goldPremises.length === 0).length} items have no gold premises; oracle retrieval gives them none\n`);
+  }
+  // The index version a sweep pins when its file names none: the alias's current version.
+  const current = spec.indexVersion ? undefined : await createIndexStore(cfg).getAlias(spec.library).catch(() => undefined);
+  await withServices(async (_cfg, db, client) => {
+    let started;
+    try {
+      started = await startSweep(client, db, spec, items, {
+        ...(opts.id ? { id: opts.id } : {}),
+        ...(opts.reuse ? { reuse: opts.reuse } : {}),
+        ...(current ? { currentIndexVersion: current } : {}),
+        ...(opts.historyLimit ? { historyLimit: opts.historyLimit } : {}),
+      });
+    } catch (err) {
+      if (err instanceof SweepRequestError) fail(err.message);
+      throw err;
+    }
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(started)}\n`);
+      return;
+    }
+    if (started.existing) {
+      process.stdout.write(`sweep ${started.id} exists already (${started.total} runs); nothing new started. Watch it: driftline sweep status ${started.id}\n`);
+      return;
+    }
+    const reused = started.reused.length ? `; re-used from ${opts.reuse}: ${started.reused.join(', ')}` : '';
+    process.stdout.write(
+      `sweep ${started.id} started: ${items.length} items × ${started.cells.length} configurations × ${spec.samples} samples = ${started.total} runs${reused}\n` +
+        `watch it: driftline sweep status ${started.id}\n`,
+    );
+  });
+}
+
+async function statusCommand(id: string, opts: { json?: boolean; once?: boolean }): Promise<void> {
+  await withServices(async (_cfg, db, client) => {
+    const read = async () => {
+      const p = await getSweepProgress(client, db, id);
+      if (!p) fail(`no sweep "${id}" (not in Temporal, not in the results database)`);
+      return p;
+    };
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(await read())}\n`);
+      return;
+    }
+    let p = await read();
+    if (opts.once || FINAL.has(p.status)) {
+      process.stdout.write(describe(p));
+      return;
+    }
+    // A live bar per configuration and one for the whole sweep, redrawn every second.
+    const bars = new cliProgress.MultiBar(
+      {
+        format: ' {name} {bar} {percentage}% | {value}/{total} | failed {failed} | {running} running | {rate} runs/s | ETA {eta_text}',
+        hideCursor: true,
+        clearOnComplete: false,
+        stopOnComplete: false,
+        noTTYOutput: !process.stderr.isTTY,
+        notTTYSchedule: 5000,
+      },
+      cliProgress.Presets.shades_classic,
+    );
+    const width = Math.max(5, ...Object.keys(p.perConfig).map((n) => n.length));
+    const pad = (s: string) => s.padEnd(width);
+    const total = bars.create(p.total, p.done, { name: pad('all'), failed: p.failed, running: p.running, rate: p.rate.toFixed(2), eta_text: formatDuration(p.etaSeconds) });
+    const per = new Map(Object.entries(p.perConfig).map(([name, c]) => [name, bars.create(c.total, c.done, { name: pad(name), failed: c.failed, running: c.running, rate: '', eta_text: '' })]));
+    const stop = () => {
+      bars.stop();
+      process.exit(0);
+    };
+    process.once('SIGINT', stop);
+    while (!FINAL.has(p.status)) {
+      await new Promise((r) => setTimeout(r, 1000));
+      p = await read();
+      total.update(p.done, { failed: p.failed, running: p.running, rate: p.rate.toFixed(2), eta_text: p.status === 'paused' ? 'paused' : formatDuration(p.etaSeconds) });
+      for (const [name, c] of Object.entries(p.perConfig)) per.get(name)?.update(c.done, { failed: c.failed, running: c.running });
+    }
+    bars.stop();
+    process.removeListener('SIGINT', stop);
+    process.stdout.write(describe(p));
+  });
+}
+
+function describe(p: SweepProgress): string {
+  const lines = [`sweep ${p.sweepId}: ${p.status}, ${p.done}/${p.total} runs done, ${p.failed} failed, ${p.running} running, ${p.rate.toFixed(2)} runs/s, ETA ${formatDuration(p.etaSeconds)}`];
+  for (const [name, c] of Object.entries(p.perConfig)) lines.push(`  ${name}: ${c.done}/${c.total} done, ${c.failed} failed, ${c.running} running`);
+  return `${lines.join('\n')}\n`;
+}
+
+async function signalCommand(id: string, signal: 'pause' | 'resume' | 'cancel'): Promise<void> {
+  await withServices(async (_cfg, db, client) => {
+    const p = await getSweepProgress(client, db, id);
+    if (!p) fail(`no sweep "${id}"`);
+    if (FINAL.has(p.status)) fail(`sweep ${id} is ${p.status}; it cannot ${signal}`);
+    await signalSweep(client, id, signal);
+    process.stdout.write(`sweep ${id}: ${signal} sent\n`);
+  });
+}
+
+async function listCommand(opts: { json?: boolean }): Promise<void> {
+  await withServices(async (_cfg, db, client) => {
+    const sweeps = await db.listSweeps();
+    const rows = [];
+    for (const s of sweeps) {
+      const p = await getSweepProgress(client, db, s.id).catch(() => null);
+      rows.push({ id: s.id, status: p?.status ?? 'unknown', done: p?.done ?? 0, failed: p?.failed ?? 0, total: s.items * s.cells.length * s.samples, library: s.library, createdAt: s.createdAt });
+    }
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(rows)}\n`);
+      return;
+    }
+    if (rows.length === 0) {
+      process.stdout.write('no sweeps yet: driftline sweep start FILE\n');
+      return;
+    }
+    for (const r of rows) process.stdout.write(`${r.id}  ${r.status.padEnd(9)}  ${r.done}/${r.total} done, ${r.failed} failed  ${r.library}  ${r.createdAt}\n`);
+  });
+}
+
+async function exportCommand(id: string, opts: { format: 'jsonl' | 'csv'; out?: string }): Promise<void> {
+  await withServices(
+    async (_cfg, db) => {
+      if (!(await db.getSweep(id))) fail(`no sweep "${id}" in the results database`);
+      const runs = await db.runs(id);
+      const text = opts.format === 'csv' ? toCsv(runs) : toJsonl(runs);
+      if (!opts.out) {
+        process.stdout.write(text);
+        return;
+      }
+      await new Promise<void>((resolve, reject) => createWriteStream(opts.out!).end(text, () => resolve()).on('error', reject));
+      process.stderr.write(`${runs.length} runs written to ${opts.out}\n`);
+    },
+    { temporal: false },
+  );
+}
+
+async function reportCommand(id: string, _opts: { out: string }): Promise<void> {
+  void id;
+  fail('sweep report: the report writer (metrics with confidence intervals, HTML/Markdown/CSV/JSON) has not landed yet; meanwhile `driftline sweep export ID --format csv` gives every run');
+}
+
+export function registerSweepCommands(program: Command): void {
+  const sweep = program.command('sweep').description('benchmark sweeps: a benchmark × configurations × samples, as one durable workflow');
+  sweep
+    .command('start')
+    .description('start a sweep from a sweep file (YAML or JSON); returns once it is started')
+    .argument('<file>', 'the sweep file')
+    .option('--id <id>', 'the sweep ID (default: the file\'s "id", else sweep-<time>-<random>); an existing ID answers with that sweep')
+    .option('--reuse <sweep>', 're-use finished cells of an earlier sweep with the same configuration hash, items and index version')
+    .option('--json', 'print {id, existing, total, cells, reused} as JSON')
+    .addOption(new Option('--history-limit <events>', 'continue as new past this many history events').argParser(positive).hideHelp())
+    .action(startCommand);
+  sweep
+    .command('status')
+    .description('show a sweep\'s progress: a live bar per configuration with rate and ETA, until it ends')
+    .argument('<id>')
+    .option('--json', 'print one JSON object (status, total, done, failed, running, perConfig, rate, etaSeconds) and exit')
+    .option('--once', 'print the progress once and exit')
+    .action(statusCommand);
+  for (const signal of ['pause', 'resume', 'cancel'] as const) {
+    const what = { pause: 'stop starting new runs (running ones finish)', resume: 'start runs again after a pause', cancel: 'stop the sweep: no new runs, running ones are cancelled' }[signal];
+    sweep.command(signal).description(what).argument('<id>').action((id: string) => signalCommand(id, signal));
+  }
+  sweep.command('list').description('list sweeps in the results database with their status').option('--json', 'print JSON').action(listCommand);
+  sweep
+    .command('export')
+    .description('print every finished run of a sweep: one JSON object per line, or CSV')
+    .argument('<id>')
+    .addOption(new Option('--format <format>', 'output format').choices(['jsonl', 'csv']).default('jsonl'))
+    .option('-o, --out <file>', 'write to a file instead of standard output')
+    .action(exportCommand);
+  sweep
+    .command('report')
+    .description('write the sweep\'s report (DIR/index.html, Markdown, CSV, JSON)')
+    .argument('<id>')
+    .requiredOption('--out <dir>', 'directory to write the report into')
+    .action(reportCommand);
+}
