@@ -96,15 +96,21 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
       return engineCall((signal) => decomposeStatement(deps.llm, statement, signal));
     },
 
+    // Retrieval heartbeats too (opening an index may build it first): a worker killed during it
+    // is noticed within the heartbeat timeout, not after the whole start-to-close timeout.
     async retrieve(input: RetrieveInput): Promise<RetrieveOutput> {
-      // DRIFT (top-1 per sub-query) and monolithic top-k may re-rank differently (rerank.ts).
-      const { index, version } = await openIndex(deps.indexes, input.library, input.mode === 'drift' ? 'drift' : 'monolithic');
-      return { ...(await mapEngineErrors(retrievePremises(index, input))), indexVersion: version };
+      return withHeartbeat(async () => {
+        // DRIFT (top-1 per sub-query) and monolithic top-k may re-rank differently (rerank.ts).
+        const { index, version } = await openIndex(deps.indexes, input.library, input.mode === 'drift' ? 'drift' : 'monolithic');
+        return { ...(await mapEngineErrors(retrievePremises(index, input))), indexVersion: version };
+      });
     },
 
     async illustrate(input: IllustrateInput): Promise<Example[]> {
-      const { index } = await openIndex(deps.indexes, input.library, 'monolithic', input.indexVersion);
-      return await mapEngineErrors(chooseExamples(index, input));
+      return withHeartbeat(async () => {
+        const { index } = await openIndex(deps.indexes, input.library, 'monolithic', input.indexVersion);
+        return await mapEngineErrors(chooseExamples(index, input));
+      });
     },
 
     async draftStatement(input: FormalizeStageInput): Promise<string> {

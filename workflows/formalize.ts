@@ -51,6 +51,7 @@ const llmStages = (budget: LlmBudget | undefined) => proxyActivities<MainActivit
 
 const { retrieve, illustrate } = proxyActivities<MainActivities>({
   startToCloseTimeout: '2m',
+  heartbeatTimeout: '15s',
   retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 

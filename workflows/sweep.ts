@@ -36,7 +36,8 @@ export const cancelSignal = defineSignal('cancel');
 // The results database may be down for a while (a PostgreSQL restart): keep retrying.
 const { sweepItems, recordSweepRun } = proxyActivities<SweepActivities>({
   startToCloseTimeout: '2m',
-  heartbeatTimeout: '30s',
+  // Both activities heartbeat while they wait; a killed worker is noticed in seconds.
+  heartbeatTimeout: '10s',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
