@@ -101,7 +101,8 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
     async retrieve(input: RetrieveInput): Promise<RetrieveOutput> {
       return withHeartbeat(async () => {
         // DRIFT (top-1 per sub-query) and monolithic top-k may re-rank differently (rerank.ts).
-        const { index, version } = await openIndex(deps.indexes, input.library, input.mode === 'drift' ? 'drift' : 'monolithic');
+        // A sweep pins its version (input.indexVersion); otherwise the alias's current one.
+        const { index, version } = await openIndex(deps.indexes, input.library, input.mode === 'drift' ? 'drift' : 'monolithic', input.indexVersion);
         return { ...(await mapEngineErrors(retrievePremises(index, input))), indexVersion: version };
       });
     },

@@ -1,6 +1,6 @@
 // Types shared by the sweep workflow, the results database, the metrics and the report.
 // This module imports only types, so the workflow bundle can use it safely.
-import type { Outcome, RunConfig, Stage } from './types';
+import type { LeaveOutPolicy, Outcome, RunConfig, Stage } from './types';
 
 /** How a sweep hides an item's own neighbourhood from retrieval (defined with FormalizeInput). */
 export type { LeaveOutPolicy } from './types';

@@ -36,6 +36,8 @@ export interface FormalizeInput {
   /** The LLM settings the workers run with, from which the LLM activities' timeouts are derived
    * (common/llm-budget.ts); absent: the defaults. Set by whoever starts the run from config. */
   llm?: LlmBudget;
+  /** Search this index version instead of the library alias's current one (a sweep pins it). */
+  indexVersion?: string;
 }
 
 /** The LLM settings an LLM activity's time budget depends on. */
@@ -245,6 +247,8 @@ export interface RetrieveInput {
   /** Default `item`. */
   leaveOut?: LeaveOutPolicy;
   gold: string[];
+  /** A pinned index version; absent: the library alias's current version. */
+  indexVersion?: string;
 }
 
 export interface RetrieveOutput {

@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { CONFIG_KEY, SWEEP_KEY } from '../common/search-attributes';
 import type { SweepInput, SweepProgress } from '../common/sweep';
 import { signalSweep } from '../api/sweeps';
-import { createStack, startTemporal, type TestStack } from './helpers/stack';
+import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from './fakes/openai-server';
 import { miniSpec, progressOf, startOnStack, waitFor } from './helpers/sweep';
 
@@ -161,6 +161,47 @@ describe('sweep workflow', () => {
     }
     expect(carried).toBeGreaterThan(0);
   }, 240_000);
+
+  it('re-uses finished identical cells of an earlier sweep with --reuse, and runs only the rest', async () => {
+    const s = await stack();
+    const base = miniSpec();
+    const three = { ...base, benchmarks: [{ ...base.benchmarks[0]!, limit: 3 }] };
+    await startOnStack(s, three, { id: 'sw-r1' });
+    await runToEnd(s, 'sw-r1');
+    const next = { ...three, configurations: [{ name: 'drift', config: {} }, { name: 'judge-off', config: { judge: false } }] };
+    const started = await startOnStack(s, next, { id: 'sw-r2', reuse: 'sw-r1' });
+    expect(started.reused).toEqual(['drift']);
+    const final = await runToEnd(s, 'sw-r2');
+    expect(final).toMatchObject({ status: 'completed', total: 6, done: 6, failed: 0 });
+    const runs = await s.results.runs('sw-r2');
+    expect(runs).toHaveLength(6);
+    expect(runs.filter((r) => r.config === 'drift').map((r) => r.reusedFrom)).toEqual([
+      'sw-r1/drift/Demo.even_double/0',
+      'sw-r1/drift/Demo.prime_ge_two/0',
+      'sw-r1/drift/Demo.prime_odd/0',
+    ]);
+    // Only the new cell ran as children of this sweep.
+    const children: string[] = [];
+    for await (const wf of s.client.workflow.list({ query: `DriftlineSweep = 'sw-r2' AND WorkflowType = 'formalize'` })) children.push(wf.workflowId);
+    expect(children.sort()).toEqual(['sw-r2/judge-off/Demo.even_double/0', 'sw-r2/judge-off/Demo.prime_ge_two/0', 'sw-r2/judge-off/Demo.prime_odd/0'].sort());
+  }, 180_000);
+
+  it('pins the index version: children search the pinned version, and a missing one fails them, named', async () => {
+    const s = await stack();
+    const { version } = await s.indexes.open(FIXTURE_LIBRARY);
+    const spec = miniSpec({ configurations: [{ name: 'mono', config: { retrieval: 'monolithic', judge: false } }], maxAttempts: 1 });
+    const started = await startOnStack(s, { ...spec, benchmarks: [{ ...spec.benchmarks[0]!, limit: 2 }] }, { id: 'sw-pin', currentIndexVersion: version });
+    expect(await s.results.getSweep('sw-pin')).toMatchObject({ indexVersion: version });
+    const final = await runToEnd(s, started.id);
+    expect(final).toMatchObject({ done: 2, failed: 0 });
+    expect((await s.results.runs('sw-pin'))[0]!.premises.length).toBeGreaterThan(0);
+
+    const gone = await startOnStack(s, { ...spec, id: 'sw-gone', indexVersion: 'mini-000000000000-lexical-s1t1', benchmarks: [{ ...spec.benchmarks[0]!, limit: 1 }] });
+    expect(await runToEnd(s, gone.id)).toMatchObject({ done: 1, failed: 1 });
+    expect((await s.results.runs('sw-gone'))[0]!.error).toMatch(/mini-000000000000-lexical-s1t1/);
+    // The hash of a cell moves with the index version it was run on.
+    expect(gone.cells[0]!.hash).not.toBe(started.cells[0]!.hash);
+  }, 180_000);
 
   it('cancels: no new children start, running ones are cancelled, the status says cancelled', async () => {
     const handler: FakeHandler = async (req) => {

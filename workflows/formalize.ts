@@ -145,6 +145,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
       exclude,
       ...leaveOut,
       gold: input.goldPremises ?? [],
+      ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
     });
     premises = retrieved.premises;
     indexVersion = retrieved.indexVersion;

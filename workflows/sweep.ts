@@ -150,11 +150,14 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       statement: item.informal,
       library: input.library,
       config,
-      // The item's own declaration is never retrieved or shown (leave-out `item`).
+      // The item's own declaration is never retrieved or shown; with leave-out `file`, neither
+      // is any theorem of its source file (definitions stay retrievable).
       exclude: [item.id],
+      leaveOut: input.leaveOut,
       goldPremises: item.goldPremises,
       leanTaskQueue: input.leanTaskQueue ?? LEAN_TASK_QUEUE,
       ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
+      ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
     };
     let handle: ChildWorkflowHandle<(input: FormalizeInput) => Promise<unknown>>;
     // Counted until the start is confirmed: the sweep never continues as new with a start
