@@ -10,7 +10,9 @@ import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
 import { createIndexStore } from '../infra/deps';
 import { PROJECT_ROOT } from '../infra/temporal-cli';
-import type { Config } from '../infra/config';
+import { temporalUiUrl, type Config } from '../infra/config';
+import { sweepReportInput } from '../api/sweep-report';
+import { writeSweepReport } from '../engines/report/write-report';
 import { getSweepProgress, signalSweep, startSweep, SweepRequestError } from '../api/sweeps';
 import { loadBenchmarks } from '../engines/benchmarks/load';
 import { readSweepFile, sharedDataDir, type SweepSpec } from '../engines/sweeps/sweep-file';
@@ -198,9 +200,16 @@ async function exportCommand(id: string, opts: { format: 'jsonl' | 'csv'; out?: 
   );
 }
 
-async function reportCommand(id: string, _opts: { out: string }): Promise<void> {
-  void id;
-  fail('sweep report: the report writer (metrics with confidence intervals, HTML/Markdown/CSV/JSON) has not landed yet; meanwhile `driftline sweep export ID --format csv` gives every run');
+async function reportCommand(id: string, opts: { out: string }): Promise<void> {
+  await withServices(async (cfg, db, client) => {
+    // The status is shown on the report; a sweep whose Temporal history is gone still reports.
+    const progress = await getSweepProgress(client, db, id).catch(() => null);
+    const input = await sweepReportInput(db, id, { status: progress?.status, temporalUiUrl: temporalUiUrl(cfg), namespace: cfg.temporal.namespace });
+    if (!input) fail(`no sweep "${id}" in the results database`);
+    if (input.records.length === 0) fail(`sweep ${id} has no finished runs yet; nothing to report`);
+    const { files } = await writeSweepReport(opts.out, input);
+    process.stdout.write(`report of sweep ${id} (${input.records.length} runs${progress && progress.status !== 'completed' ? `, sweep ${progress.status}` : ''}):\n${files.map((f) => `  ${f}`).join('\n')}\n`);
+  });
 }
 
 export function registerSweepCommands(program: Command): void {

@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { expandFactorial, parseSweep, readSweepFile } from '../engines/sweeps/sweep-file';
 import { canonicalJson, configHash } from '../engines/sweeps/config-hash';
 import { DEFAULT_RUN_CONFIG } from '../common/types';
+import { factorialDesign } from '../api/sweep-report';
 
 const DATA = '/data';
 const parse = (raw: unknown) => parseSweep(raw, 'sweep.yaml', { dataDir: DATA });
@@ -85,5 +86,25 @@ describe('sweep file', () => {
     expect(configHash(base)).not.toBe(configHash({ ...base, leaveOut: 'file' }));
     expect(configHash(base)).not.toBe(configHash({ ...base, library: 'other' }));
     expect(canonicalJson({ b: 1, a: [{ d: 2, c: 3 }] })).toBe('{"a":[{"c":3,"d":2}],"b":1}');
+  });
+
+  it('turns factorial cells into the report\'s 2^n design, "off" levels as 0', () => {
+    const cells = expandFactorial({ factors: { decompose: { on: { decompose: true }, off: { decompose: false } }, repairRounds: [0, 3] } }).map((c) => ({ ...c, hash: 'h' }));
+    expect(factorialDesign({ cells })).toEqual({
+      factors: [
+        { name: 'decompose', low: 'off', high: 'on' },
+        { name: 'repairRounds', low: '0', high: '3' },
+      ],
+      cells: {
+        'decompose=on,repairRounds=0': { decompose: 1, repairRounds: 0 },
+        'decompose=on,repairRounds=3': { decompose: 1, repairRounds: 1 },
+        'decompose=off,repairRounds=0': { decompose: 0, repairRounds: 0 },
+        'decompose=off,repairRounds=3': { decompose: 0, repairRounds: 1 },
+      },
+    });
+    // Three levels, or no factors at all: no 2^n design.
+    const three = expandFactorial({ factors: { topK: [1, 5, 10] } }).map((c) => ({ ...c, hash: 'h' }));
+    expect(factorialDesign({ cells: three })).toBeUndefined();
+    expect(factorialDesign({ cells: [{ name: 'drift', config: {}, hash: 'h' }] })).toBeUndefined();
   });
 });

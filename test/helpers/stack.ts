@@ -71,6 +71,8 @@ export function llmSettings(url: string, overrides: Partial<LlmSettings> = {}): 
 }
 
 export interface StackOptions {
+  /** The library served (default: the mini fixture corpus). */
+  library?: { name: string; corpusPath: string };
   llm?: FakeOpenAIOptions;
   repl?: FakeReplScript | false;
   /** false: no LLM endpoint configured, as on a fresh machine. */
@@ -114,7 +116,8 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const repl = options.repl === false ? undefined : fakeRepl(options.repl ?? {});
   const dataDir = mkdtempSync(join(tmpdir(), 'driftline-test-'));
   const lean = createLeanRunner({ replCmd: repl?.command, header: 'import Mathlib', timeoutMs: 20_000 });
-  const indexes = new IndexRegistry({ libraries: [{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }], dir: join(dataDir, 'indexes') });
+  const library = options.library ?? { name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS };
+  const indexes = new IndexRegistry({ libraries: [library], dir: join(dataDir, 'indexes') });
   const suffix = options.queue ?? `q${process.pid}-${++queueCounter}`;
   const mainQueue = suffix === 'default' ? MAIN_TASK_QUEUE : `driftline-${suffix}`;
   const leanQueue = suffix === 'default' ? LEAN_TASK_QUEUE : `lean-${suffix}`;
@@ -129,7 +132,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     }),
     ...createSweepActivities({ results }),
   };
-  const names = new NameDirectory([{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }]);
+  const names = new NameDirectory([library]);
   const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000, names });
 
   const createWorkers = async (which: 'both' | 'main' | 'lean' = 'both'): Promise<Worker[]> => [
@@ -170,7 +173,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     start: (statement, config = {}, extra = {}) =>
       startFormalization(
         env.client,
-        { statement, library: FIXTURE_LIBRARY, config, leanTaskQueue: leanQueue, llm: { timeoutMs: settings.timeoutMs, maxReasks: settings.maxReasks }, ...extra },
+        { statement, library: library.name, config, leanTaskQueue: leanQueue, llm: { timeoutMs: settings.timeoutMs, maxReasks: settings.maxReasks }, ...extra },
         mainQueue,
       ),
     result: (id) => env.client.workflow.getHandle(id).result() as Promise<FormalizeResult>,

@@ -1,0 +1,70 @@
+// What a sweep's report is made from: its row in the results database (benchmark, library,
+// index version, configurations, factorial design) and its finished runs. Shared by
+// `driftline sweep report` and `GET /v1/sweeps/:id/report`.
+import type { FactorialDesign } from '../common/sweep';
+import type { ResultsDb, SweepRow } from '../engines/results/results-db';
+import type { SweepReportInput } from '../engines/report/write-report';
+import type { SweepSpec } from '../engines/sweeps/sweep-file';
+
+const LOW_WORDS = new Set(['off', 'false', 'no', 'without', 'none', '0']);
+
+/** The 2^n design of a sweep's factorial cells: every factor with exactly two levels, the level
+ * that reads as "off" (or else the first declared) as 0. Undefined when the cells are not a
+ * full 2^n design. */
+export function factorialDesign(row: Pick<SweepRow, 'cells'>): FactorialDesign | undefined {
+  const cells = row.cells.filter((c) => c.factors && Object.keys(c.factors).length > 0);
+  if (cells.length === 0) return undefined;
+  const names = Object.keys(cells[0]!.factors!);
+  const factors: FactorialDesign['factors'] = [];
+  const levelOf: Record<string, Record<string, 0 | 1>> = {};
+  for (const name of names) {
+    const levels = [...new Set(cells.map((c) => c.factors![name]!))];
+    if (levels.length !== 2) return undefined;
+    const low = levels.find((l) => LOW_WORDS.has(l.toLowerCase())) ?? levels[0]!;
+    const high = levels.find((l) => l !== low)!;
+    factors.push({ name, low, high });
+    levelOf[name] = { [low]: 0, [high]: 1 };
+  }
+  if (cells.length !== 2 ** names.length) return undefined;
+  return {
+    factors,
+    cells: Object.fromEntries(cells.map((c) => [c.name, Object.fromEntries(names.map((n) => [n, levelOf[n]![c.factors![n]!]!]))])),
+  };
+}
+
+function describeBenchmarks(spec: Partial<SweepSpec> | undefined): string | undefined {
+  if (!spec?.benchmarks?.length) return undefined;
+  return spec.benchmarks
+    .map((b) => {
+      const sel = [b.ids ? `${b.ids.length} ids` : '', b.offset ? `offset ${b.offset}` : '', b.limit ? `limit ${b.limit}` : '', b.seed !== undefined ? `seed ${b.seed}` : ''].filter(Boolean);
+      return `${b.path} (${b.format}${sel.length ? `; ${sel.join(', ')}` : ''})`;
+    })
+    .join('; ');
+}
+
+/** The report's input for sweep `id`, or null when the results database has no such sweep. */
+export async function sweepReportInput(db: ResultsDb, id: string, opts: { status?: string; temporalUiUrl?: string; namespace?: string } = {}): Promise<SweepReportInput | null> {
+  const row = await db.getSweep(id);
+  if (!row) return null;
+  const spec = row.spec as Partial<SweepSpec> | undefined;
+  const design = factorialDesign(row);
+  const benchmark = describeBenchmarks(spec);
+  return {
+    sweep: {
+      id: row.id,
+      ...(opts.status ? { status: opts.status } : {}),
+      ...(benchmark ? { benchmark } : {}),
+      library: row.library,
+      ...(row.indexVersion ? { indexVersion: row.indexVersion } : {}),
+      leaveOut: row.leaveOut,
+      samples: row.samples,
+      createdAt: row.createdAt,
+      configurations: Object.fromEntries(row.cells.map((c) => [c.name, c.config])),
+      ...(design ? { design } : {}),
+      notes: [`leave-out policy: ${row.leaveOut}`, `index version: ${row.indexVersion ?? "the library alias's version at each run (not pinned)"}`],
+    },
+    records: await db.runs(id),
+    ...(opts.temporalUiUrl ? { temporalUiUrl: opts.temporalUiUrl } : {}),
+    ...(opts.namespace ? { namespace: opts.namespace } : {}),
+  };
+}
