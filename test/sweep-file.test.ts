@@ -9,6 +9,8 @@ import { expandFactorial, parseSweep, readSweepFile } from '../engines/sweeps/sw
 import { canonicalJson, configHash } from '../engines/sweeps/config-hash';
 import { DEFAULT_RUN_CONFIG } from '../common/types';
 import { factorialDesign } from '../api/sweep-report';
+import { RunConfigPatchSchema } from '../common/run-config-schema';
+import { RunConfigFields } from '../engines/sweeps/sweep-file';
 
 const DATA = '/data';
 const parse = (raw: unknown) => parseSweep(raw, 'sweep.yaml', { dataDir: DATA });
@@ -106,5 +108,12 @@ describe('sweep file', () => {
     const three = expandFactorial({ factors: { topK: [1, 5, 10] } }).map((c) => ({ ...c, hash: 'h' }));
     expect(factorialDesign({ cells: three })).toBeUndefined();
     expect(factorialDesign({ cells: [{ name: 'drift', config: {}, hash: 'h' }] })).toBeUndefined();
+  });
+
+  it('takes exactly the fields the API\'s config takes, agent mode included', () => {
+    const zodKeys = Object.keys(RunConfigFields.shape).sort();
+    expect(zodKeys).toEqual(Object.keys(RunConfigPatchSchema.properties).sort());
+    expect(parse({ ...minimal, configurations: { agent: { mode: 'agent', tools: ['write_file', 'run_lean'], maxSteps: 12 } } }).configurations[0]!.config).toMatchObject({ mode: 'agent', maxSteps: 12 });
+    expect(() => parse({ ...minimal, configurations: { agent: { mode: 'agent', tools: ['run_lean'] } } })).toThrow(/configurations\.agent: "tools" must include "write_file"/);
   });
 });

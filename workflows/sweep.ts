@@ -164,7 +164,8 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     // still in flight.
     starting++;
     try {
-      handle = await startChild('formalize', {
+      // Agent cells run the tool-calling loop; its result has the same shape.
+      handle = await startChild(config.mode === 'agent' ? 'formalizeAgent' : 'formalize', {
         workflowId: id.workflowId,
         taskQueue: input.taskQueue ?? MAIN_TASK_QUEUE,
         args: [child],

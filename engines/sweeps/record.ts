@@ -32,6 +32,13 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     goldPremises: id.item.goldPremises,
     tags: id.item.tags,
     stageMs: result.timings ?? {},
+    ...(result.agent
+      ? {
+          agentSteps: result.agent.steps,
+          compiledAtStep: result.agent.compiledAtStep,
+          usage: { promptTokens: result.agent.tokens.prompt, completionTokens: result.agent.tokens.completion, totalTokens: result.agent.tokens.total },
+        }
+      : {}),
     formalStatement: result.formalStatement,
     finishedAt: finishedAt.toISOString(),
   };

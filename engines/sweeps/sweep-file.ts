@@ -5,12 +5,13 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import type { RunConfig } from '../../common/types';
+import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS, type RunConfig } from '../../common/types';
+import { agentConfigProblem } from '../../common/run-config';
 import type { LeaveOutPolicy } from '../../common/sweep';
 import type { BenchmarkSource } from '../benchmarks/load';
 
 /** The run configuration a cell may set: the API's `config` object (every field optional). */
-export const RunConfigPatch = z
+export const RunConfigFields = z
   .object({
     decompose: z.boolean(),
     retrieval: z.enum(['drift', 'monolithic', 'oracle', 'none']),
@@ -19,9 +20,21 @@ export const RunConfigPatch = z
     examples: z.number().int().min(0).max(20),
     repairRounds: z.number().int().min(0).max(20),
     judge: z.boolean(),
+    mode: z.enum(['pipeline', 'agent']),
+    tools: z.array(z.enum(AGENT_TOOL_NAMES)).max(AGENT_TOOL_NAMES.length).refine((t) => new Set(t).size === t.length, 'a tool is named twice'),
+    maxSteps: z.number().int().min(1).max(MAX_AGENT_STEPS),
+    tokenBudget: z.number().int().min(1),
+    wallClockSeconds: z.number().int().min(1).max(86_400),
+    driftContext: z.boolean(),
   })
   .partial()
   .strict();
+
+/** A cell's run configuration, with the API's own check of agent settings. */
+export const RunConfigPatch = RunConfigFields.superRefine((config, ctx) => {
+  const problem = agentConfigProblem(config);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
 
 const FieldMapSchema = z
   .object({
