@@ -5,7 +5,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { TypedSearchAttributes } from '@temporalio/common';
 import { LIBRARY_KEY, SWEEP_KEY } from '../common/search-attributes';
 import type { BenchmarkItem, SweepCell, SweepCounts, SweepInput, SweepProgress, SweepStatus } from '../common/sweep';
-import { MAIN_TASK_QUEUE } from '../common/types';
+import { MAIN_TASK_QUEUE, type LlmBudget } from '../common/types';
 import { configHash } from '../engines/sweeps/config-hash';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
 import type { ResultsDb, SweepRow } from '../engines/results/results-db';
@@ -21,6 +21,8 @@ export interface StartSweepOptions {
   leanTaskQueue?: string;
   /** History events before the sweep continues as new (tests use a small one). */
   historyLimit?: number;
+  /** The workers' LLM settings (timeout, re-asks), handed to every run. */
+  llm?: LlmBudget;
 }
 
 export interface StartedSweep {
@@ -134,6 +136,7 @@ export async function startSweep(client: Client, db: ResultsDb, spec: SweepSpec,
     ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
     ...(options.leanTaskQueue ? { leanTaskQueue: options.leanTaskQueue } : {}),
     ...(options.historyLimit ? { historyLimit: options.historyLimit } : {}),
+    ...(options.llm ? { llm: options.llm } : {}),
     ...(reused.length ? { reusedCells: reused } : {}),
   };
   try {

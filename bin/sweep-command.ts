@@ -77,6 +77,7 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
         ...(opts.reuse ? { reuse: opts.reuse } : {}),
         ...(current ? { currentIndexVersion: current } : {}),
         ...(opts.historyLimit ? { historyLimit: opts.historyLimit } : {}),
+        llm: { timeoutMs: cfg.llm.timeoutMs, maxReasks: cfg.llm.maxReasks },
       });
     } catch (err) {
       if (err instanceof SweepRequestError) fail(err.message);

@@ -1,6 +1,6 @@
 // Types shared by the sweep workflow, the results database, the metrics and the report.
 // This module imports only types, so the workflow bundle can use it safely.
-import type { LeaveOutPolicy, Outcome, RunConfig, Stage } from './types';
+import type { LeaveOutPolicy, LlmBudget, Outcome, RunConfig, Stage } from './types';
 
 /** How a sweep hides an item's own neighbourhood from retrieval (defined with FormalizeInput). */
 export type { LeaveOutPolicy } from './types';
@@ -160,6 +160,8 @@ export interface SweepInput {
   /** Task queues the children run on (default: the production ones). */
   taskQueue?: string;
   leanTaskQueue?: string;
+  /** The workers' LLM settings, handed to every child (they size the LLM activities' timeouts). */
+  llm?: LlmBudget;
   /** Continue as new once the history has this many events (default 4000). */
   historyLimit?: number;
   /** Cells whose results were copied from an earlier sweep (`--reuse`): their units are done. */

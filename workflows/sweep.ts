@@ -24,7 +24,7 @@ import {
 } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY, SWEEP_KEY } from '../common/search-attributes';
-import { resolveRunConfig } from '../common/run-config';
+import { resolveRunConfig, workflowTypeFor } from '../common/run-config';
 import type { BenchmarkItem, RecordedRun, RecordRunInput, SweepActivities, SweepCounts, SweepCursor, SweepInput, SweepProgress } from '../common/sweep';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeInput } from '../common/types';
 
@@ -158,6 +158,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       leanTaskQueue: input.leanTaskQueue ?? LEAN_TASK_QUEUE,
       ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
       ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
+      ...(input.llm ? { llm: input.llm } : {}),
     };
     let handle: ChildWorkflowHandle<(input: FormalizeInput) => Promise<unknown>>;
     // Counted until the start is confirmed: the sweep never continues as new with a start
@@ -165,7 +166,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     starting++;
     try {
       // Agent cells run the tool-calling loop; its result has the same shape.
-      handle = await startChild(config.mode === 'agent' ? 'formalizeAgent' : 'formalize', {
+      handle = await startChild(workflowTypeFor(config), {
         workflowId: id.workflowId,
         taskQueue: input.taskQueue ?? MAIN_TASK_QUEUE,
         args: [child],
