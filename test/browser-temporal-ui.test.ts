@@ -71,7 +71,7 @@ describeInBrowser('the Temporal UI', () => {
     expect(notCompiled.result.outcome).toBe('not-compiled');
     expect(faithful.id).toMatch(/^formalize-if-p-is-a-prime-number-then-p-is-at-[0-9a-f]{12}$/);
 
-    const page = await browser.newPage({ viewport: { width: 1600, height: 900 } });
+    const page = await browser.newPage({ viewport: { width: 2100, height: 700 } });
     // What README tells people to do once: add the outcome and configuration columns.
     await openList(page, 'WorkflowType = "formalize"');
     await page.getByRole('button', { name: 'Configure Columns' }).click();
