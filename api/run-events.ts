@@ -180,6 +180,11 @@ export interface FollowOptions {
   signal?: AbortSignal;
   /** The run to read (default: the latest run with that workflow id). */
   runId?: string;
+  /** Time limit of one long poll, retries included (the server answers within ~20 s anyway);
+   * past it the generator throws, so a caller notices a Temporal that went away. */
+  pollTimeoutMs?: number;
+  /** Called after every answer from Temporal, events or not: it is there. */
+  onAnswer?: () => void;
 }
 
 /**
@@ -200,7 +205,9 @@ export async function* followRunEvents(client: Client, workflowId: string, optio
         skipArchival: true,
         ...(nextPageToken ? { nextPageToken } : {}),
       });
-    const response = options.signal ? await withSignal(client, options.signal, request) : await request();
+    const bounded = options.pollTimeoutMs ? () => client.connection.withDeadline(Date.now() + options.pollTimeoutMs!, request) : request;
+    const response = options.signal ? await withSignal(client, options.signal, bounded) : await bounded();
+    options.onAnswer?.();
     for (const event of response.history?.events ?? []) {
       const mapped = mapper.map(event);
       if (mapped && mapped.seq > after) yield mapped;

@@ -1,0 +1,97 @@
+// `driftline formalize`: start a run, follow its events (one long poll of the run's history at a
+// time, no query polling), print the result. Exit 0 when the statement compiled (or no Lean is
+// configured to check it), 2 when Lean rejected it, 1 when the run failed.
+import { configOrExit as config, fail } from './cli-support';
+import { connectClient, temporalAddress } from '../infra/connect';
+import { temporalUiUrl } from '../infra/config';
+import { followRunEvents } from '../api/run-events';
+import { getFormalization, startFormalization, temporalUiLink } from '../api/runs';
+import { agentConfigProblem } from '../common/run-config';
+import { printResult, stagePrinter } from './run-output';
+import { runConfigFromOptions } from './run-config-options';
+
+/** Exit status of a run that ended with a statement Lean did not accept. */
+export const NOT_COMPILED_EXIT = 2;
+
+/** One long poll's limit: Temporal answers within ~20 s when nothing happens; a server that
+ * went away is noticed after this, not after the client's own retries of a dead address. */
+const POLL_TIMEOUT_MS = 25_000;
+
+function lostTemporalMessage(id: string, address: string, apiUrl: string, err: unknown): string {
+  const cause = err instanceof Error ? err.message : String(err);
+  return (
+    `lost contact with Temporal at ${address} while run ${id} was in progress (${cause}). ` +
+    `The run is not lost: Temporal keeps it, and it goes on once Temporal and the workers are back (npm start). ` +
+    `Then follow it with: curl ${apiUrl}/v1/formalizations/${id} (or find workflow ${id} in the Temporal UI).`
+  );
+}
+
+export async function formalizeCommand(statement: string, opts: Record<string, unknown>): Promise<void> {
+  const cfg = config();
+  const library = (opts.library as string | undefined) ?? cfg.libraries[0]!.name;
+  if (!cfg.libraries.some((l) => l.name === library)) {
+    fail(`unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}`);
+  }
+  if (!statement.trim()) fail('the statement is empty');
+  const runConfig = runConfigFromOptions(opts);
+  const agentProblem = agentConfigProblem(runConfig);
+  if (agentProblem) fail(agentProblem.replace(/"tools"/g, '--tools').replace(/"maxSteps"/g, '--max-steps'));
+  if (runConfig.retrieval === 'oracle' && !opts.goldPremises) fail('--retrieval oracle needs --gold-premises NAME,NAME,…');
+  const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
+  const list = (value: unknown) => (typeof value === 'string' ? value.split(',').map((n) => n.trim()).filter(Boolean) : undefined);
+  const json = Boolean(opts.json);
+  const say = (line: string) => !json && process.stderr.write(`${line}\n`);
+  let exitCode = 0;
+  let failure: string | undefined;
+  try {
+    const id = await startFormalization(client, {
+      statement,
+      library,
+      config: runConfig,
+      exclude: list(opts.exclude),
+      ...(opts.leaveOut === 'file' ? { leaveOut: 'file' as const } : {}),
+      goldPremises: list(opts.goldPremises),
+      goldStatement: opts.goldStatement as string | undefined,
+      llm: { timeoutMs: cfg.llm.timeoutMs, maxReasks: cfg.llm.maxReasks },
+    });
+    const ui = temporalUiLink(temporalUiUrl(cfg), cfg.temporal.namespace, id);
+    say(`run ${id} (library ${library})`);
+    say(`  Temporal UI: ${ui}`);
+    // Every call below is awaited before the connection closes: a call still in flight (or a
+    // gRPC retry timer of one) when it closes throws "Channel has been shut down" from a timer.
+    const show = stagePrinter(say);
+    // Temporal may restart under us (npm start restarting, a network blip): keep following from
+    // the last event seen for a while, then say which run it was and how to find it again.
+    let after = 0;
+    let lostSince: number | undefined;
+    for (;;) {
+      try {
+        const events = followRunEvents(client, id, { after, pollTimeoutMs: POLL_TIMEOUT_MS, onAnswer: () => (lostSince = undefined) });
+        for await (const event of events) {
+          show(event);
+          after = event.seq;
+        }
+        break;
+      } catch (err) {
+        lostSince ??= Date.now();
+        if (Date.now() - lostSince >= cfg.temporal.clientGraceMs) throw new Error(lostTemporalMessage(id, temporalAddress(cfg), `http://${cfg.api.host}:${cfg.api.port}`, err));
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+    const view = await client.connection.withDeadline(Date.now() + POLL_TIMEOUT_MS, () => getFormalization(client, id));
+    if (!view) throw new Error(`run ${id} disappeared`);
+    if (view.status === 'completed' && view.result) {
+      if (json) process.stdout.write(`${JSON.stringify({ id, links: { temporalUi: ui }, ...view.result }, null, 2)}\n`);
+      else printResult(view.result);
+      if (view.result.checked && !view.result.compiled) exitCode = NOT_COMPILED_EXIT;
+    } else {
+      failure = `run ${id} ${view.status === 'canceled' ? 'was canceled' : `failed: ${view.error ?? view.status}`} (${ui})`;
+    }
+  } catch (err) {
+    failure = (err as Error).message;
+  } finally {
+    await client.connection.close().catch(() => undefined);
+  }
+  if (failure) fail(failure);
+  process.exitCode = exitCode;
+}

@@ -1,0 +1,88 @@
+// How the CLI shows runs: stage lines while one runs, the result, a listing. Output only.
+import type { RunEvent } from '../api/run-events';
+import type { RunSummary, RunView } from '../api/runs';
+import type { FormalizeResult } from '../common/types';
+
+const STAGE_LABELS: Record<string, string> = {
+  decompose: 'decompose: splitting the statement into atomic concepts',
+  retrieve: 'retrieve: finding library premises',
+  illustrate: 'illustrate: choosing example theorems',
+  formalize: 'formalize: writing the Lean statement',
+  compile: 'compile: checking with Lean',
+  repair: 'repair: rewriting from the compiler messages',
+  judge: 'judge: grading faithfulness',
+  agent: 'agent: the model calls tools step by step',
+};
+
+/** Prints one line per stage as it starts (a repair round or compile round once), and the
+ * compiler's verdict of each round; returns a function fed with the run's events. */
+export function stagePrinter(write: (line: string) => void): (event: RunEvent) => void {
+  let last = '';
+  return (event) => {
+    if (event.type === 'stage.started') {
+      const key = `${event.stage}#${event.round ?? ''}`;
+      if (key === last) return;
+      last = key;
+      const round = event.stage === 'repair' || (event.stage === 'compile' && (event.round ?? 0) > 0) ? ` (round ${event.round})` : '';
+      write(`  • ${STAGE_LABELS[event.stage] ?? event.stage}${round}`);
+    } else if (event.type === 'stage.completed' && event.compile) {
+      const { status, errors } = event.compile;
+      write(`      ${status === 'ok' ? 'compiled' : status}${errors ? ` (${errors} error${errors === 1 ? '' : 's'})` : ''}`);
+    } else if (event.type === 'stage.failed') {
+      write(`      ${event.activity ?? event.stage} failed: ${event.error ?? 'unknown error'}`);
+    }
+  };
+}
+
+export function printResult(result: FormalizeResult, out: NodeJS.WritableStream = process.stdout): void {
+  out.write('\n');
+  out.write(`${result.formalStatement}\n\n`);
+  const compiled = !result.checked ? 'not checked (no Lean REPL configured)' : result.compiled ? 'yes' : 'no';
+  out.write(`compiled:  ${compiled}  (${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'})\n`);
+  const last = result.attempts.at(-1);
+  if (result.checked && !result.compiled && last) {
+    // What Lean said about the last attempt: the reason it did not compile.
+    if (last.compile.reason) out.write(`lean:      ${last.compile.reason}\n`);
+    for (const m of last.compile.messages) {
+      const text = m.text.split('\n').join('\n           ');
+      out.write(`lean:      ${m.line}:${m.column}: ${m.severity}: ${text}\n`);
+    }
+  }
+  if (result.judge) {
+    out.write(`judge:     ${result.judge.grade}/10, ${result.judge.faithful ? 'faithful' : 'not faithful'}\n`);
+    out.write(`           ${result.judge.explanation}\n`);
+  }
+  if (result.equivalence) {
+    const e = result.equivalence;
+    out.write(`gold:      ${e.equivalent ? 'equivalent (Lean proved both directions)' : `not shown equivalent${e.reason ? `: ${e.reason}` : ''}`}\n`);
+  }
+  if (result.agent) {
+    const a = result.agent;
+    out.write(`agent:     ${a.ending}${a.budget ? ` (${a.budget})` : ''} after ${a.steps} step${a.steps === 1 ? '' : 's'}, ${a.tokens.total} tokens\n`);
+    for (const s of result.steps ?? []) {
+      out.write(`  ${String(s.step).padStart(2)}. ${s.tool ?? 'answer'}${s.error ? ' (error)' : ''}${s.accepted === false ? ' (refused)' : ''}: ${s.output.slice(0, 100)}\n`);
+    }
+  }
+  out.write(`premises:  ${result.premises.map((p) => p.name).join(', ') || '(none)'}\n`);
+  out.write(`examples:  ${result.examples.map((e) => e.name).join(', ') || '(none)'}\n`);
+  for (const note of result.notes) out.write(`note:      ${note}\n`);
+}
+
+export function printRunView(view: RunView, uiLink: string, out: NodeJS.WritableStream = process.stdout): void {
+  out.write(`run:       ${view.id}\n`);
+  out.write(`status:    ${view.status}${view.status === 'running' && view.progress ? ` (stage ${view.progress.stage})` : ''}\n`);
+  out.write(`ui:        ${uiLink}\n`);
+  if (view.error) out.write(`error:     ${view.error}\n`);
+  if (view.result) printResult(view.result, out);
+}
+
+export function printRunTable(items: RunSummary[], out: NodeJS.WritableStream = process.stdout): void {
+  if (items.length === 0) {
+    out.write('(no runs)\n');
+    return;
+  }
+  const rows = items.map((r) => [r.id, r.status, r.outcome ?? r.stage ?? '', r.library ?? '', r.startedAt.replace('T', ' ').slice(0, 19)]);
+  const header = ['ID', 'STATUS', 'OUTCOME/STAGE', 'LIBRARY', 'STARTED (UTC)'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  for (const row of [header, ...rows]) out.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+}
