@@ -210,6 +210,8 @@ export interface ListFilter {
   outcome?: string;
   library?: string;
   sweep?: string;
+  /** Only runs that started or closed at or after this time (ISO 8601). */
+  changedSince?: string;
   /** Opaque token from a previous page. */
   pageToken?: string;
   limit?: number;
@@ -242,6 +244,7 @@ export function listQuery(filter: ListFilter): string {
   if (filter.outcome) parts.push(`${SEARCH_ATTRIBUTES.outcome} = ${quote(filter.outcome)}`);
   if (filter.library) parts.push(`${SEARCH_ATTRIBUTES.library} = ${quote(filter.library)}`);
   if (filter.sweep) parts.push(`${SEARCH_ATTRIBUTES.sweep} = ${quote(filter.sweep)}`);
+  if (filter.changedSince) parts.push(`(StartTime >= ${quote(filter.changedSince)} OR CloseTime >= ${quote(filter.changedSince)})`);
   return parts.join(' AND ');
 }
 
