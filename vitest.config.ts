@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Compiles the CLI first, so tests that spawn it run fresh JavaScript.
+    globalSetup: ['test/global-setup.ts'],
     // Temporal suites start a dev server and workers; give them room on a two-core machine.
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -14,6 +14,8 @@ console.log('setup: installing npm packages (pinned by package-lock.json) …');
 run('npm', existsSync('package-lock.json') ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
 console.log('setup: building the web page (vite) …');
 run('npm', ['run', '-s', 'build:web']);
+console.log('setup: compiling the driftline command to JavaScript …');
+run(process.execPath, ['infra/build-cli.mjs']);
 console.log('setup: checking the Temporal CLI …');
 run(process.execPath, ['--import', 'tsx', '-e', "const m = await import('./infra/temporal-cli.ts'); console.log('setup: Temporal CLI at ' + m.ensureTemporalCli());"]);
 if (process.env.DRIFTLINE_INSTALL_LOCAL_MODEL === '1') {
