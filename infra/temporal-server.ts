@@ -5,6 +5,7 @@ import { mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
+import { dieWithParent } from './child-guard';
 
 export interface DevServerOptions {
   cli: string;
@@ -50,7 +51,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const ip = options.ip ?? '127.0.0.1';
   mkdirSync(dirname(options.dbFile), { recursive: true });
   const out = openSync(options.logFile, 'a');
-  const child = spawn(
+  // Killed with its parent (pdeathsig), so a SIGKILLed `npm start` leaves no server behind.
+  const [command, args] = dieWithParent(
     options.cli,
     [
       'server', 'start-dev',
@@ -62,8 +64,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       '--log-level', 'warn',
       ...searchAttributeFlags(),
     ],
-    { stdio: ['ignore', out, out] },
+    'KILL',
   );
+  const child = spawn(command, args, { stdio: ['ignore', out, out] });
   const address = `${ip}:${options.port}`;
   try {
     await waitForFrontend(address, child, 60_000);
