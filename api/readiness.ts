@@ -5,7 +5,7 @@ import proto from '@temporalio/proto';
 
 const { temporal } = proto;
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/types';
-import type { ReadinessReport } from './server';
+import type { ReadinessReport } from './schemas';
 import type { ProviderStatus } from '../engines/llm/provider';
 
 export interface ReadinessDeps {
@@ -24,6 +24,8 @@ export interface ReadinessDeps {
   /** What the main worker learnt about the LLM provider (structured-output mode, back-off);
    * undefined when no LLM is configured or the worker has not reported yet. */
   llm?: () => ProviderStatus | undefined;
+  /** Things that work but need attention (e.g. Temporal overloaded); listed, not failing. */
+  warnings?: () => string[];
 }
 
 // Informational: a provider backing off after a timeout does not make the stack unready (runs
@@ -76,6 +78,7 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
     });
     const llm = deps.llm?.();
     if (llm) checks.llm = describeProvider(llm);
-    return { ready: Object.values(checks).every((c) => c.ok), checks, missing: deps.missing, ...(llm ? { llm } : {}) };
+    const warnings = deps.warnings?.() ?? [];
+    return { ready: Object.values(checks).every((c) => c.ok), checks, missing: deps.missing, ...(llm ? { llm } : {}), ...(warnings.length ? { warnings } : {}) };
   };
 }

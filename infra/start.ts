@@ -19,8 +19,13 @@ import { createLogger } from './logging';
 import { requireTemporalCli } from './temporal-cli';
 import { startDevServer, type DevServer } from './temporal-server';
 import { writeWorkflowBundle } from './workers';
+import { dieWithParent } from './child-guard';
+import { watchRuns, type RunWatcher } from './run-log';
+import { cleanUpAfterDeadStack, removeStackPids, writeStackPids } from './stack-pids';
+import { watchTemporalLoad, type TemporalLoadWatch } from './temporal-load';
 
-const CLI_PATH = fileURLToPath(new URL('../bin/cli.ts', import.meta.url));
+// The `driftline` launcher: the compiled CLI while it is current, else the TypeScript sources.
+const CLI_PATH = fileURLToPath(new URL('../bin/driftline.js', import.meta.url));
 const log = createLogger('driftline');
 
 interface ManagedWorker {
@@ -36,19 +41,23 @@ interface ManagedWorker {
 const HEALTHY_UPTIME_MS = 60_000;
 const MAX_RESTART_DELAY_MS = 30_000;
 
-function spawnWorker(worker: ManagedWorker, env: NodeJS.ProcessEnv): void {
+function spawnWorker(worker: ManagedWorker, env: NodeJS.ProcessEnv, onSpawn: () => void): void {
   const started = Date.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI_PATH, 'worker', '--queue', worker.queue], {
+  // SIGTERM when the stack dies, even by SIGKILL: the worker shuts down at once (it also leaves
+  // by itself when it sees its parent gone, where pdeathsig is not available).
+  const [command, args] = dieWithParent(process.execPath, [CLI_PATH, 'worker', '--queue', worker.queue], 'TERM');
+  const child = spawn(command, args, {
     env,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   worker.child = child;
+  onSpawn();
   child.on('exit', (code, signal) => {
     if (worker.stopping) return;
     worker.quickExits = Date.now() - started >= HEALTHY_UPTIME_MS ? 0 : worker.quickExits + 1;
     const delayMs = Math.min(MAX_RESTART_DELAY_MS, 1000 * 2 ** Math.max(0, worker.quickExits - 1));
     log.warn({ queue: worker.queue, code, signal, delayMs }, 'worker exited; restarting');
-    setTimeout(() => !worker.stopping && spawnWorker(worker, env), delayMs);
+    setTimeout(() => !worker.stopping && spawnWorker(worker, env, onSpawn), delayMs);
   });
 }
 
@@ -86,16 +95,37 @@ export async function startStack(): Promise<void> {
   }
   mkdirSync(config.dataDir, { recursive: true });
 
+  // A stack killed outright (kill -9) may have left its children: stop them before starting.
+  const previous = await cleanUpAfterDeadStack(config.dataDir);
+  if ('running' in previous) {
+    process.stderr.write(`driftline: another stack is running on ${config.dataDir} (pid ${previous.running}); stop it first, or set DRIFTLINE_DATA_DIR.\n`);
+    process.exit(1);
+  }
+  if (previous.stopped.length) log.warn({ stopped: previous.stopped }, 'stopped processes left by a stack that was killed');
+
   // Everything started so far, so that Ctrl-C or a failure at any point stops all of it.
   let devServer: DevServer | undefined;
   let app: FastifyInstance | undefined;
   let client: Client | undefined;
   const workers: ManagedWorker[] = [];
+  let runWatcher: RunWatcher | undefined;
+  let loadWatch: TemporalLoadWatch | undefined;
+  const recordPids = () =>
+    writeStackPids(config.dataDir, {
+      stack: process.pid,
+      children: [
+        ...(devServer?.process.pid ? [{ pid: devServer.process.pid, role: 'temporal dev server' }] : []),
+        ...workers.flatMap((w) => (w.child?.pid ? [{ pid: w.child.pid, role: `${w.queue} worker` }] : [])),
+      ],
+    });
   const stopAll = async () => {
+    loadWatch?.stop();
+    await runWatcher?.stop();
     await app?.close().catch(() => undefined);
     await Promise.all(workers.map(stopWorker));
     await client?.connection.close().catch(() => undefined);
     await devServer?.stop();
+    removeStackPids(config.dataDir);
   };
   const abort = async (message: string): Promise<never> => {
     process.stderr.write(`driftline: ${message}\n`);
@@ -126,6 +156,9 @@ export async function startStack(): Promise<void> {
     }).catch((err: Error) => abort(err.message));
     env.TEMPORAL_ADDRESS = devServer.address;
     config.temporal.address = devServer.address;
+    recordPids();
+    const logFile = join(config.dataDir, 'temporal.log');
+    loadWatch = watchTemporalLoad(logFile, { onOverload: (message) => log.warn(message) });
   }
 
   // Build each library's index now if none exists, so the first run does not wait for it: with
@@ -150,17 +183,11 @@ export async function startStack(): Promise<void> {
     );
   }
   workers.push({ queue: 'main', stopping: false, quickExits: 0 }, { queue: 'lean', stopping: false, quickExits: 0 });
-  for (const worker of workers) spawnWorker(worker, env);
+  for (const worker of workers) spawnWorker(worker, env, recordPids);
 
   client = await connectClient(config).catch((err: Error) => abort(err.message));
   const missing = missingServices(config);
-  app = await buildServer({
-    temporal: client,
-    libraries: config.libraries.map((l) => l.name),
-    defaultLibrary: config.libraries[0]!.name,
-    maxStatementChars: config.api.maxStatementChars,
-    llm: { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks },
-    readiness: createReadinessCheck({
+  const readiness = createReadinessCheck({
       client,
       namespace: config.temporal.namespace,
       unbuiltIndexes: () => indexes.unbuilt(),
@@ -168,7 +195,15 @@ export async function startStack(): Promise<void> {
       // Ready means the worker processes running now poll, not ones that died a moment ago.
       workerIdentities: () => Object.fromEntries(workers.map((w) => [w.queue, workerIdentity(w.child)])),
       llm: () => (config.llm.baseURL ? readProviderStatus(providerStatusPath(config), config.llm.baseURL) : undefined),
-    }),
+      warnings: () => [loadWatch?.describe()].filter((w): w is string => Boolean(w)),
+    });
+  app = await buildServer({
+    temporal: client,
+    libraries: config.libraries.map((l) => l.name),
+    defaultLibrary: config.libraries[0]!.name,
+    maxStatementChars: config.api.maxStatementChars,
+    llm: { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks },
+    readiness,
     logger: false,
     catalog: registryCatalog(indexes),
     apiKeys: config.api.keys,
@@ -185,9 +220,22 @@ export async function startStack(): Promise<void> {
     .listen({ host: listen.host, port: config.api.port })
     .catch((err: Error) => abort(`the API cannot listen on ${listen.host}:${config.api.port} (${err.message}). Set PORT to a free port.`));
 
+  // The banner says "running" only once it is true: workers polling both queues, indexes open.
+  log.info('waiting for the workers to poll Temporal');
+  const readyBy = Date.now() + 180_000;
+  let report = await readiness();
+  while (!report.ready && Date.now() < readyBy && !stopping) {
+    await new Promise((r) => setTimeout(r, 500));
+    report = await readiness();
+  }
+  if (stopping) return;
+  const notReady = Object.entries(report.checks).filter(([, c]) => !c.ok).map(([name, c]) => `  not ready:   ${name}: ${c.detail ?? 'failing'}`);
+  runWatcher = watchRuns(client, log);
+
   const lines = [
     '',
-    'driftline is running.',
+    notReady.length ? 'driftline is started, but not ready yet (GET /readyz says when it is):' : 'driftline is running.',
+    ...notReady,
     `  Web page     ${apiUrl}/`,
     `  API          ${apiUrl}   (POST /v1/formalizations, GET /readyz; reference at ${apiUrl}/docs)`,
     config.api.keys.length > 0
@@ -204,6 +252,7 @@ export async function startStack(): Promise<void> {
   process.stdout.write(lines.join('\n') + '\n');
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+// Run directly (`npm start`), not when bundled into the CLI (`driftline start` calls startStack).
+if (import.meta.url.endsWith('/infra/start.ts') && import.meta.url === `file://${process.argv[1]}`) {
   await startStack();
 }

@@ -71,6 +71,11 @@ function runCommand(args: string[], commandEnv: NodeJS.ProcessEnv): Promise<{ st
   });
 }
 
+/** The environment of a `driftline` command talking to the running stack. */
+function cliEnv(): NodeJS.ProcessEnv {
+  return { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${env.TEMPORAL_PORT}` };
+}
+
 async function stopStack(child: ChildProcess): Promise<number | null> {
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   child.kill('SIGINT');
@@ -79,7 +84,8 @@ async function stopStack(child: ChildProcess): Promise<number | null> {
 
 beforeAll(async () => {
   llm = await startFakeOpenAI();
-  repl = fakeRepl({});
+  // Knows one misspelling, so a run can be made to fail to compile.
+  repl = fakeRepl({ unknownIdentifiers: ['Nat.Primee'] });
   dataDir = mkdtempSync(join(tmpdir(), 'driftline-start-'));
   const port = await freePort();
   api = `http://127.0.0.1:${port}`;
@@ -112,8 +118,18 @@ describe('npm start', () => {
   let runId = '';
 
   it('starts everything, builds the missing index, says where things are, and gets ready', async () => {
+    // The banner comes only once the stack is ready: /readyz is 200 the moment it shows.
+    const deadline = Date.now() + 120_000;
+    while (!output.includes('driftline is running.') && Date.now() < deadline) {
+      if (stack?.exitCode != null) throw new Error(`the stack exited (${stack.exitCode}):\n${output}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(output).toContain('driftline is running.');
+    expect((await fetch(`${api}/readyz`)).status).toBe(200);
     const report = await waitReady();
     expect(report).toMatchObject({ ready: true, missing: [] });
+    expect(output).toMatch(/API keys +none configured: listening on loopback only/);
+    expect(existsSync(join(dataDir, 'stack.pids'))).toBe(true);
     expect(output).toMatch(/built the index \(none existed yet\)/);
     expect(output).toContain(`API          ${api}`);
     expect(output).toMatch(/Temporal UI  http:\/\/127\.0\.0\.1:\d+/);
@@ -145,11 +161,18 @@ describe('npm start', () => {
     } while (view.status === 'running' && Date.now() < deadline);
     expect(view.status).toBe('completed');
     expect(view.result).toMatchObject({ compiled: true, judge: { faithful: true } });
+    // The stack's terminal says so: one line when it started, one when it ended.
+    const seen = Date.now() + 30_000;
+    while (!(output.includes('run ended') && output.includes(runId)) && Date.now() < seen) await new Promise((r) => setTimeout(r, 200));
+    const lines = output.split('\n').filter((l) => l.includes(runId));
+    expect(lines.filter((l) => l.includes('run started'))).toHaveLength(1);
+    expect(lines.filter((l) => l.includes('run ended'))).toHaveLength(1);
+    expect(lines.find((l) => l.includes('run ended'))).toMatch(/faithful/);
   }, 90_000);
 
   it('formalizes a statement from the driftline command, showing each stage', async () => {
     // Asynchronously: the fake LLM lives in this process and must keep answering.
-    const run = await runCommand(['formalize', 'Every prime number p is at least 2.', '--gold-statement', 'theorem gold (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${env.TEMPORAL_PORT}` });
+    const run = await runCommand(['formalize', 'Every prime number p is at least 2.', '--gold-statement', 'theorem gold (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry'], cliEnv());
     expect(run.status, run.stderr).toBe(0);
     for (const stage of ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']) {
       expect(run.stderr).toContain(`• ${stage}`);
@@ -157,6 +180,40 @@ describe('npm start', () => {
     expect(run.stdout).toMatch(/theorem .*:= by sorry/);
     expect(run.stdout).toMatch(/judge: +10\/10, faithful/);
     expect(run.stdout).toMatch(/gold: +equivalent/);
+    expect(run.stderr).toMatch(new RegExp(`Temporal UI: http://127\\.0\\.0\\.1:${env.TEMPORAL_UI_PORT}/namespaces/default/workflows/formalize-`));
+  }, 90_000);
+
+  it('prints the compiler messages and exits 2 when the statement does not compile', async () => {
+    llm.script(FAKE_MODELS.formalizer, { content: '```lean\ntheorem t (p : ℕ) (hp : Nat.Primee p) : 2 ≤ p := by sorry\n```' });
+    const run = await runCommand(['formalize', '--repair-rounds', '0', '--no-judge', 'Every prime number p is at least 2.'], cliEnv());
+    expect(run.status, run.stderr).toBe(2);
+    expect(run.stdout).toMatch(/compiled: +no/);
+    expect(run.stdout).toMatch(/lean: +\d+:\d+: error: unknown identifier 'Nat\.Primee'/);
+    expect(run.stderr).toMatch(/compile: checking with Lean\n +error \(1 error\)/);
+  }, 90_000);
+
+  it('lists, shows and cancels runs from the driftline command, as text and as JSON', async () => {
+    const list = await runCommand(['runs', 'list', '--json', '--limit', '50'], cliEnv());
+    expect(list.status, list.stderr).toBe(0);
+    const items = (JSON.parse(list.stdout) as { items: { id: string; status: string; links: { temporalUi: string } }[] }).items;
+    const mine = items.find((i) => i.id === runId);
+    expect(mine).toMatchObject({ status: 'completed', links: { temporalUi: expect.stringContaining(encodeURIComponent(runId)) } });
+    const table = await runCommand(['runs', 'list', '--status', 'completed'], cliEnv());
+    expect(table.stdout).toMatch(/^ID +STATUS +OUTCOME\/STAGE/m);
+    expect(table.stdout).toContain(runId);
+
+    const show = await runCommand(['runs', 'show', runId], cliEnv());
+    expect(show.status, show.stderr).toBe(0);
+    expect(show.stdout).toMatch(/status: +completed/);
+    expect(show.stdout).toMatch(/ui: +http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\//);
+    expect(JSON.parse((await runCommand(['runs', 'show', runId, '--json'], cliEnv())).stdout)).toMatchObject({ id: runId, status: 'completed' });
+
+    const cancel = await runCommand(['runs', 'cancel', runId], cliEnv());
+    expect(cancel.status).toBe(1);
+    expect(cancel.stderr).toMatch(/has already ended \(completed\); there is nothing to cancel/);
+    const missing = await runCommand(['runs', 'show', 'no-such-run'], cliEnv());
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/no run with id "no-such-run"/);
   }, 90_000);
 
   it('restarts a worker that dies, and runs go on', async () => {
@@ -195,6 +252,45 @@ describe('npm start', () => {
     expect(output).not.toMatch(/built the index/);
     const view = (await (await fetch(`${api}/v1/formalizations/${runId}`)).json()) as { status: string };
     expect(view.status).toBe('completed');
+  }, 150_000);
+});
+
+describe('npm start killed with SIGKILL', () => {
+  it('leaves no process it started running after 10 s', async () => {
+    const killEnv: NodeJS.ProcessEnv = {
+      ...env,
+      PORT: String(await freePort()),
+      TEMPORAL_PORT: String(await freePort()),
+      TEMPORAL_UI_PORT: String(await freePort()),
+      DRIFTLINE_DATA_DIR: mkdtempSync(join(tmpdir(), 'driftline-kill-')),
+    };
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'infra/start.ts')], { cwd: ROOT, env: killEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const deadline = Date.now() + 120_000;
+    while (!out.includes('driftline is running.') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    expect(out).toContain('driftline is running.');
+    const started = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(child.pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => ({ pid: Number(line.trim().split(/\s+/)[0]), args: line }));
+    expect(started.some((p) => p.args.includes('server start-dev'))).toBe(true);
+    expect(started.filter((p) => p.args.includes('worker --queue'))).toHaveLength(2);
+
+    child.kill('SIGKILL');
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const gone = Date.now() + 10_000;
+    while (started.some((p) => alive(p.pid)) && Date.now() < gone) await new Promise((r) => setTimeout(r, 200));
+    expect(started.filter((p) => alive(p.pid)).map((p) => p.args)).toEqual([]);
+    rmSync(killEnv.DRIFTLINE_DATA_DIR!, { recursive: true, force: true });
   }, 150_000);
 });
 

@@ -20,6 +20,7 @@ import type { RunLinker } from '../links';
 import { agentConfigProblem } from '../../common/run-config';
 import type { LlmBudget } from '../../common/types';
 import { RunConfigPatchSchema } from '../../common/run-config-schema';
+import { StartLimiter } from '../start-limiter';
 
 export interface FormalizationRoutesOptions {
   temporal: import('@temporalio/client').Client;
@@ -30,6 +31,8 @@ export interface FormalizationRoutesOptions {
   links: RunLinker;
   /** The workers' LLM timeout and re-asks: every run's LLM activity timeouts follow them. */
   llm?: LlmBudget;
+  /** Run starts in flight with Temporal at once, and how many more may wait (then 503). */
+  startConcurrency?: { inFlight: number; waiting: number };
 }
 
 const NameList = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 1000 });
@@ -73,6 +76,7 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { temporal, links } = options;
   const body = startBody(options.maxStatementChars);
+  const limiter = new StartLimiter(options.startConcurrency?.inFlight ?? 8, options.startConcurrency?.waiting ?? 1000);
 
   app.post(
     '/v1/formalizations',
@@ -116,7 +120,12 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
         ...(options.llm ? { llm: options.llm } : {}),
       };
       try {
-        const id = await startFormalization(temporal, startRequest, options.taskQueue);
+        const started = await limiter.run(() => startFormalization(temporal, startRequest, options.taskQueue));
+        if (!started) {
+          reply.header('retry-after', '5');
+          throw new HttpProblem(503, 'too many runs are being started at once; retry in 5 s');
+        }
+        const id = started.value;
         return reply.status(202).header('location', links.self(id)).send({ id, links: links.run(id) });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !chosenId) throw err;
