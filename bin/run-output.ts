@@ -19,7 +19,10 @@ const STAGE_LABELS: Record<string, string> = {
 export function stagePrinter(write: (line: string) => void): (event: RunEvent) => void {
   let last = '';
   return (event) => {
-    if (event.type === 'stage.started') {
+    if (event.type === 'stage.started' && event.stage === 'agent') {
+      // Every call of the agent loop is a step worth a line of its own.
+      write(`  • agent step ${event.step}: ${event.activity}`);
+    } else if (event.type === 'stage.started') {
       const key = `${event.stage}#${event.round ?? ''}`;
       if (key === last) return;
       last = key;
