@@ -119,8 +119,8 @@ describe('npm start', () => {
 
   it('starts everything, builds the missing index, says where things are, and gets ready', async () => {
     // The banner comes only once the stack is ready: /readyz is 200 the moment it shows.
-    const deadline = Date.now() + 120_000;
-    while (!output.includes('driftline is running.') && Date.now() < deadline) {
+    const bannerBy = Date.now() + 120_000;
+    while (!output.includes('driftline is running.') && Date.now() < bannerBy) {
       if (stack?.exitCode != null) throw new Error(`the stack exited (${stack.exitCode}):\n${output}`);
       await new Promise((r) => setTimeout(r, 100));
     }
