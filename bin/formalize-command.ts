@@ -15,7 +15,9 @@ export const NOT_COMPILED_EXIT = 2;
 
 /** One long poll's limit: Temporal answers within ~20 s when nothing happens; a server that
  * went away is noticed after this, not after the client's own retries of a dead address. */
-const POLL_TIMEOUT_MS = 25_000;
+const POLL_TIMEOUT_MS = 10_000;
+const PROBE_TIMEOUT_MS = 5000;
+const GRPC_DEADLINE_EXCEEDED = 4;
 
 function lostTemporalMessage(id: string, address: string, apiUrl: string, err: unknown): string {
   const cause = err instanceof Error ? err.message : String(err);
@@ -74,6 +76,16 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
         break;
       } catch (err) {
         lostSince ??= Date.now();
+        // A long poll that ran out of time while nothing happened is no news, if Temporal
+        // answers a quick question; anything else from a live Temporal is a real error.
+        const answers = await client.connection
+          .withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => client.workflowService.getSystemInfo({}))
+          .then(() => true, () => false);
+        if (answers) {
+          if ((err as { code?: number }).code !== GRPC_DEADLINE_EXCEEDED) throw err;
+          lostSince = undefined;
+          continue;
+        }
         if (Date.now() - lostSince >= cfg.temporal.clientGraceMs) throw new Error(lostTemporalMessage(id, temporalAddress(cfg), `http://${cfg.api.host}:${cfg.api.port}`, err));
         await new Promise((r) => setTimeout(r, 1000));
       }
