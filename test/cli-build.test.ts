@@ -41,7 +41,7 @@ describe('the compiled CLI', () => {
 
   it('answers --help from the compiled JavaScript, listing every command group', () => {
     const help = execFileSync(process.execPath, [join(ROOT, 'bin/driftline.js'), '--help'], { encoding: 'utf8' });
-    for (const command of ['formalize', 'worker', 'start', 'keys', 'runs', 'index', 'eval']) expect(help).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['formalize', 'worker', 'start', 'keys', 'runs', 'index', 'eval', 'sweep']) expect(help).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     const runsHelp = execFileSync(process.execPath, [join(ROOT, 'bin/driftline.js'), 'runs', '--help'], { encoding: 'utf8' });
     for (const sub of ['list', 'show', 'cancel']) expect(runsHelp).toMatch(new RegExp(`^  ${sub}\\b`, 'm'));
   });
