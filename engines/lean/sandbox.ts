@@ -1,7 +1,7 @@
 // Wrapping the REPL command in the limits this platform offers: no network (a new, empty
-// network namespace via `unshare -n`, or `unshare -rn` without root), an address-space and
-// CPU-time limit (`prlimit`), and a private scratch directory as TMPDIR. Every wrapper `exec`s
-// the next, so the REPL stays in the process group ReplProcess kills.
+// network namespace via `unshare -n`, or `unshare -rn` without root) and an address-space and
+// CPU-time limit (`prlimit`). TMPDIR is not changed: the REPL inherits the worker's. Every
+// wrapper `exec`s the next, so the REPL stays in the process group ReplProcess kills.
 import { spawnSync } from 'node:child_process';
 
 export interface SandboxSettings {
