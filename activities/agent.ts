@@ -5,6 +5,7 @@ import type { AgentStepInput, AgentStepOutput } from '../common/types';
 import { AGENT_FAILURE } from '../common/failures';
 import { withHeartbeat } from './heartbeat';
 import { activityFailure, mapEngineErrors } from './failures';
+import { meteredCall, type LedgerTotals } from './llm-meter';
 import type { LlmClient } from '../engines/llm/client';
 import { runAgentStep } from '../engines/agent/step';
 import { draftWithTranslator } from '../engines/agent/draft';
@@ -21,6 +22,7 @@ export interface AgentActivityDeps {
   llm: LlmClient;
   /** The translator behind `draft`; absent or unconfigured: `draft` cannot be offered. */
   translator?: LlmClient;
+  ledger?: LedgerTotals;
 }
 
 export function createAgentActivities(deps: AgentActivityDeps) {
@@ -28,12 +30,13 @@ export function createAgentActivities(deps: AgentActivityDeps) {
     async agentStep(input: AgentStepInput): Promise<AgentStepOutput> {
       // Offering a tool that cannot work would skew the run; refuse before paying for a step.
       if (input.tools.includes('draft') && !deps.translator?.configured) throw translatorMissing();
-      return mapEngineErrors(withHeartbeat((signal) => runAgentStep(deps.llm, input, signal)));
+      // The agent keeps its own token budget (the loop ends budget-exhausted); the ledger records.
+      return meteredCall(undefined, undefined, () => mapEngineErrors(withHeartbeat((signal) => runAgentStep(deps.llm, input, signal))));
     },
 
     async draft({ statement }: { statement: string }): Promise<string> {
       if (!deps.translator?.configured) throw translatorMissing();
-      return mapEngineErrors(withHeartbeat((signal) => draftWithTranslator(deps.translator!, statement, signal)));
+      return meteredCall(undefined, undefined, () => mapEngineErrors(withHeartbeat((signal) => draftWithTranslator(deps.translator!, statement, signal))));
     },
   };
 }

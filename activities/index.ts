@@ -20,9 +20,12 @@ import type {
   SubQuery,
   FormalizeStageInput,
   LeanMessage,
+  LlmMeter,
+  LlmUsageReport,
 } from '../common/types';
 import { activityFailure, mapEngineErrors } from './failures';
 import { withHeartbeat } from './heartbeat';
+import { meteredCall, usageReport, type LedgerTotals } from './llm-meter';
 import type { LlmClient } from '../engines/llm/client';
 import { decomposeStatement, formalizeStatement, judgeStatement } from '../engines/llm/stages';
 import type { IndexRegistry } from '../engines/retrieval/index-registry';
@@ -49,6 +52,8 @@ function engineCall<T>(work: (signal?: AbortSignal) => Promise<T>): Promise<T> {
 
 export interface MainActivityDeps {
   llm: LlmClient;
+  /** The LLM call ledger (reply cache and tokens, in the results database): budgets and usage. */
+  ledger?: LedgerTotals;
   indexes: IndexRegistry;
   /** The translator model behind the agent's `draft` tool (optional). */
   translator?: LlmClient;
@@ -91,9 +96,13 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
   return {
     // The durable index build (workflow buildIndex) runs on the main queue too.
     ...createIndexBuildActivities(deps.indexes),
-    ...createAgentActivities({ llm: deps.llm, ...(deps.translator ? { translator: deps.translator } : {}) }),
-    async decompose({ statement }: { statement: string }): Promise<SubQuery[]> {
-      return engineCall((signal) => decomposeStatement(deps.llm, statement, signal));
+    ...createAgentActivities({ llm: deps.llm, ...(deps.translator ? { translator: deps.translator } : {}), ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
+    async decompose({ statement, meter }: { statement: string; meter?: LlmMeter }): Promise<SubQuery[]> {
+      return meteredCall(deps.ledger, meter, () => engineCall((signal) => decomposeStatement(deps.llm, statement, signal)));
+    },
+
+    async llmUsage({ runId }: { runId: string }): Promise<LlmUsageReport> {
+      return usageReport(deps.ledger, runId);
     },
 
     // Retrieval heartbeats too (opening an index may build it first): a worker killed during it
@@ -115,20 +124,20 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
     },
 
     async draftStatement(input: FormalizeStageInput): Promise<string> {
-      return engineCall((signal) => formalizeStatement(deps.llm, input, signal));
+      return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => formalizeStatement(deps.llm, input, signal)));
     },
 
     async judge(input: JudgeInput): Promise<JudgeVerdict> {
       if (input.checked === false) {
         // Without Lean nothing is known to compile: grade the meaning, but never call it faithful.
-        const verdict = await engineCall((signal) => judgeStatement(deps.llm, { ...input, compiled: true }, signal));
+        const verdict = await meteredCall(deps.ledger, input.meter, () => engineCall((signal) => judgeStatement(deps.llm, { ...input, compiled: true }, signal)));
         return {
           ...verdict,
           faithful: false,
           explanation: `${verdict.explanation} (Not compiled: no Lean REPL is configured, so the statement cannot count as faithful.)`,
         };
       }
-      return engineCall((signal) => judgeStatement(deps.llm, input, signal));
+      return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => judgeStatement(deps.llm, input, signal)));
     },
   };
 }

@@ -26,6 +26,8 @@ export interface StartRequest {
   /** The workers' LLM timeout and re-asks (from configuration): the LLM activities' time
    * budget is derived from them. */
   llm?: LlmBudget;
+  /** Sample index (a sweep's k samples of one item); default 0. */
+  sample?: number;
 }
 
 /** The workflow input a request becomes (also what a repeated id is compared against). */
@@ -41,6 +43,7 @@ export function formalizeInput(request: StartRequest): FormalizeInput {
     ...(request.leanTaskQueue ? { leanTaskQueue: request.leanTaskQueue } : {}),
     ...(request.goldStatement ? { goldStatement: request.goldStatement } : {}),
     ...(request.llm ? { llm: { timeoutMs: request.llm.timeoutMs, maxReasks: request.llm.maxReasks } } : {}),
+    ...(request.sample ? { sample: request.sample } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ interface FieldSchema {
   anyOf?: { const?: unknown }[];
   enum?: unknown[];
   items?: FieldSchema;
+  properties?: Record<string, unknown>;
   minimum?: number;
   maximum?: number;
   default?: unknown;
@@ -49,6 +50,21 @@ function option(key: string, schema: FieldSchema): Option {
   const choices = literals(schema);
   if (choices) return opt.choices(choices);
   if (schema.type === 'integer' || schema.type === 'number') return opt.argParser(numberParser(schema, schema.type === 'integer'));
+  if (schema.type === 'object') {
+    // `key=value,key=value`, keys from the object's properties (e.g. --models formalizer=gpt-4.1).
+    const keys = Object.keys(schema.properties ?? {});
+    return opt.argParser((value: string) => {
+      const out: Record<string, string> = {};
+      for (const pair of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+        const eq = pair.indexOf('=');
+        const k = pair.slice(0, eq).trim();
+        if (eq < 1 || !pair.slice(eq + 1).trim()) throw new InvalidArgumentError(`expected key=value pairs, got "${pair}"`);
+        if (keys.length && !keys.includes(k)) throw new InvalidArgumentError(`unknown ${k}; allowed: ${keys.join(', ')}`);
+        out[k] = pair.slice(eq + 1).trim();
+      }
+      return out;
+    });
+  }
   const itemChoices = schema.type === 'array' ? literals(schema.items) : undefined;
   if (schema.type === 'array') {
     return opt.argParser((value: string) => {

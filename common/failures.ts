@@ -16,6 +16,8 @@ export const LLM_FAILURE = {
   structuredOutputRefused: 'LlmStructuredOutputRefused',
   /** The reply stopped at max_tokens (finish_reason "length") even with a larger limit. */
   truncated: 'LlmTruncated',
+  /** The run's token or cost budget is spent: the run ends `budget-exhausted`. */
+  budgetExhausted: 'LlmBudgetExhausted',
 } as const;
 
 /** Embedding calls (engines/retrieval/embedders). */

@@ -13,6 +13,9 @@ export type RunMode = 'pipeline' | 'agent';
 export const AGENT_TOOL_NAMES = ['write_file', 'run_lean', 'inspect_name', 'resolve_name', 'search_premises', 'draft'] as const;
 export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number];
 
+/** The roles an LLM plays (models per role may be chosen per run). */
+export const LLM_ROLE_NAMES = ['decomposer', 'formalizer', 'judge', 'agent', 'translator'] as const;
+
 /** The longest step budget a run may ask for: the workflow's history stays bounded there. */
 export const MAX_AGENT_STEPS = 50;
 
@@ -64,6 +67,19 @@ export const RunConfigSchema = Type.Object(
     tokenBudget: field(Type.Integer({ minimum: 1, default: 400_000, description: 'agent: tokens (prompt + completion) the run may spend' }), { arg: 'n' }),
     wallClockSeconds: field(Type.Integer({ minimum: 1, maximum: 86_400, default: 1800, description: 'agent: seconds the loop may take' }), { arg: 'n' }),
     driftContext: field(Type.Boolean({ default: false, description: "agent: put DRIFT premises and examples (the configured stages') in the first message" })),
+    // The LLM layer: the reply cache, sampling, models per role, and money.
+    cache: field(Type.Boolean({ default: true, description: 'read and write the LLM reply cache (off: every call goes to the provider)' })),
+    temperature: Type.Optional(field(Type.Number({ minimum: 0, maximum: 2, description: 'sampling temperature of every LLM call (default: the configured one)' }), { arg: 't' })),
+    models: Type.Optional(
+      field(
+        Type.Object(
+          Object.fromEntries(LLM_ROLE_NAMES.map((r) => [r, Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))])) as Record<(typeof LLM_ROLE_NAMES)[number], ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>,
+          { additionalProperties: false, description: 'models per role for this run, e.g. formalizer=gpt-4.1,judge=o3 (default: the configured ones)' },
+        ),
+        { arg: 'role=model,…' },
+      ),
+    ),
+    costBudgetUsd: Type.Optional(field(Type.Number({ exclusiveMinimum: 0, description: 'end the run budget-exhausted once its LLM calls cost this many US dollars (prices: DRIFTLINE_LLM_PRICES)' }), { arg: 'usd' })),
   },
   { additionalProperties: false },
 );

@@ -1,5 +1,6 @@
 // Pure helpers over RunConfig, usable from workflows, the API and the CLI.
 import { DEFAULT_RUN_CONFIG, MAX_AGENT_STEPS, type AgentToolName, type RunConfig } from './run-config-schema';
+import type { LlmMeter } from './types';
 
 export function resolveRunConfig(partial: Partial<RunConfig> = {}): RunConfig {
   return { ...DEFAULT_RUN_CONFIG, ...partial };
@@ -48,4 +49,17 @@ export function describeConfig(config: RunConfig): string {
 export function statementPreview(statement: string, words = 16): string {
   const all = statement.trim().split(/\s+/);
   return all.slice(0, words).join(' ') + (all.length > words ? ' …' : '');
+}
+
+/** What the run's LLM activities are told about it: cache on or off, the sample index, model
+ * and temperature overrides, and (for pipeline runs) the budgets checked before each call. */
+export function llmMeterFor(config: RunConfig, sample = 0): LlmMeter {
+  return {
+    cache: config.cache,
+    sample,
+    ...(config.models && Object.keys(config.models).length ? { models: config.models } : {}),
+    ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
+    ...(config.mode === 'pipeline' ? { tokenBudget: config.tokenBudget } : {}),
+    ...(config.costBudgetUsd !== undefined ? { costBudgetUsd: config.costBudgetUsd } : {}),
+  };
 }

@@ -4,12 +4,42 @@
 
 export type { RunConfig } from './run-config-schema';
 export { AGENT_TOOL_NAMES, DEFAULT_RUN_CONFIG, MAX_AGENT_STEPS, type AgentToolName, type RunMode } from './run-config-schema';
-import type { AgentToolName, RunConfig } from './run-config-schema';
+import type { AgentToolName, RunConfig, LLM_ROLE_NAMES } from './run-config-schema';
 
 /** How premises are found for a run. `drift`: top-1 per sub-query; `monolithic`: the whole
  * statement as one query, top-k (the RAutoformalizer baseline); `oracle`: the gold premises;
  * `none`: no premises at all. */
 export type RetrievalMode = RunConfig['retrieval'];
+
+/** The roles an LLM plays; each may have its own model. */
+export type LlmRoleName = (typeof LLM_ROLE_NAMES)[number];
+
+/** What an LLM activity needs to know of the run for the reply cache and the ledger. */
+export interface LlmMeter {
+  cache: boolean;
+  /** Sample index: k samples of an item are k cache entries. */
+  sample: number;
+  models?: Partial<Record<LlmRoleName, string>>;
+  temperature?: number;
+  /** Stop before a call once the run's calls used this many tokens. */
+  tokenBudget?: number;
+  costBudgetUsd?: number;
+}
+
+/** Token usage of a run's LLM calls, summed (cached replies count: they are the run's replies). */
+export interface RunUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+  /** US dollars actually paid (cache hits cost nothing); absent when a model has no price. */
+  costUsd?: number;
+}
+
+/** What the run's LLM calls used, from the ledger (`llmUsage` activity). */
+export interface LlmUsageReport {
+  usage: RunUsage;
+  cache: { hits: number; misses: number };
+}
 
 /** How much of an item's own neighbourhood retrieval hides. `item`: the names in `exclude`
  * (the item's own declaration) are never retrieved or shown. `file`: besides, no theorem of the
@@ -38,6 +68,8 @@ export interface FormalizeInput {
   llm?: LlmBudget;
   /** Search this index version instead of the library alias's current one (a sweep pins it). */
   indexVersion?: string;
+  /** 0-based sample index (a sweep's k samples of one item); default 0. */
+  sample?: number;
 }
 
 /** The LLM settings an LLM activity's time budget depends on. */
@@ -181,6 +213,10 @@ export interface FormalizeResult {
   steps?: AgentStepRecord[];
   /** Agent runs: how the loop ended. */
   agent?: AgentSummary;
+  /** Tokens of the run's LLM calls, summed, and what they cost. */
+  usage?: RunUsage;
+  /** The run's LLM calls answered from the reply cache, and those sent to a provider. */
+  cache?: { hits: number; misses: number };
 }
 
 export interface TokenUsage {
@@ -284,6 +320,7 @@ export interface FormalizeStageInput {
   examples: Example[];
   /** Present on a repair round. */
   repair?: RepairContext;
+  meter?: LlmMeter;
 }
 
 export interface JudgeInput {
@@ -292,6 +329,7 @@ export interface JudgeInput {
   compiled: boolean;
   /** false when no Lean is configured: meaning is graded, but nothing can be called faithful. */
   checked?: boolean;
+  meter?: LlmMeter;
 }
 
 // ---- the agent's conversation, as kept in workflow state ----
@@ -334,7 +372,9 @@ export interface AgentStepOutput {
 
 /** Activities of the main task queue. */
 export interface MainActivities {
-  decompose(input: { statement: string }): Promise<SubQuery[]>;
+  decompose(input: { statement: string; meter?: LlmMeter }): Promise<SubQuery[]>;
+  /** What the run's LLM calls used so far (the ledger in the results database). */
+  llmUsage(input: { runId: string }): Promise<LlmUsageReport>;
   retrieve(input: RetrieveInput): Promise<RetrieveOutput>;
   illustrate(input: IllustrateInput): Promise<Example[]>;
   /** The formalize stage: one Lean statement (a draft, or a repair when `repair` is set). */

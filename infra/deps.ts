@@ -2,6 +2,11 @@
 import { join } from 'node:path';
 import type { Config } from './config';
 import { createLlmClient } from '../engines/llm/client';
+import { LocalGgufChat } from '../engines/llm/local-gguf';
+import { LOCAL_BASE_URL, localFetch } from '../engines/llm/local-fetch';
+import { meteredFetch, type ReplyLedger } from '../engines/llm/metered-fetch';
+import { SqlReplyLedger } from '../engines/results/llm-ledger';
+import { openResults } from './results';
 import { IndexRegistry, type IndexLog } from '../engines/retrieval/index-registry';
 import type { Embedder } from '../engines/retrieval/embedder';
 import { createEmbedder } from '../engines/retrieval/embedders';
@@ -15,6 +20,7 @@ import type { RunnerLog } from '../engines/lean/runner';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { DEFAULT_SAFETY_POLICY } from '../engines/lean/statement-safety';
 import { writeProviderStatus } from '../engines/llm/provider-status-file';
+import type { ProviderStatus } from '../engines/llm/provider';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';
 
 export function indexDir(config: Config): string {
@@ -75,10 +81,33 @@ export function providerStatusPath(config: Config): string {
   return join(config.dataDir, 'llm-provider.json');
 }
 
-function llmFor(config: Config) {
-  if (!config.llm.baseURL) return createLlmClient(null);
+/**
+ * The LLM client the configuration asks for. With a ledger, every chat completion goes through
+ * the reply cache and is recorded with its tokens and price (metered-fetch.ts). The local
+ * provider runs a GGUF model in process behind the same chat-completions protocol.
+ */
+function llmFor(config: Config, ledger?: ReplyLedger) {
   const file = providerStatusPath(config);
-  return createLlmClient({ ...config.llm, baseURL: config.llm.baseURL, onProviderChange: (status) => writeProviderStatus(file, status) });
+  const onProviderChange = (status: ProviderStatus) => writeProviderStatus(file, status);
+  if (config.llm.provider === 'local') {
+    const chat = new LocalGgufChat({ modelPath: config.llm.localModelPath, contextSize: config.llm.localContextSize });
+    const transport = localFetch(chat);
+    return createLlmClient({
+      ...config.llm,
+      baseURL: LOCAL_BASE_URL,
+      // The local transport turns a JSON schema into a grammar: no probing needed.
+      structuredOutput: 'json_schema',
+      onProviderChange,
+      fetch: ledger ? meteredFetch({ provider: chat.id, ledger, prices: config.llm.prices, fetch: transport }) : transport,
+    });
+  }
+  if (!config.llm.baseURL) return createLlmClient(null);
+  return createLlmClient({
+    ...config.llm,
+    baseURL: config.llm.baseURL,
+    onProviderChange,
+    ...(ledger ? { fetch: meteredFetch({ provider: config.llm.baseURL, ledger, prices: config.llm.prices }) } : {}),
+  });
 }
 
 /** The translator behind the agent's `draft` tool; unconfigured without its base URL. */
@@ -107,7 +136,10 @@ export function buildMainDeps(config: Config): MainActivityDeps {
 /** The main worker's deps: the LLM client and `buildRetrieval`'s registry. */
 export async function buildMainWorkerDeps(config: Config, log?: IndexLog): Promise<MainActivityDeps> {
   const { registry } = await buildRetrieval(config, log);
-  return { llm: llmFor(config), translator: translatorFor(config), indexes: registry };
+  // The reply cache and the call ledger live in the results database.
+  const results = await openResults(config);
+  const ledger = new SqlReplyLedger(results.driver);
+  return { llm: llmFor(config, ledger), translator: translatorFor(config), indexes: registry, ledger };
 }
 
 export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {

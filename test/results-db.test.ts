@@ -9,6 +9,7 @@ import type { BenchmarkItem, SweepRunRecord } from '../common/sweep';
 import { ResultsDb, type SweepRow } from '../engines/results/results-db';
 import { MIGRATIONS, SCHEMA_VERSION } from '../engines/results/migrations';
 import { numberPlaceholders } from '../engines/results/postgres';
+import { SqlReplyLedger } from '../engines/results/llm-ledger';
 import { csvField, toCsv, toJsonl } from '../engines/results/export';
 import { startPostgres, type TestPostgres } from './helpers/postgres';
 
@@ -127,6 +128,26 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       const results = await Promise.all(writes);
       expect(results.filter(Boolean)).toHaveLength(20);
       expect(await db.counts('s2')).toEqual({ drift: { done: 20, failed: 0 } });
+    });
+
+    it('keeps LLM replies once by key and sums a run\'s and a sweep\'s calls', async () => {
+      const ledger = new SqlReplyLedger(db.driver);
+      const usage = { promptTokens: 100, completionTokens: 20, cachedTokens: 0 };
+      await ledger.putReply('k1', { status: 200, body: '{"a":1}' });
+      await ledger.putReply('k1', { status: 200, body: '{"a":2}' });
+      expect(await ledger.getReply('k1')).toEqual({ status: 200, body: '{"a":1}' });
+      expect(await ledger.getReply('nope')).toBeUndefined();
+      const call = { stage: 'draftStatement', provider: 'p', model: 'm', key: 'k1', usage };
+      await ledger.recordCall({ ...call, runId: 'sw_1/drift/a/0', costUsd: 0.5, cacheHit: false });
+      await ledger.recordCall({ ...call, runId: 'sw_1/drift/a/0', costUsd: 0, cacheHit: true });
+      await ledger.recordCall({ ...call, runId: 'sw_1/none/b/0', costUsd: 0.25, cacheHit: false });
+      // `_` must not act as a LIKE wildcard: sw_10 is another sweep.
+      await ledger.recordCall({ ...call, runId: 'sw_10/drift/a/0', costUsd: 9, cacheHit: false });
+      expect(await ledger.runTotals('sw_1/drift/a/0')).toEqual({ calls: 2, promptTokens: 200, completionTokens: 40, totalTokens: 240, costUsd: 0.5, hits: 1, misses: 1 });
+      expect(await ledger.sweepTotals('sw_1')).toMatchObject({ calls: 3, totalTokens: 360, costUsd: 0.75, hits: 1, misses: 2 });
+      // A paid call without a price leaves the total cost unknown rather than too low.
+      await ledger.recordCall({ ...call, runId: 'sw_1/none/b/0', costUsd: undefined, cacheHit: false });
+      expect((await ledger.sweepTotals('sw_1')).costUsd).toBeUndefined();
     });
   });
 }

@@ -6,10 +6,13 @@ import {
   CancellationScope,
   defineQuery,
   isCancellation,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  upsertMemo,
   upsertSearchAttributes,
+  workflowInfo,
 } from '@temporalio/workflow';
 import { NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
@@ -215,6 +218,10 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     if (beq) tools.push({ tool: 'equivalence', round: loop.summary.steps, input: input.goldStatement!, output: [beq.equivalent ? 'equivalent' : 'not equivalent'] });
   }
 
+  // What the run's LLM calls used (replies from the cache included), from the ledger.
+  const usage = patched('llm-usage') ? await search.llmUsage({ runId: workflowInfo().workflowId }) : undefined;
+  if (usage) upsertMemo({ usage: usage.usage, cache: usage.cache });
+
   const outcome: Outcome = loop.summary.ending === 'budget-exhausted' ? 'budget-exhausted' : outcomeOf(compiled, checked, verdict);
   enter('done');
   upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }, ...(indexVersion ? [{ key: INDEX_KEY, value: indexVersion }] : [])]);
@@ -240,5 +247,6 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     ...(input.goldStatement ? { equivalence: equivalent } : {}),
     steps: loop.steps,
     agent: loop.summary,
+    ...(usage ? { usage: usage.usage, cache: usage.cache } : {}),
   };
 }

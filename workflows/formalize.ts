@@ -1,10 +1,10 @@
 // The `formalize` workflow: one formalization run, from an informal statement to a judged Lean
 // statement. Deterministic code only: every side effect is an activity.
-import { defineQuery, proxyActivities, setCurrentDetails, setHandler, upsertSearchAttributes, log } from '@temporalio/workflow';
-import { NON_RETRYABLE_TYPES } from '../common/failures';
+import { ActivityFailure, ApplicationFailure, defineQuery, patched, proxyActivities, setCurrentDetails, setHandler, upsertMemo, upsertSearchAttributes, log, workflowInfo } from '@temporalio/workflow';
+import { LLM_FAILURE, NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
-import { resolveRunConfig } from '../common/run-config';
+import { llmMeterFor, resolveRunConfig } from '../common/run-config';
 import { DEFAULT_LLM_BUDGET, llmActivityTimeoutMs } from '../common/llm-budget';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
 import type {
@@ -18,6 +18,7 @@ import type {
   LlmBudget,
   LeanActivities,
   MainActivities,
+  LlmUsageReport,
   Outcome,
   Premise,
   Progress,
@@ -49,6 +50,17 @@ const llmStages = (budget: LlmBudget | undefined) => proxyActivities<MainActivit
   retry: llmRetry,
 });
 
+// Reading the run's LLM ledger is a quick database query.
+const { llmUsage } = proxyActivities<MainActivities>({
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+
+/** A failure that ends the run `budget-exhausted` rather than failing it. */
+function isBudgetExhausted(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === LLM_FAILURE.budgetExhausted;
+}
+
 const { retrieve, illustrate } = proxyActivities<MainActivities>({
   startToCloseTimeout: '2m',
   heartbeatTimeout: '15s',
@@ -74,7 +86,8 @@ const leanTools = (taskQueue: string) => proxyActivities<LeanActivities>({
 /** At most this many unknown identifiers are resolved per repair round. */
 const MAX_NAMES_PER_ROUND = 3;
 
-function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | null): Outcome {
+function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | null, budgetSpent = false): Outcome {
+  if (budgetSpent) return 'budget-exhausted';
   if (!checked) return 'unchecked';
   if (!compiled) return 'not-compiled';
   if (!verdict) return 'compiled';
@@ -85,6 +98,8 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   const config = resolveRunConfig(input.config);
   const exclude = input.exclude ?? [];
   const { decompose, draftStatement, judge } = llmStages(input.llm);
+  // Cache, sample, model overrides and budgets for the LLM activities (the reply ledger).
+  const meter = llmMeterFor(config, input.sample ?? 0);
   // Passed on only when set, so runs without it send the activities what they always did.
   const leaveOut = input.leaveOut ? { leaveOut: input.leaveOut } : {};
   const { compile } = leanActivities(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
@@ -117,131 +132,149 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     showState({ stage, round: progress.round });
   };
 
-  // 1. Decompose: atomic sub-queries, only where DRIFT retrieval will use them.
+  // What the stages found; a spent LLM budget ends the run with what it has so far.
   let subqueries: SubQuery[] = [];
-  if (config.retrieval === 'drift') {
-    if (config.decompose) {
-      enter('decompose');
-      subqueries = await decompose({ statement: input.statement });
-    } else {
-      subqueries = [{ phrase: input.statement, formal: '' }];
-      notes.push('decompose: off; the whole statement is the only sub-query');
-    }
-  }
-
-  // 2. Retrieve premises.
   let premises: Premise[] = [];
   // The index version retrieve searched: illustrate reads the same one, so a promotion during
   // the run never mixes versions, and the result records it.
   let indexVersion: string | undefined;
-  if (config.retrieval !== 'none') {
-    enter('retrieve');
-    const retrieved = await retrieve({
-      library: input.library,
-      statement: input.statement,
-      subqueries,
-      mode: config.retrieval,
-      topK: config.topK,
-      exclude,
-      ...leaveOut,
-      gold: input.goldPremises ?? [],
-      ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
-    });
-    premises = retrieved.premises;
-    indexVersion = retrieved.indexVersion;
-    notes.push(...retrieved.notes);
-    showState({ indexVersion });
-  } else {
-    notes.push('retrieve: off');
-  }
-
-  // 3. Illustrate: example theorems that use the premises.
   let examples: Example[] = [];
-  if (config.illustrate && config.examples > 0 && premises.length > 0) {
-    enter('illustrate');
-    examples = await illustrate({
-      library: input.library,
-      statement: input.statement,
-      premises: premises.map((p) => p.name),
-      m: config.examples,
-      exclude,
-      ...(indexVersion ? { indexVersion } : {}),
-      ...leaveOut,
-    });
-  }
-
-  // 4. Formalize, compile, repair: at most `repairRounds` repairs after the first attempt.
   const attempts: Attempt[] = [];
-  enter('formalize');
-  let statement = await draftStatement({ statement: input.statement, premises, examples });
-  let result: CompileResult;
-  for (let round = 0; ; round++) {
-    enter('compile');
-    result = await compile({ code: statement });
-    attempts.push({ round, statement, compile: result });
-    showState({ compile: `round ${round}: ${result.status}${result.status === 'error' ? ` (${result.messages.filter((m) => m.severity === 'error').length} errors)` : ''}` });
-    if (result.status === 'ok' || result.status === 'skipped') break;
-    if (round >= config.repairRounds) {
-      log.info('repair budget exhausted', { rounds: config.repairRounds });
-      break;
-    }
-    progress.round = round + 1;
-    enter('repair');
-    // Unknown names: ask the Lean worker for the closest real ones (found in the library,
-    // confirmed by Lean) and show them to the formalizer.
-    const unknown = unknownIdentifiers(result.messages).slice(0, MAX_NAMES_PER_ROUND);
-    let suggestions: Record<string, string[]> | undefined;
-    if (unknown.length > 0) {
-      suggestions = {};
-      const namespaceHints = openedNamespaces(statement);
-      const resolved = await Promise.all(
-        unknown.map((token) =>
-          resolveName({ token, library: input.library, namespaceHints, topK: 5 }).catch((err: Error) => {
-            notes.push(`resolveName(${token}) failed: ${err.message}`);
-            return undefined;
-          }),
-        ),
-      );
-      resolved.forEach((found, i) => {
-        if (!found) return;
-        const names = found.suggestions.map((s) => s.name);
-        suggestions![found.token] = names;
-        tools.push({ tool: 'resolveName', round: round + 1, input: unknown[i]!, output: names });
-      });
-    }
-    statement = await draftStatement({
-      statement: input.statement,
-      premises,
-      examples,
-      repair: { statement, messages: result.messages, ...(suggestions ? { suggestions } : {}) },
-    });
-  }
-  const checked = result.status !== 'skipped';
-  const compiled = result.status === 'ok';
-  if (!checked) notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
-
-  // 5. Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it.
+  let statement = '';
+  let checked = false;
+  let compiled = false;
   let verdict: JudgeVerdict | null = null;
   let equivalent: EquivalenceResult | null = null;
-  const checkEquivalence = Boolean(input.goldStatement) && compiled;
-  if (config.judge || checkEquivalence) {
-    enter('judge');
-    const [judged, beq] = await Promise.all([
-      config.judge ? judge({ statement: input.statement, formalStatement: statement, compiled, checked }) : null,
-      checkEquivalence
-        ? equivalence({ candidate: statement, gold: input.goldStatement! }).catch((err: Error) => {
-            notes.push(`equivalence check failed: ${err.message}`);
-            return null;
-          })
-        : null,
-    ]);
-    verdict = judged;
-    equivalent = beq;
-    if (beq) tools.push({ tool: 'equivalence', round: attempts.length - 1, input: input.goldStatement!, output: [beq.equivalent ? 'equivalent' : 'not equivalent'] });
+  let budgetSpent = false;
+  try {
+    // 1. Decompose: atomic sub-queries, only where DRIFT retrieval will use them.
+    if (config.retrieval === 'drift') {
+      if (config.decompose) {
+        enter('decompose');
+        subqueries = await decompose({ statement: input.statement, meter });
+      } else {
+        subqueries = [{ phrase: input.statement, formal: '' }];
+        notes.push('decompose: off; the whole statement is the only sub-query');
+      }
+    }
+
+    // 2. Retrieve premises.
+    if (config.retrieval !== 'none') {
+      enter('retrieve');
+      const retrieved = await retrieve({
+        library: input.library,
+        statement: input.statement,
+        subqueries,
+        mode: config.retrieval,
+        topK: config.topK,
+        exclude,
+        ...leaveOut,
+        gold: input.goldPremises ?? [],
+        ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
+      });
+      premises = retrieved.premises;
+      indexVersion = retrieved.indexVersion;
+      notes.push(...retrieved.notes);
+      showState({ indexVersion });
+    } else {
+      notes.push('retrieve: off');
+    }
+
+    // 3. Illustrate: example theorems that use the premises.
+    if (config.illustrate && config.examples > 0 && premises.length > 0) {
+      enter('illustrate');
+      examples = await illustrate({
+        library: input.library,
+        statement: input.statement,
+        premises: premises.map((p) => p.name),
+        m: config.examples,
+        exclude,
+        ...(indexVersion ? { indexVersion } : {}),
+        ...leaveOut,
+      });
+    }
+
+    // 4. Formalize, compile, repair: at most `repairRounds` repairs after the first attempt.
+    enter('formalize');
+    statement = await draftStatement({ statement: input.statement, premises, examples, meter });
+    let result: CompileResult;
+    for (let round = 0; ; round++) {
+      enter('compile');
+      result = await compile({ code: statement });
+      attempts.push({ round, statement, compile: result });
+      showState({ compile: `round ${round}: ${result.status}${result.status === 'error' ? ` (${result.messages.filter((m) => m.severity === 'error').length} errors)` : ''}` });
+      if (result.status === 'ok' || result.status === 'skipped') break;
+      if (round >= config.repairRounds) {
+        log.info('repair budget exhausted', { rounds: config.repairRounds });
+        break;
+      }
+      progress.round = round + 1;
+      enter('repair');
+      // Unknown names: ask the Lean worker for the closest real ones (found in the library,
+      // confirmed by Lean) and show them to the formalizer.
+      const unknown = unknownIdentifiers(result.messages).slice(0, MAX_NAMES_PER_ROUND);
+      let suggestions: Record<string, string[]> | undefined;
+      if (unknown.length > 0) {
+        suggestions = {};
+        const namespaceHints = openedNamespaces(statement);
+        const resolved = await Promise.all(
+          unknown.map((token) =>
+            resolveName({ token, library: input.library, namespaceHints, topK: 5 }).catch((err: Error) => {
+              notes.push(`resolveName(${token}) failed: ${err.message}`);
+              return undefined;
+            }),
+          ),
+        );
+        resolved.forEach((found, i) => {
+          if (!found) return;
+          const names = found.suggestions.map((s) => s.name);
+          suggestions![found.token] = names;
+          tools.push({ tool: 'resolveName', round: round + 1, input: unknown[i]!, output: names });
+        });
+      }
+      statement = await draftStatement({
+        statement: input.statement,
+        premises,
+        examples,
+        repair: { statement, messages: result.messages, ...(suggestions ? { suggestions } : {}) },
+        meter,
+      });
+    }
+    checked = result.status !== 'skipped';
+    compiled = result.status === 'ok';
+    if (!checked) notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
+
+    // 5. Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it.
+    const checkEquivalence = Boolean(input.goldStatement) && compiled;
+    if (config.judge || checkEquivalence) {
+      enter('judge');
+      const [judged, beq] = await Promise.all([
+        config.judge ? judge({ statement: input.statement, formalStatement: statement, compiled, checked, meter }) : null,
+        checkEquivalence
+          ? equivalence({ candidate: statement, gold: input.goldStatement! }).catch((err: Error) => {
+              notes.push(`equivalence check failed: ${err.message}`);
+              return null;
+            })
+          : null,
+      ]);
+      verdict = judged;
+      equivalent = beq;
+      if (beq) tools.push({ tool: 'equivalence', round: attempts.length - 1, input: input.goldStatement!, output: [beq.equivalent ? 'equivalent' : 'not equivalent'] });
+    }
+  } catch (err) {
+    if (!isBudgetExhausted(err)) throw err;
+    budgetSpent = true;
+    notes.push(`budget: ${(err as ActivityFailure).cause?.message ?? 'spent'}; the run stopped at ${progress.stage}`);
   }
 
-  const outcome = outcomeOf(compiled, checked, verdict);
+  const outcome = outcomeOf(compiled, checked, verdict, budgetSpent);
   enter('done');
+  // What the run's LLM calls used (replies from the cache included), from the ledger.
+  let llm: LlmUsageReport | undefined;
+  if (patched('llm-usage')) {
+    llm = await llmUsage({ runId: workflowInfo().workflowId });
+    upsertMemo({ usage: llm.usage, cache: llm.cache });
+  }
   upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }, ...(indexVersion ? [{ key: INDEX_KEY, value: indexVersion }] : [])]);
   showState({ outcome, ...(verdict ? { grade: verdict.grade } : {}) });
   return {
@@ -263,5 +296,6 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     tools,
     ...(input.goldStatement ? { equivalence: equivalent } : {}),
     timings,
+    ...(llm ? { usage: llm.usage, cache: llm.cache } : {}),
   };
 }

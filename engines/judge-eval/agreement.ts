@@ -1,6 +1,9 @@
 // Agreement of binary verdicts (the judge's "faithful" against human "equivalent" labels, or one
 // judge against another): confusion counts, accuracy, precision, recall and Cohen's kappa, each
 // with a seeded percentile-bootstrap interval over items. Pure: no I/O.
+import { bootstrapMany, type BootstrapOptions } from '../metrics/bootstrap';
+
+export type { BootstrapOptions };
 
 export interface Confusion {
   /** reference yes, predicted yes */
@@ -70,51 +73,23 @@ export function statsOf(c: Confusion): AgreementStats {
   return { n, confusion: c, accuracy, precision: ratio(c.tp, c.tp + c.fp), recall: ratio(c.tp, c.tp + c.fn), kappa };
 }
 
-/** mulberry32: a small seeded generator, so intervals are the same on every machine. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** The q-quantile of sorted values, by linear interpolation between closest ranks. */
-export function quantile(sorted: readonly number[], q: number): number {
-  if (sorted.length === 0) throw new Error('quantile of no values');
-  const pos = (sorted.length - 1) * q;
-  const lo = Math.floor(pos);
-  const hi = Math.ceil(pos);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (pos - lo);
-}
-
-export interface BootstrapOptions {
-  /** Resamples; default 1000. */
-  resamples?: number;
-  seed?: number;
-}
-
-/** Agreement statistics with 95% percentile-bootstrap intervals over items. */
+/** Agreement statistics with 95% percentile-bootstrap intervals over items (the shared seeded
+ * bootstrap of engines/metrics, all four statistics from the same resamples). */
 export function agreement(pairs: readonly VerdictPair[], opts: BootstrapOptions = {}): AgreementWithIntervals {
   const stats = statsOf(confusion(pairs));
-  const resamples = opts.resamples ?? 1000;
-  const rand = seededRandom(opts.seed ?? 1);
-  const draws: Record<StatName, number[]> = { accuracy: [], precision: [], recall: [], kappa: [] };
-  if (pairs.length > 0) {
-    for (let r = 0; r < resamples; r++) {
-      const sample: VerdictPair[] = [];
-      for (let i = 0; i < pairs.length; i++) sample.push(pairs[Math.floor(rand() * pairs.length)]!);
-      const s = statsOf(confusion(sample));
-      for (const k of Object.keys(draws) as StatName[]) if (s[k] !== null) draws[k].push(s[k]!);
-    }
-  }
+  const names: StatName[] = ['accuracy', 'precision', 'recall', 'kappa'];
+  const intervals = bootstrapMany(
+    pairs.length,
+    (ix) => {
+      const s = statsOf(confusion(ix.map((i) => pairs[i]!)));
+      return names.map((k) => s[k] ?? NaN);
+    },
+    opts,
+  );
   const ci = {} as Record<StatName, Interval | null>;
-  for (const k of Object.keys(draws) as StatName[]) {
-    const v = draws[k].sort((a, b) => a - b);
-    ci[k] = stats[k] === null || v.length === 0 ? null : { lo: quantile(v, 0.025), hi: quantile(v, 0.975) };
-  }
+  names.forEach((k, j) => {
+    const iv = intervals[j]!;
+    ci[k] = stats[k] === null || Number.isNaN(iv.lo) ? null : { lo: iv.lo, hi: iv.hi };
+  });
   return { ...stats, ci };
 }

@@ -5,6 +5,7 @@
 import OpenAI from 'openai';
 import type { ChatMessage, ChatReply, JsonReplyFormat, LlmModels, LlmRole } from './messages';
 import { classifyApiError } from './api-errors';
+import { currentLlmCallContext } from './call-context';
 import {
   busyError,
   configuredModeError,
@@ -29,6 +30,12 @@ import {
 
 export type { ChatMessage, LlmModels, LlmRole } from './messages';
 
+/** The run's temperature (a sweep factor) wins over the configured one. */
+function temperatureParam(configured: number | undefined): { temperature?: number } {
+  const t = currentLlmCallContext()?.temperature ?? configured;
+  return t !== undefined ? { temperature: t } : {};
+}
+
 /** Reply token limits per role when none are configured: enough for the reply, not a novel. */
 export const DEFAULT_MAX_TOKENS: Record<LlmRole, number> = { decomposer: 1024, formalizer: 2048, judge: 1024, agent: 2048, translator: 2048 };
 
@@ -51,6 +58,9 @@ export interface LlmSettings {
   busyBackoffMs?: number;
   /** Told about every change of the provider's status (for /readyz). */
   onProviderChange?: (status: ProviderStatus) => void;
+  /** The HTTP transport under the OpenAI client: the reply cache and ledger (metered-fetch.ts),
+   * or the local model in process (local-fetch.ts). Default: the network. */
+  fetch?: typeof fetch;
 }
 
 export type { JsonReplyFormat } from './messages';
@@ -98,6 +108,7 @@ export class LlmClient {
           project: null,
           maxRetries: 0,
           timeout: settings.timeoutMs,
+          ...(settings.fetch ? { fetch: settings.fetch } : {}),
         })
       : null;
     this.provider = settings.baseURL
@@ -116,6 +127,9 @@ export class LlmClient {
 
   /** The model a role uses; the agent falls back to the formalizer's model. */
   modelFor(role: LlmRole): string {
+    // A run may choose its own model per role (a sweep factor).
+    const override = currentLlmCallContext()?.models?.[role];
+    if (override) return override;
     const models = this.settings.models;
     return models[role] ?? (role === 'agent' ? models.formalizer : '') ?? '';
   }
@@ -135,7 +149,7 @@ export class LlmClient {
       model: this.modelFor(req.role),
       messages,
       max_tokens: req.maxTokens,
-      ...(this.settings.temperature !== undefined ? { temperature: this.settings.temperature } : {}),
+      ...temperatureParam(this.settings.temperature),
       ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
     } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
     const completion = await this.openai!.chat.completions.create(body, req.signal ? { signal: req.signal } : undefined);
@@ -243,7 +257,7 @@ export class LlmClient {
       model: target.model,
       messages,
       max_tokens: this.maxTokensFor(role),
-      ...(this.settings.temperature !== undefined ? { temperature: this.settings.temperature } : {}),
+      ...temperatureParam(this.settings.temperature),
       // One call per step keeps the step budget meaningful; replies with several are handled anyway.
       ...(tools.length ? { tools, tool_choice: 'auto' as const, parallel_tool_calls: false } : {}),
     };

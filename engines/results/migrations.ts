@@ -1,6 +1,7 @@
 // The results schema, by version. A database is brought up to the newest version in one
 // transaction per step; versions already applied are never run again. Documented in DESIGN.md.
 import type { SqlDriver } from './driver';
+import { LLM_LEDGER_SCHEMA } from './llm-ledger';
 
 export interface Migration {
   version: number;
@@ -54,6 +55,11 @@ export const MIGRATIONS: Migration[] = [
         PRIMARY KEY (workflow_id, attempt)
       )`,
     ],
+  },
+  {
+    version: 2,
+    description: 'the LLM reply cache (llm_replies) and the call ledger (llm_calls)',
+    statements: LLM_LEDGER_SCHEMA,
   },
 ];
 

@@ -20,6 +20,8 @@ import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type RunConfig 
 import { requireTemporalCli } from '../../infra/temporal-cli';
 import { createLeanWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
 import { startFormalization } from '../../api/runs';
+import { SqlReplyLedger } from '../../engines/results/llm-ledger';
+import { meteredFetch } from '../../engines/llm/metered-fetch';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from '../fakes/openai-server';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 import type { FakeReplScript } from '../fakes/fake-repl-rules';
@@ -81,6 +83,9 @@ export interface StackOptions {
   translator?: boolean;
   /** Overrides of the LLM client's settings (llmSettings). */
   llmSettings?: Partial<LlmSettings>;
+  /** true: the LLM client goes through the reply cache and the call ledger, kept in a results
+   * database (SQLite) in the stack's data directory, as the main worker's does. */
+  ledger?: boolean;
   /** Task queue suffix, so suites sharing a server never share workers; `default` uses the
    * production queue names (for code under test that starts runs on them). */
   queue?: string;
@@ -100,11 +105,13 @@ export interface TestStack {
   leanQueue: string;
   /** The LLM client the main worker's activities use. */
   llmClient: LlmClient;
+  /** The call ledger, with `ledger: true`. */
+  ledger?: SqlReplyLedger;
   /** Main and Lean workers (or only one of them), in this process. */
   createWorkers(which?: 'both' | 'main' | 'lean'): Promise<Worker[]>;
   /** Runs `fn` while both workers poll; stops them afterwards. */
   withWorkers<T>(fn: () => Promise<T>): Promise<T>;
-  start(statement: string, config?: Partial<RunConfig>, extra?: { exclude?: string[]; leaveOut?: 'item' | 'file'; goldPremises?: string[]; goldStatement?: string; id?: string }): Promise<string>;
+  start(statement: string, config?: Partial<RunConfig>, extra?: { exclude?: string[]; leaveOut?: 'item' | 'file'; goldPremises?: string[]; goldStatement?: string; id?: string; sample?: number }): Promise<string>;
   result(id: string): Promise<FormalizeResult>;
   close(): Promise<void>;
 }
@@ -122,12 +129,16 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const mainQueue = suffix === 'default' ? MAIN_TASK_QUEUE : `driftline-${suffix}`;
   const leanQueue = suffix === 'default' ? LEAN_TASK_QUEUE : `lean-${suffix}`;
   const settings = llmSettings(llm.url, options.llmSettings);
-  const llmClient = createLlmClient(options.llmConfigured === false ? null : settings);
   const results = await ResultsDb.open(resultsLocation(dataDir));
+  const ledger = options.ledger ? new SqlReplyLedger(results.driver) : undefined;
+  const llmClient = createLlmClient(
+    options.llmConfigured === false ? null : { ...settings, ...(ledger ? { fetch: meteredFetch({ provider: llm.url, ledger }) } : {}) },
+  );
   const activities = {
     ...createActivities({
       llm: llmClient,
       indexes,
+      ...(ledger ? { ledger } : {}),
       ...(options.translator ? { translator: createLlmClient(llmSettings(llm.url, { models: { ...llmSettings(llm.url).models, translator: FAKE_TRANSLATOR } })) } : {}),
     }),
     ...createSweepActivities({ results }),
@@ -158,6 +169,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     repl,
     lean,
     llmClient,
+    ...(ledger ? { ledger } : {}),
     indexes,
     dataDir,
     results,
@@ -181,6 +193,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
       await results.close();
       await lean.close();
       await llm.close();
+
       repl?.cleanup();
       rmSync(dataDir, { recursive: true, force: true });
     },

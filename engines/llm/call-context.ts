@@ -1,0 +1,30 @@
+// Who is asking, for the LLM layer's cache and accounting: the run, the stage, the sample index
+// and the run's own choices (cache on or off, model and temperature overrides). Activities set it
+// around an engine call (AsyncLocalStorage), so the prompt builders and stage functions between
+// them need not carry it; calls made outside any run (evaluations, the CLI) have none.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { LlmRole } from './messages';
+
+export interface LlmCallContext {
+  /** The run's workflow ID. */
+  runId?: string;
+  /** The activity, e.g. `draftStatement`. */
+  stage?: string;
+  /** k samples of one item are k different cache entries; 0 otherwise. */
+  sample: number;
+  /** false: neither read nor write the reply cache. */
+  cache: boolean;
+  /** Per-run model choices (sweep factors), by role. */
+  models?: Partial<Record<LlmRole, string>>;
+  temperature?: number;
+}
+
+const storage = new AsyncLocalStorage<LlmCallContext>();
+
+export function withLlmCallContext<T>(ctx: LlmCallContext, fn: () => Promise<T>): Promise<T> {
+  return storage.run(ctx, fn);
+}
+
+export function currentLlmCallContext(): LlmCallContext | undefined {
+  return storage.getStore();
+}
