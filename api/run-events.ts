@@ -71,6 +71,9 @@ function failureText(failure: proto.temporal.api.failure.v1.IFailure | null | un
   return message;
 }
 
+/** Activities that are no stage of the run: no events for them. */
+const BOOKKEEPING_ACTIVITIES = new Set(['llmUsage']);
+
 /** Stages by activity type, for activities the workflow schedules before naming a stage. */
 export const STAGE_OF_ACTIVITY: Record<string, string> = {
   decompose: 'decompose',
@@ -108,6 +111,8 @@ export class RunEventMapper {
       }
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
         const activity = event.activityTaskScheduledEventAttributes?.activityType?.name ?? 'activity';
+        // Bookkeeping after the last stage (reading the LLM ledger) is not a stage of the run.
+        if (BOOKKEEPING_ACTIVITIES.has(activity)) return undefined;
         const stage = this.stage !== 'starting' ? this.stage : (STAGE_OF_ACTIVITY[activity] ?? activity);
         const step = ++this.steps;
         let round: number | undefined;

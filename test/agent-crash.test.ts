@@ -87,6 +87,6 @@ it('completes an agent run whose main worker was SIGKILLed mid-loop, asking no c
   // The Lean tools that had run were not run again either.
   const history = await stack.client.workflow.getHandle(id).fetchHistory();
   const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
-  expect(scheduled).toEqual(['agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'inspectName', 'agentStep', 'judge']);
+  expect(scheduled).toEqual(['agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'inspectName', 'agentStep', 'judge', 'llmUsage']);
   expect(stack.llm.callsTo(FAKE_MODELS.judge)).toBe(1);
 }, 180_000);

@@ -137,7 +137,7 @@ describe('two main and two Lean worker processes, one of each killed mid-batch',
           if (started.get(String(a.scheduledEventId))!.attempt > 1) retriedAfterKill++;
         }
       }
-      expect(completed).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge']);
+      expect(completed).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge', 'llmUsage']);
     }
     // At least the two activities the victims held were attempted again elsewhere.
     expect(retriedAfterKill).toBeGreaterThanOrEqual(2);

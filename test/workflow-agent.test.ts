@@ -178,7 +178,7 @@ describe('formalizeAgent workflow', () => {
     expect(result.compiled).toBe(true);
     expect(result.agent!.ending).toBe('success');
     // Malformed calls never reach an activity.
-    expect(await activityTypes(s, id)).toEqual(['agentStep', 'agentStep', 'agentStep', 'agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'judge']);
+    expect(await activityTypes(s, id)).toEqual(['agentStep', 'agentStep', 'agentStep', 'agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'judge', 'llmUsage']);
   });
 
   it('ends with budget-exhausted after T_max steps of a loop that never ends', async () => {

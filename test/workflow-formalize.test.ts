@@ -56,7 +56,7 @@ describe('formalize workflow', () => {
     expect(result.indexVersion).toMatch(/^mini-[0-9a-f]{12}-/);
 
     const types = await activityTypes(s, id);
-    expect(types).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge']);
+    expect(types).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge', 'llmUsage']);
 
     const description = await s.client.workflow.getHandle(id).describe();
     expect(description.typedSearchAttributes.get(STAGE_KEY)).toBe('done');
@@ -193,7 +193,7 @@ describe('formalize workflow', () => {
     const id = await s.start(STATEMENT, { retrieval: 'none', illustrate: false, judge: false });
     const result = await s.withWorkers(() => s.result(id));
 
-    expect(await activityTypes(s, id)).toEqual(['draftStatement', 'compile']);
+    expect(await activityTypes(s, id)).toEqual(['draftStatement', 'compile', 'llmUsage']);
     expect(result.premises).toEqual([]);
     expect(result.judge).toBeNull();
     expect(result.outcome).toBe('compiled');

@@ -159,6 +159,8 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
       ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
       ...(input.llm ? { llm: input.llm } : {}),
+      // k samples of an item are k different LLM cache entries (and the same k on a re-run).
+      ...(id.sample ? { sample: id.sample } : {}),
     };
     let handle: ChildWorkflowHandle<(input: FormalizeInput) => Promise<unknown>>;
     // Counted until the start is confirmed: the sweep never continues as new with a start

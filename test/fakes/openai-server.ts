@@ -175,6 +175,8 @@ export interface FakeOpenAI {
   url: string;
   /** Every chat-completions request received, in order. */
   requests: FakeRequest[];
+  /** The `usage` of every successful chat completion sent, in order (what a provider bills). */
+  usageServed: { model: string; prompt_tokens: number; completion_tokens: number }[];
   /** Every `/v1/embeddings` request received, in order. */
   embeddingRequests: FakeEmbeddingRequest[];
   /** Queues replies for embeddings requests (any model), served before the toy embedding. */
@@ -442,6 +444,11 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const handler = opts.handler ?? defaultBrain;
   const queues = new Map<string, FakeReply[]>();
   const requests: FakeRequest[] = [];
+  const usageServed: FakeOpenAI['usageServed'] = [];
+  const served = <U extends { prompt_tokens: number; completion_tokens: number }>(model: string, usage: U): U => {
+    usageServed.push({ model, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens });
+    return usage;
+  };
   const script = (model: string, ...replies: FakeReply[]) => {
     queues.set(model, [...(queues.get(model) ?? []), ...replies]);
   };
@@ -565,7 +572,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
               finish_reason: 'tool_calls',
             },
           ],
-          usage: usageOf(request, text),
+          usage: served(request.model, usageOf(request, text)),
         });
       }
       const promptTokens = fakeTokens(JSON.stringify(request.messages));
@@ -598,7 +605,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
             finish_reason: finishReason,
           },
         ],
-        usage: { ...usageOf(request, content), completion_tokens: fakeTokens(content) },
+        usage: served(request.model, { ...usageOf(request, content), completion_tokens: fakeTokens(content) }),
       });
     } catch (err) {
       sendError(res, 500, `Fake server failure: ${(err as Error).message}`);
@@ -611,6 +618,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   return {
     url: `http://127.0.0.1:${port}/v1`,
     requests,
+    usageServed,
     embeddingRequests,
     scriptEmbeddings: (...replies) => void embeddingQueue.push(...replies),
     script,
