@@ -2,8 +2,6 @@
 import { join } from 'node:path';
 import type { Config } from './config';
 import { createLlmClient } from '../engines/llm/client';
-import { LocalGgufChat } from '../engines/llm/local-gguf';
-import { LOCAL_BASE_URL, localFetch } from '../engines/llm/local-fetch';
 import { meteredFetch, type ReplyLedger } from '../engines/llm/metered-fetch';
 import { SqlReplyLedger } from '../engines/results/llm-ledger';
 import { openResults } from './results';
@@ -83,24 +81,11 @@ export function providerStatusPath(config: Config): string {
 
 /**
  * The LLM client the configuration asks for. With a ledger, every chat completion goes through
- * the reply cache and is recorded with its tokens and price (metered-fetch.ts). The local
- * provider runs a GGUF model in process behind the same chat-completions protocol.
+ * the reply cache and is recorded with its tokens and price (metered-fetch.ts).
  */
 function llmFor(config: Config, ledger?: ReplyLedger) {
   const file = providerStatusPath(config);
   const onProviderChange = (status: ProviderStatus) => writeProviderStatus(file, status);
-  if (config.llm.provider === 'local') {
-    const chat = new LocalGgufChat({ modelPath: config.llm.localModelPath, contextSize: config.llm.localContextSize });
-    const transport = localFetch(chat);
-    return createLlmClient({
-      ...config.llm,
-      baseURL: LOCAL_BASE_URL,
-      // The local transport turns a JSON schema into a grammar: no probing needed.
-      structuredOutput: 'json_schema',
-      onProviderChange,
-      fetch: ledger ? meteredFetch({ provider: chat.id, ledger, prices: config.llm.prices, fetch: transport }) : transport,
-    });
-  }
   if (!config.llm.baseURL) return createLlmClient(null);
   return createLlmClient({
     ...config.llm,

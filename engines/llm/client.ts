@@ -58,8 +58,8 @@ export interface LlmSettings {
   busyBackoffMs?: number;
   /** Told about every change of the provider's status (for /readyz). */
   onProviderChange?: (status: ProviderStatus) => void;
-  /** The HTTP transport under the OpenAI client: the reply cache and ledger (metered-fetch.ts),
-   * or the local model in process (local-fetch.ts). Default: the network. */
+  /** The HTTP transport under the OpenAI client: the reply cache and ledger (metered-fetch.ts).
+   * Default: the network. */
   fetch?: typeof fetch;
 }
 

@@ -33,7 +33,7 @@ export interface ReplyLedger {
 }
 
 export interface MeteredFetchOptions {
-  /** Provider identity in keys and records: its base URL, or `local:<file>`. */
+  /** Provider identity in keys and records: its base URL. */
   provider: string;
   ledger: ReplyLedger;
   prices?: PriceTable;

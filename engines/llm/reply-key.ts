@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 
 export interface ReplyKeyParts {
-  /** Provider identity: base URL (or `local:<file>`). */
+  /** Provider identity: its base URL. */
   provider: string;
   model: string;
   messages: unknown[];
