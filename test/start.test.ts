@@ -185,7 +185,8 @@ describe('npm start', () => {
 
   it('prints the compiler messages and exits 2 when the statement does not compile', async () => {
     llm.script(FAKE_MODELS.formalizer, { content: '```lean\ntheorem t (p : ℕ) (hp : Nat.Primee p) : 2 ≤ p := by sorry\n```' });
-    const run = await runCommand(['formalize', '--repair-rounds', '0', '--no-judge', 'Every prime number p is at least 2.'], cliEnv());
+    // --no-cache: an earlier run of this statement left its replies in the cache; this one must ask.
+    const run = await runCommand(['formalize', '--no-cache', '--repair-rounds', '0', '--no-judge', 'Every prime number p is at least 2.'], cliEnv());
     expect(run.status, run.stderr).toBe(2);
     expect(run.stdout).toMatch(/compiled: +no/);
     expect(run.stdout).toMatch(/lean: +\d+:\d+: error: unknown identifier 'Nat\.Primee'/);

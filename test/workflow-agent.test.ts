@@ -93,7 +93,7 @@ describe('formalizeAgent workflow', () => {
     // Each LLM step and each tool call is an activity; Lean tools went to the Lean queue.
     expect(await activityTypes(s, id)).toEqual([
       'agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'resolveName',
-      'agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'judge',
+      'agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'judge', 'llmUsage',
     ]);
     const events = (await history(s, id)).events ?? [];
     const scheduled = events.map((e) => e.activityTaskScheduledEventAttributes).filter(Boolean);
