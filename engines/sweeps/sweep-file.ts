@@ -6,6 +6,7 @@ import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS, type RunConfig } from '../../common/types';
+import { LLM_ROLE_NAMES } from '../../common/run-config-schema';
 import { agentConfigProblem } from '../../common/run-config';
 import type { LeaveOutPolicy } from '../../common/sweep';
 import type { BenchmarkSource } from '../benchmarks/load';
@@ -26,6 +27,10 @@ export const RunConfigFields = z
     tokenBudget: z.number().int().min(1),
     wallClockSeconds: z.number().int().min(1).max(86_400),
     driftContext: z.boolean(),
+    cache: z.boolean(),
+    temperature: z.number().min(0).max(2),
+    models: z.object(Object.fromEntries(LLM_ROLE_NAMES.map((r) => [r, z.string().min(1).max(200)]))).partial().strict(),
+    costBudgetUsd: z.number().positive(),
   })
   .partial()
   .strict();
