@@ -22,7 +22,7 @@ const PROBE_MESSAGES: ChatMessage[] = [
 ];
 
 /** Enough for `{"answer": 4}`; a probe must never make a slow server write at length. */
-const PROBE_MAX_TOKENS = 16;
+export const PROBE_MAX_TOKENS = 16;
 
 function why(err: unknown): string {
   const e = classifyApiError(err);
