@@ -104,5 +104,11 @@ function withoutHints<T extends { properties: Record<string, unknown> }>(schema:
 
 /** Every field's default, read from the schema. */
 export const DEFAULT_RUN_CONFIG: RunConfig = Object.freeze(
-  Object.fromEntries(Object.entries(RunConfigSchema.properties).map(([key, schema]) => [key, (schema as { default?: unknown }).default])),
+  // Optional fields without a default (temperature, models, …) stay absent.
+  Object.fromEntries(
+    Object.entries(RunConfigSchema.properties).flatMap(([key, schema]) => {
+      const value = (schema as { default?: unknown }).default;
+      return value === undefined ? [] : [[key, value]];
+    }),
+  ),
 ) as RunConfig;

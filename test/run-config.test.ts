@@ -27,6 +27,7 @@ describe('the run configuration, defined once', () => {
       tokenBudget: 400_000,
       wallClockSeconds: 1800,
       driftContext: false,
+      cache: true,
     });
     expect(resolveRunConfig({ topK: 9 })).toEqual({ ...DEFAULT_RUN_CONFIG, topK: 9 });
     expect(Value.Check(RunConfigSchema, DEFAULT_RUN_CONFIG)).toBe(true);
