@@ -21,6 +21,7 @@ import { formalizationRoutes } from './routes/formalizations';
 import { healthRoutes } from './routes/health';
 import { libraryRoutes } from './routes/libraries';
 import { webRoutes } from './web';
+import { sweepRoutes, type SweepRoutesOptions } from './routes/sweeps';
 import { ID_RULE, type ReadinessReport } from './schemas';
 import type { LlmBudget } from '../common/types';
 
@@ -51,6 +52,9 @@ export interface ApiOptions {
   sseKeepAliveMs?: number;
   /** The built web page served at `/`; default web/dist. */
   webRoot?: string;
+  /** Benchmark sweeps (the results database and where benchmarks are); without it the sweep
+   * routes are absent. */
+  sweeps?: Pick<SweepRoutesOptions, 'results' | 'dataDir' | 'currentIndexVersion'>;
 }
 
 export async function buildServer(options: ApiOptions): Promise<FastifyInstance> {
@@ -152,6 +156,17 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
     });
     await v1.register(eventRoutes, { temporal: options.temporal, keepAliveMs: options.sseKeepAliveMs });
     if (options.catalog) await v1.register(libraryRoutes, { catalog: options.catalog });
+    if (options.sweeps) {
+      await v1.register(sweepRoutes, {
+        ...options.sweeps,
+        ...(options.llm ? { llm: options.llm } : {}),
+        temporal: options.temporal,
+        libraries: options.libraries,
+        ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+        temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
+        namespace: options.namespace ?? options.temporal.options.namespace,
+      });
+    }
   });
 
   return app;

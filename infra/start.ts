@@ -16,7 +16,10 @@ import { connectClient } from './connect';
 import { buildRetrieval, providerStatusPath } from './deps';
 import { readProviderStatus } from '../engines/llm/provider-status-file';
 import { createLogger } from './logging';
-import { requireTemporalCli } from './temporal-cli';
+import { PROJECT_ROOT, requireTemporalCli } from './temporal-cli';
+import { openResults } from './results';
+import type { ResultsDb } from '../engines/results/results-db';
+import { sharedDataDir } from '../engines/sweeps/sweep-file';
 import { startDevServer, type DevServer } from './temporal-server';
 import { writeWorkflowBundle } from './workers';
 import { dieWithParent } from './child-guard';
@@ -107,6 +110,7 @@ export async function startStack(): Promise<void> {
   let devServer: DevServer | undefined;
   let app: FastifyInstance | undefined;
   let client: Client | undefined;
+  let results: ResultsDb | undefined;
   const workers: ManagedWorker[] = [];
   let runWatcher: RunWatcher | undefined;
   let loadWatch: TemporalLoadWatch | undefined;
@@ -122,6 +126,7 @@ export async function startStack(): Promise<void> {
     loadWatch?.stop();
     await runWatcher?.stop();
     await app?.close().catch(() => undefined);
+    await results?.close().catch(() => undefined);
     await Promise.all(workers.map(stopWorker));
     await client?.connection.close().catch(() => undefined);
     await devServer?.stop();
@@ -186,6 +191,8 @@ export async function startStack(): Promise<void> {
   for (const worker of workers) spawnWorker(worker, env, recordPids);
 
   client = await connectClient(config).catch((err: Error) => abort(err.message));
+  // Sweeps are recorded here (and by the main worker, which opens the same database).
+  results = await openResults(config).catch((err: Error) => abort(err.message));
   const missing = missingServices(config);
   const readiness = createReadinessCheck({
       client,
@@ -210,6 +217,7 @@ export async function startStack(): Promise<void> {
     rateLimit: { max: config.api.rateLimitPerMinute, timeWindowMs: 60_000 },
     temporalUiUrl: devServer?.uiUrl ?? temporalUiUrl(config),
     namespace: config.temporal.namespace,
+    sweeps: { results, dataDir: sharedDataDir(PROJECT_ROOT), currentIndexVersion: (library: string) => indexes.store.getAlias(library) },
   });
   // Without API keys anyone who can reach the port could start runs: loopback only then.
   const listen = apiListenHost(config);
