@@ -33,6 +33,9 @@ export interface StartedSweep {
   cells: SweepCell[];
   /** Cells whose results were copied from the `reuse` sweep. */
   reused: string[];
+  /** When the ID existed: what the request asked differently from the existing sweep (sweep
+   * file fields, e.g. `window`, `configurations.drift`); empty when it asked the same. */
+  differences?: string[];
 }
 
 export class SweepRequestError extends Error {
@@ -106,7 +109,8 @@ export async function startSweep(client: Client, db: ResultsDb, spec: SweepSpec,
   const total = items.length * cells.length * spec.samples;
   if (await workflowExists(client, id)) {
     const row = await db.getSweep(id);
-    return { id, existing: true, total: row ? row.items * row.cells.length * row.samples : total, cells: row?.cells ?? cells, reused: [] };
+    if (!row) return { id, existing: true, total, cells, reused: [], differences: ['(the ID belongs to a workflow that is not a sweep)'] };
+    return { id, existing: true, total: row.items * row.cells.length * row.samples, cells: row.cells, reused: [], differences: sweepSpecDifferences(row.spec, spec) };
   }
   const row: SweepRow = {
     id,
@@ -153,10 +157,37 @@ export async function startSweep(client: Client, db: ResultsDb, spec: SweepSpec,
       ]),
     });
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return { id, existing: true, total, cells: sweep.cells, reused: [] };
+    if (err instanceof WorkflowExecutionAlreadyStartedError) return { id, existing: true, total, cells: sweep.cells, reused: [], differences: sweepSpecDifferences(sweep.spec, spec) };
     throw err;
   }
   return { id, existing: false, total, cells: sweep.cells, reused };
+}
+
+/** JSON with object keys sorted, so equal specs compare equal whatever their key order. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value ?? null, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as object).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+}
+
+/** The sweep-file fields in which `wanted` differs from the stored spec of an existing sweep
+ * (its ID aside): `benchmark`, `library`, `window`, `configurations.NAME`, … */
+export function sweepSpecDifferences(stored: unknown, wanted: SweepSpec): string[] {
+  const had = (stored ?? {}) as Partial<SweepSpec>;
+  const differences: string[] = [];
+  const same = (a: unknown, b: unknown) => canonical(a) === canonical(b);
+  if (!same(had.benchmarks, wanted.benchmarks)) differences.push('benchmark');
+  for (const key of ['library', 'indexVersion', 'samples', 'window', 'leaveOut'] as const) if (!same(had[key], wanted[key])) differences.push(key);
+  if (!same(had.maxAttempts, wanted.maxAttempts)) differences.push('retry.maxAttempts');
+  const before = new Map((had.configurations ?? []).map((c) => [c.name, c]));
+  const after = new Map(wanted.configurations.map((c) => [c.name, c]));
+  for (const name of new Set([...before.keys(), ...after.keys()])) {
+    const a = before.get(name);
+    const b = after.get(name);
+    if (!a || !b || !same(a.config, b.config) || !same(a.factors, b.factors)) differences.push(`configurations.${name}`);
+  }
+  if (differences.length === 0 && !same([...before.keys()], [...after.keys()])) differences.push('configurations (order)');
+  return differences;
 }
 
 const QUERY_TIMEOUT_MS = 2000;

@@ -88,6 +88,7 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
       return;
     }
     if (started.existing) {
+      if (started.differences?.length) process.stderr.write(`note: ${file} differs from sweep ${started.id}'s file in ${started.differences.join(', ')}; the existing sweep is unchanged (choose another --id for a new one)\n`);
       process.stdout.write(`sweep ${started.id} exists already (${started.total} runs); nothing new started. Watch it: driftline sweep status ${started.id}\n`);
       return;
     }

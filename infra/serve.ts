@@ -10,6 +10,9 @@ import { connectClient } from './connect';
 import { buildRetrieval, createIndexStore, providerStatusPath } from './deps';
 import { readProviderStatus } from '../engines/llm/provider-status-file';
 import { createLogger } from './logging';
+import { openResults } from './results';
+import { PROJECT_ROOT } from './temporal-cli';
+import { sharedDataDir } from '../engines/sweeps/sweep-file';
 
 const log = createLogger('driftline-api');
 
@@ -20,6 +23,9 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
   const store = createIndexStore(config);
   // Library listing and premise search read the same indexes as the workers.
   const { registry } = await buildRetrieval(config, log);
+  // Sweeps are recorded in the results database the workers write to (PostgreSQL when they run
+  // on other machines).
+  const results = await openResults(config);
   const app = await buildServer({
     temporal: client,
     libraries: config.libraries.map((l) => l.name),
@@ -43,11 +49,13 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
     rateLimit: { max: config.api.rateLimitPerMinute, timeWindowMs: 60_000 },
     temporalUiUrl: temporalUiUrl(config),
     namespace: config.temporal.namespace,
+    sweeps: { results, dataDir: sharedDataDir(PROJECT_ROOT), currentIndexVersion: (library: string) => store.getAlias(library) },
     logger: false,
   });
   app.addHook('onClose', async () => {
     await store.close();
     await registry.close();
+    await results.close();
     await client.connection.close();
   });
   // Without API keys, loopback only (as `npm start`): a deployment sets DRIFTLINE_API_KEYS.

@@ -1,62 +1,161 @@
-// Benchmark sweeps over HTTP: start one from a sweep file's object, read its progress, pause,
+// Benchmark sweeps over HTTP: start one from a sweep file's content, read its progress, pause,
 // resume or cancel it, and get its report (HTML, Markdown, JSON or the per-run CSV).
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { getSweepProgress, signalSweep, startSweep, SweepRequestError } from '../sweeps';
 import { sweepReportInput } from '../sweep-report';
+import { temporalUiLink } from '../runs';
 import { HttpProblem, problemResponses } from '../problem';
 import { loadBenchmarks } from '../../engines/benchmarks/load';
-import { parseSweep, SweepFileError } from '../../engines/sweeps/sweep-file';
-import { renderSweepReport } from '../../engines/report/write-report';
+import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from '../../engines/sweeps/sweep-file';
+import { renderSweepReportAs, type ReportFormat } from '../../engines/report/write-report';
 import type { ResultsDb } from '../../engines/results/results-db';
-import { join } from 'node:path';
+import { SWEEP_KEY } from '../../common/search-attributes';
 import type { LlmBudget } from '../../common/types';
 
 export interface SweepRoutesOptions {
   temporal: Client;
   results: ResultsDb;
   libraries: string[];
-  /** Where `$DATA/…` and relative benchmark paths point. */
+  /** Where benchmark paths point: a sweep started over HTTP reads benchmarks only from here. */
   dataDir: string;
   /** The library alias's current index version (pinned when the sweep file names none). */
   currentIndexVersion?: (library: string) => Promise<string | undefined>;
   taskQueue?: string;
+  leanTaskQueue?: string;
   /** The workers' LLM settings, handed to every run of a sweep. */
   llm?: LlmBudget;
-  temporalUiUrl?: string;
-  namespace?: string;
+  temporalUiUrl: string;
+  namespace: string;
 }
 
-const SweepId = Type.Object({ id: Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._+=,-]*$' }) });
+const SWEEP_ID_MAX = 100;
+const SweepIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: SWEEP_ID_MAX, description: 'The sweep ID' }) });
 const StartQuery = Type.Object(
   {
-    id: Type.Optional(Type.String({ minLength: 1, maxLength: 100, pattern: '^[A-Za-z0-9][A-Za-z0-9._+=,-]*$', description: 'The sweep ID (default: the body\'s "id", else generated)' })),
-    reuse: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'Re-use finished identical cells of this earlier sweep' })),
+    id: Type.Optional(
+      Type.String({ minLength: 1, maxLength: SWEEP_ID_MAX, description: 'The sweep ID, as the body\'s "id" (give one or the same in both); default: generated' }),
+    ),
+    reuse: Type.Optional(Type.String({ minLength: 1, maxLength: SWEEP_ID_MAX, description: 'Re-use the finished, identical cells of this earlier sweep' })),
   },
   { additionalProperties: false },
 );
-const ReportQuery = Type.Object({ format: Type.Optional(Type.Union([Type.Literal('html'), Type.Literal('md'), Type.Literal('json'), Type.Literal('csv')], { default: 'html' })) }, { additionalProperties: false });
-const Counts = Type.Object({ total: Type.Integer(), done: Type.Integer(), failed: Type.Integer(), running: Type.Integer() });
-const ProgressSchema = Type.Object({
-  sweepId: Type.String(),
-  status: Type.Union([Type.Literal('running'), Type.Literal('paused'), Type.Literal('completed'), Type.Literal('cancelled'), Type.Literal('failed')]),
-  total: Type.Integer(),
-  done: Type.Integer(),
-  failed: Type.Integer(),
-  running: Type.Integer(),
-  perConfig: Type.Record(Type.String(), Counts),
-  retries: Type.Integer(),
-  rate: Type.Number({ description: 'finished runs per unpaused second' }),
-  etaSeconds: Type.Union([Type.Number(), Type.Null()]),
-  generation: Type.Integer({ description: 'times the sweep workflow continued as new' }),
-  startedAt: Type.String(),
-});
-const StartedSchema = Type.Object({ id: Type.String(), existing: Type.Boolean(), total: Type.Integer(), configurations: Type.Array(Type.String()), reused: Type.Array(Type.String()) });
+const FORMATS = ['html', 'md', 'json', 'csv'] as const;
+const ReportQuery = Type.Object(
+  {
+    format: Type.Optional(
+      Type.Union(
+        FORMATS.map((f) => Type.Literal(f)),
+        { description: 'Overrides the Accept header' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const SweepLinks = Type.Object(
+  {
+    self: Type.String(),
+    report: Type.String({ description: 'The report (HTML; Markdown, JSON or CSV with Accept or ?format=)' }),
+    temporalUi: Type.String({ description: "The sweep workflow's page in the Temporal Web UI" }),
+    temporalUiRuns: Type.String({ description: "The sweep's runs in the Temporal Web UI (search attribute DriftlineSweep)" }),
+  },
+  { additionalProperties: false },
+);
+const Counts = Type.Object(
+  { total: Type.Integer(), done: Type.Integer(), failed: Type.Integer(), running: Type.Integer() },
+  { additionalProperties: false },
+);
+const SweepViewSchema = Type.Object(
+  {
+    sweepId: Type.String(),
+    status: Type.Union([Type.Literal('running'), Type.Literal('paused'), Type.Literal('completed'), Type.Literal('cancelled'), Type.Literal('failed')]),
+    total: Type.Integer(),
+    done: Type.Integer({ description: 'runs finished (recorded), failed ones included' }),
+    failed: Type.Integer({ description: 'runs recorded as failed after their last attempt' }),
+    running: Type.Integer(),
+    perConfig: Type.Record(Type.String(), Counts),
+    retries: Type.Integer({ description: 'failed attempts retried by the retry policy' }),
+    rate: Type.Number({ description: 'finished runs per unpaused second' }),
+    etaSeconds: Type.Union([Type.Number(), Type.Null()]),
+    generation: Type.Integer({ description: 'times the sweep workflow continued as new' }),
+    startedAt: Type.String(),
+    links: SweepLinks,
+  },
+  { additionalProperties: false },
+);
+const StartedSchema = Type.Object(
+  {
+    id: Type.String(),
+    existing: Type.Boolean({ description: 'true: a sweep with this ID and the same sweep file existed; nothing new was started' }),
+    total: Type.Integer(),
+    configurations: Type.Array(Type.String()),
+    reused: Type.Array(Type.String({ description: 'configurations whose results were copied from the `reuse` sweep' })),
+    links: SweepLinks,
+  },
+  { additionalProperties: false },
+);
+const SignalSchema = Type.Object(
+  { id: Type.String(), signal: Type.Union([Type.Literal('pause'), Type.Literal('resume'), Type.Literal('cancel')]), links: SweepLinks },
+  { additionalProperties: false },
+);
+
+const REPORT_TYPES: Record<ReportFormat, string> = {
+  html: 'text/html; charset=utf-8',
+  md: 'text/markdown; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+};
+
+/** The report format asked for: `?format=`, else the first Accept type we serve, else HTML. */
+function reportFormat(request: FastifyRequest, query?: ReportFormat): ReportFormat {
+  if (query) return query;
+  const accept = String(request.headers.accept ?? '');
+  const wanted = accept
+    .split(',')
+    .map((part, i) => {
+      const [type, ...params] = part.trim().toLowerCase().split(';');
+      const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? 1);
+      return { type: type!.trim(), q: Number.isFinite(q) ? q : 0, i };
+    })
+    .filter((t) => t.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  const byType: Record<string, ReportFormat> = { 'text/html': 'html', 'text/markdown': 'md', 'application/json': 'json', 'text/csv': 'csv' };
+  for (const { type } of wanted) if (byType[type]) return byType[type]!;
+  return 'html';
+}
+
+/** A benchmark path of a sweep started over HTTP must stay inside the data directory: the API
+ * reads no other file of the server. */
+function insideDataDir(spec: SweepSpec, dataDir: string): void {
+  const root = resolve(dataDir);
+  spec.benchmarks.forEach((b, i) => {
+    const rel = relative(root, resolve(b.path));
+    if (rel.startsWith('..') || isAbsolute(rel)) {
+      const where = spec.benchmarks.length > 1 ? `benchmark[${i}].path` : 'benchmark.path';
+      throw new HttpProblem(400, `${where}: over HTTP a benchmark is read from the data directory only: give a path relative to it (or "$DATA/…")`);
+    }
+  });
+}
 
 export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastify, options) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { temporal, results } = options;
+  const links = (id: string) => {
+    const self = `/v1/sweeps/${encodeURIComponent(id)}`;
+    const query = encodeURIComponent(`${SWEEP_KEY.name}="${id}"`);
+    return {
+      self,
+      report: `${self}/report`,
+      temporalUi: temporalUiLink(options.temporalUiUrl, options.namespace, id),
+      temporalUiRuns: `${options.temporalUiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(options.namespace)}/workflows?query=${query}`,
+    };
+  };
+  // The sweep file itself says what is wrong with it (the same messages as `driftline sweep
+  // start`); its JSON Schema is in the body's schema for the OpenAPI document only.
+  const bodyFile = join(options.dataDir, 'request');
 
   app.post(
     '/v1/sweeps',
@@ -64,28 +163,35 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       schema: {
         summary: 'Start a benchmark sweep',
         description:
-          'The body is a sweep file as JSON (`benchmark`, `library`, `samples`, `window`, `retry`, `leaveOut`, `configurations` or `factorial`; see README). ' +
-          'Benchmark paths are `$DATA/…`, absolute, or relative to the shared data directory. Every benchmark line is checked before anything starts. ' +
-          'Answers 202 with the sweep ID; an ID that exists answers 200 with `existing: true`.',
+          'The body is a sweep file as JSON (the same schema as `driftline sweep start FILE`). Benchmark paths are relative to the data directory (or `$DATA/…`); ' +
+          'every benchmark line is checked before anything starts. Answers 202 with the sweep ID. With an ID that exists, the same sweep file answers 200 with ' +
+          '`existing: true`; a different one answers 409 naming the fields that differ.',
         tags: ['sweeps'],
         querystring: StartQuery,
-        body: Type.Object({}, { additionalProperties: true, description: 'a sweep file' }),
-        response: { 202: StartedSchema, 200: StartedSchema, ...problemResponses(400, 401, 413, 415, 429, 503) },
+        body: sweepFileJsonSchema(),
+        response: { 202: StartedSchema, 200: StartedSchema, ...problemResponses(400, 401, 409, 413, 415, 429, 503) },
       },
+      validatorCompiler: ({ schema, httpPart, method, url }) =>
+        httpPart === 'body' ? (data: unknown) => ({ value: data }) : fastify.validatorCompiler!({ schema, httpPart: httpPart!, method, url }),
     },
     async (request, reply) => {
       const query = request.query as Static<typeof StartQuery>;
-      let spec;
+      const raw: unknown = request.body;
+      if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new HttpProblem(400, 'the body must be a sweep file as a JSON object (Content-Type: application/json)');
+      let spec: SweepSpec;
       try {
-        spec = parseSweep(request.body, join(options.dataDir, 'request'), { dataDir: options.dataDir });
+        spec = parseSweep(raw, bodyFile, { dataDir: options.dataDir });
       } catch (err) {
-        if (err instanceof SweepFileError) throw new HttpProblem(400, err.message.replace(/^.*?request: /, ''));
+        if (err instanceof SweepFileError) throw new HttpProblem(400, err.message.split(`${bodyFile}: `).join(''));
         throw err;
       }
+      if (query.id && spec.id && query.id !== spec.id) throw new HttpProblem(400, `the query's id ("${query.id}") and the body's "id" ("${spec.id}") differ; send one, or the same in both`);
       if (!options.libraries.includes(spec.library)) throw new HttpProblem(400, `library: "${spec.library}" is not configured; known: ${options.libraries.join(', ')}`);
+      insideDataDir(spec, options.dataDir);
       const items = await loadBenchmarks(spec.benchmarks).catch((err: Error) => {
         throw new HttpProblem(400, err.message);
       });
+      if (items.length === 0) throw new HttpProblem(400, 'benchmark: the selection has no items');
       const current = spec.indexVersion ? undefined : await options.currentIndexVersion?.(spec.library).catch(() => undefined);
       let started;
       try {
@@ -94,48 +200,81 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
           ...(query.reuse ? { reuse: query.reuse } : {}),
           ...(current ? { currentIndexVersion: current } : {}),
           ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+          ...(options.leanTaskQueue ? { leanTaskQueue: options.leanTaskQueue } : {}),
           ...(options.llm ? { llm: options.llm } : {}),
         });
       } catch (err) {
         if (err instanceof SweepRequestError) throw new HttpProblem(400, err.message);
         throw err;
       }
+      if (started.existing && started.differences?.length) {
+        throw new HttpProblem(
+          409,
+          `a sweep with id "${started.id}" already exists with a different ${started.differences.join(', ')}; choose another id to start a new sweep`,
+          { id: started.id, differences: started.differences },
+        );
+      }
       return reply
         .status(started.existing ? 200 : 202)
-        .header('location', `/v1/sweeps/${encodeURIComponent(started.id)}`)
-        .send({ id: started.id, existing: started.existing, total: started.total, configurations: started.cells.map((c) => c.name), reused: started.reused });
+        .header('location', links(started.id).self)
+        .send({ id: started.id, existing: started.existing, total: started.total, configurations: started.cells.map((c) => c.name), reused: started.reused, links: links(started.id) });
     },
   );
 
   app.get(
     '/v1/sweeps/:id',
-    { schema: { summary: "A sweep's progress", tags: ['sweeps'], params: SweepId, response: { 200: ProgressSchema, ...problemResponses(401, 404, 429) } } },
+    {
+      schema: {
+        summary: "A sweep's progress: done, running and failed runs per configuration, rate and ETA",
+        tags: ['sweeps'],
+        params: SweepIdParams,
+        response: { 200: SweepViewSchema, ...problemResponses(400, 401, 404, 429) },
+      },
+    },
     async (request) => {
-      const { id } = request.params as Static<typeof SweepId>;
-      const progress = await getSweepProgress(temporal, results, id);
+      const { id } = request.params as Static<typeof SweepIdParams>;
+      // Every sweep has its row in the results database before its workflow starts: without
+      // one, Temporal is not asked (it may refuse odd IDs outright).
+      const progress = (await results.getSweep(id)) ? await getSweepProgress(temporal, results, id) : null;
       if (!progress) throw new HttpProblem(404, `no sweep "${id}"`, { id });
-      return progress;
+      return { ...progress, links: links(id) };
     },
   );
 
+  const signalSummaries = {
+    pause: 'Pause a sweep: no new runs start; running runs finish',
+    resume: 'Resume a paused sweep',
+    cancel: 'Cancel a sweep: running runs are cancelled, no new ones start',
+  } as const;
   for (const signal of ['pause', 'resume', 'cancel'] as const) {
     app.post(
       `/v1/sweeps/:id/${signal}`,
       {
         schema: {
-          summary: { pause: 'Pause a sweep (running runs finish)', resume: 'Resume a paused sweep', cancel: 'Cancel a sweep (running runs are cancelled)' }[signal],
+          summary: signalSummaries[signal],
+          description: 'Answers 202 once the sweep has the request; 409 when the sweep has ended.',
           tags: ['sweeps'],
-          params: SweepId,
-          response: { 202: Type.Object({ id: Type.String(), signal: Type.String() }), ...problemResponses(401, 404, 409, 429) },
+          params: SweepIdParams,
+          response: { 202: SignalSchema, ...problemResponses(400, 401, 404, 409, 429) },
         },
       },
       async (request, reply) => {
-        const { id } = request.params as Static<typeof SweepId>;
-        const progress = await getSweepProgress(temporal, results, id);
-        if (!progress) throw new HttpProblem(404, `no sweep "${id}"`, { id });
-        if (['completed', 'cancelled', 'failed'].includes(progress.status)) throw new HttpProblem(409, `sweep ${id} is ${progress.status}; it cannot ${signal}`, { id });
+        const { id } = request.params as Static<typeof SweepIdParams>;
+        // A sweep is a workflow with a row in the results database; any other workflow is not one.
+        if (!(await results.getSweep(id))) throw new HttpProblem(404, `no sweep "${id}"`, { id });
+        let status: string;
+        try {
+          status = (await temporal.workflow.getHandle(id).describe()).status.name;
+        } catch (err) {
+          if (err instanceof WorkflowNotFoundError) throw new HttpProblem(409, `sweep "${id}" has no workflow (it never started); start it again with the same id`, { id });
+          throw err;
+        }
+        if (status !== 'RUNNING') {
+          const progress = await getSweepProgress(temporal, results, id);
+          throw new HttpProblem(409, `sweep "${id}" has ended (${progress?.status ?? status.toLowerCase()}); it cannot ${signal}`, { id });
+        }
         await signalSweep(temporal, id, signal);
-        return reply.status(202).send({ id, signal });
+        return reply.status(202).send({ id, signal, links: links(id) });
       },
     );
   }
@@ -145,31 +284,41 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     {
       schema: {
         summary: "A sweep's report",
-        description: '`format=html` (default; one self-contained page with the charts), `md`, `json` (the computed metrics), or `csv` (one row per run).',
+        description:
+          'One self-contained HTML page with the charts (default), or Markdown, JSON (the computed metrics) or CSV (one row per run): ' +
+          'ask with `Accept: text/markdown | application/json | text/csv`, or `?format=md|json|csv`. 409 until a run has finished.',
         tags: ['sweeps'],
-        params: SweepId,
+        params: SweepIdParams,
         querystring: ReportQuery,
-        response: problemResponses(401, 404, 409, 429),
+        response: {
+          200: {
+            description: 'The report',
+            content: {
+              'text/html': { schema: { type: 'string' } },
+              'text/markdown': { schema: { type: 'string' } },
+              'application/json': { schema: { type: 'object', description: 'metrics per configuration and tag, comparisons, factorial effects, budget curves' } },
+              'text/csv': { schema: { type: 'string' } },
+            },
+          },
+          ...problemResponses(400, 401, 404, 409, 429),
+        },
       },
     },
     async (request, reply) => {
-      const { id } = request.params as Static<typeof SweepId>;
-      const { format = 'html' } = request.query as Static<typeof ReportQuery>;
+      const { id } = request.params as Static<typeof SweepIdParams>;
+      const format = reportFormat(request, (request.query as Static<typeof ReportQuery>).format);
+      const row = await results.getSweep(id);
+      if (!row) throw new HttpProblem(404, `no sweep "${id}"`, { id });
       const progress = await getSweepProgress(temporal, results, id).catch(() => null);
-      const input = await sweepReportInput(results, id, { ...(progress ? { status: progress.status } : {}), ...(options.temporalUiUrl ? { temporalUiUrl: options.temporalUiUrl } : {}), ...(options.namespace ? { namespace: options.namespace } : {}) });
+      const input = await sweepReportInput(results, id, {
+        ...(progress ? { status: progress.status } : {}),
+        temporalUiUrl: options.temporalUiUrl,
+        namespace: options.namespace,
+      });
       if (!input) throw new HttpProblem(404, `no sweep "${id}"`, { id });
-      if (input.records.length === 0) throw new HttpProblem(409, `sweep ${id} has no finished runs yet; nothing to report`, { id });
-      const report = await renderSweepReport(input);
-      switch (format) {
-        case 'md':
-          return reply.type('text/markdown; charset=utf-8').send(report.markdown);
-        case 'json':
-          return reply.type('application/json; charset=utf-8').send(report.json);
-        case 'csv':
-          return reply.type('text/csv; charset=utf-8').send(report.runsCsv);
-        default:
-          return reply.type('text/html; charset=utf-8').send(report.html);
-      }
+      if (input.records.length === 0) throw new HttpProblem(409, `sweep "${id}" has no finished runs yet; nothing to report`, { id });
+      const body = await renderSweepReportAs(input, format);
+      return reply.header('vary', 'accept').type(REPORT_TYPES[format]).send(body);
     },
   );
 };

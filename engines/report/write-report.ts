@@ -51,6 +51,18 @@ export async function renderSweepReport(input: SweepReportInput): Promise<Render
   };
 }
 
+export type ReportFormat = 'html' | 'md' | 'json' | 'csv';
+
+/** One part of the report, computing only what it needs (charts only for HTML): the API's
+ * `GET /v1/sweeps/:id/report` in each of its formats (`csv` is the per-run table). */
+export async function renderSweepReportAs(input: SweepReportInput, format: ReportFormat): Promise<string> {
+  if (format === 'html') return (await renderSweepReport(input)).html;
+  if (input.records.length === 0) throw new Error(`sweep ${input.sweep.id} has no finished runs yet; nothing to report`);
+  if (format === 'csv') return runsCsv(input.records, input.temporalUiUrl ? { base: input.temporalUiUrl, namespace: input.namespace ?? 'default' } : undefined);
+  const data = buildReportData(input);
+  return format === 'md' ? renderMarkdown(data) : `${JSON.stringify(data, null, 2)}\n`;
+}
+
 /** Writes the report into `outDir` (created if missing); each file is written whole and then
  * renamed into place, so a reader never sees half a report file. Returns the paths written. */
 export async function writeSweepReport(outDir: string, input: SweepReportInput): Promise<{ files: string[]; data: ReportData }> {

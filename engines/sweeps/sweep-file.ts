@@ -109,6 +109,23 @@ export const SweepFileSchema = z
 
 export type SweepFile = z.infer<typeof SweepFileSchema>;
 
+/** The sweep file as a JSON Schema (draft 2020-12), for the API's OpenAPI document: the fields,
+ * types and bounds the schema above checks (its cross-field rules are described in words).
+ * `benchmark` is one object or a list of them, as parseSweep accepts. */
+export function sweepFileJsonSchema(): Record<string, unknown> {
+  const { $schema: _, ...schema } = z.toJSONSchema(SweepFileSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown> & {
+    properties: Record<string, { items?: unknown }>;
+  };
+  const list = schema.properties.benchmark!;
+  schema.properties.benchmark = { anyOf: [list.items, list], description: 'one benchmark, or several' } as never;
+  return {
+    ...schema,
+    description:
+      'A sweep file. Also checked: "configurations" or "factorial" is present; the jsonl format has "fields"; "seed" comes with "limit"; ' +
+      '"ids" is not combined with limit, offset or seed; agent settings are consistent (as for a run\'s config).',
+  };
+}
+
 export interface NamedConfig {
   name: string;
   config: Partial<RunConfig>;
