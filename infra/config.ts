@@ -95,6 +95,14 @@ export const ConfigSchema = z.object({
     foldSystemPrompt: booleanSetting.default(false),
     /** Pause after a timeout before this provider is called again (doubling while it repeats). */
     busyBackoffMs: z.coerce.number().int().min(0).default(60_000),
+    /** `openai`: the endpoint at OPENAI_BASE_URL; `local`: a GGUF model run in process. */
+    provider: z.enum(['openai', 'local']).default('openai'),
+    /** The GGUF file for `local` (`npm run setup:llm` installs Gemma 3 270M there). */
+    localModelPath: z.string().default('.tools/models/gemma-3-270m-q4_k_m.gguf'),
+    /** Tokens of context for the local model (prompt and reply together). */
+    localContextSize: z.coerce.number().int().min(512).default(4096),
+    /** CPU threads for the local model (one: see local-gguf.ts on why more can be slower). */
+    localThreads: z.coerce.number().int().min(1).default(1),
     /** USD per million tokens by model: {"gpt-4.1": {"prompt": 2, "completion": 8, "cachedPrompt": 0.5}}. */
     prices: z
       .preprocess(
@@ -226,6 +234,10 @@ export const ENV_KEYS: Record<string, string> = {
   DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'llm.structuredOutput',
   DRIFTLINE_LLM_FOLD_SYSTEM_PROMPT: 'llm.foldSystemPrompt',
   DRIFTLINE_LLM_BUSY_BACKOFF_MS: 'llm.busyBackoffMs',
+  DRIFTLINE_LLM_PROVIDER: 'llm.provider',
+  DRIFTLINE_LOCAL_LLM_PATH: 'llm.localModelPath',
+  DRIFTLINE_LOCAL_LLM_CONTEXT: 'llm.localContextSize',
+  DRIFTLINE_LOCAL_LLM_THREADS: 'llm.localThreads',
   DRIFTLINE_LLM_PRICES: 'llm.prices',
   DRIFTLINE_STORE: 'store.kind',
   QDRANT_URL: 'store.qdrantUrl',
@@ -348,6 +360,10 @@ export function loadConfig(options: LoadOptions = {}): Config {
       );
     }
   }
+  config.llm.localModelPath = isAbsolute(config.llm.localModelPath) ? config.llm.localModelPath : resolve(root, config.llm.localModelPath);
+  if (config.llm.provider === 'local' && !options.skipFileChecks && !existsSync(config.llm.localModelPath)) {
+    throw new ConfigError(`DRIFTLINE_LLM_PROVIDER=local: no model at ${config.llm.localModelPath}. Run \`npm run setup:llm\` (or set DRIFTLINE_LOCAL_LLM_PATH to a GGUF file).`);
+  }
   const emb = config.embeddings;
   emb.localModelDir = isAbsolute(emb.localModelDir) ? emb.localModelDir : resolve(root, emb.localModelDir);
   // Embeddings go to the LLM endpoint (and key) unless configured apart.
@@ -365,7 +381,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
 /** What is not configured, in words: shown by /readyz and at start. */
 export function missingServices(config: Config): string[] {
   const missing: string[] = [];
-  if (!config.llm.baseURL) missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint; runs fail until then.');
+  if (!config.llm.baseURL && config.llm.provider !== 'local') missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint; runs fail until then.');
   if (!config.lean.replCmd) missing.push('Lean: set LEAN_REPL_CMD to a Lean REPL command; until then statements are not compiled (compile is reported as skipped).');
   return missing;
 }

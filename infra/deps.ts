@@ -3,6 +3,8 @@ import { join } from 'node:path';
 import type { Config } from './config';
 import { createLlmClient } from '../engines/llm/client';
 import { meteredFetch, type ReplyLedger } from '../engines/llm/metered-fetch';
+import { LocalGgufChat } from '../engines/llm/local-gguf';
+import { LOCAL_BASE_URL, localFetch } from '../engines/llm/local-fetch';
 import { SqlReplyLedger } from '../engines/results/llm-ledger';
 import { openResults } from './results';
 import { IndexRegistry, type IndexLog } from '../engines/retrieval/index-registry';
@@ -79,13 +81,46 @@ export function providerStatusPath(config: Config): string {
   return join(config.dataDir, 'llm-provider.json');
 }
 
+/** One loaded local model per file and process: a worker's clients share it. */
+const localModels = new Map<string, LocalGgufChat>();
+
+function localModelFor(config: Config): LocalGgufChat {
+  const { localModelPath: modelPath, localContextSize: contextSize, localThreads: threads } = config.llm;
+  const key = JSON.stringify([modelPath, contextSize, threads]);
+  let chat = localModels.get(key);
+  if (!chat) localModels.set(key, (chat = new LocalGgufChat({ modelPath, contextSize, threads })));
+  return chat;
+}
+
+/** Frees the local models this process loaded (at shutdown, and between tests). */
+export async function closeLocalModels(): Promise<void> {
+  const all = [...localModels.values()];
+  localModels.clear();
+  await Promise.all(all.map((m) => m.close()));
+}
+
 /**
  * The LLM client the configuration asks for. With a ledger, every chat completion goes through
- * the reply cache and is recorded with its tokens and price (metered-fetch.ts).
+ * the reply cache and is recorded with its tokens and price (metered-fetch.ts). The local
+ * provider runs a GGUF model in process behind the same chat-completions protocol
+ * (local-fetch.ts), so caching, accounting and reply parsing are the same code for both.
  */
-function llmFor(config: Config, ledger?: ReplyLedger) {
+export function createConfiguredLlm(config: Config, ledger?: ReplyLedger) {
   const file = providerStatusPath(config);
   const onProviderChange = (status: ProviderStatus) => writeProviderStatus(file, status);
+  if (config.llm.provider === 'local') {
+    const chat = localModelFor(config);
+    const transport = localFetch(chat);
+    return createLlmClient({
+      ...config.llm,
+      baseURL: LOCAL_BASE_URL,
+      // The local transport turns a JSON schema into a grammar: nothing to probe.
+      structuredOutput: 'json_schema',
+      acceptsGrammar: true,
+      onProviderChange,
+      fetch: ledger ? meteredFetch({ provider: chat.id, ledger, prices: config.llm.prices, fetch: transport }) : transport,
+    });
+  }
   if (!config.llm.baseURL) return createLlmClient(null);
   return createLlmClient({
     ...config.llm,
@@ -115,7 +150,7 @@ function translatorFor(config: Config) {
 /** Main-queue deps without an embedder (lexical retrieval, default re-ranking); the worker uses
  * `buildMainWorkerDeps`, which also creates the configured embedder. */
 export function buildMainDeps(config: Config): MainActivityDeps {
-  return { llm: llmFor(config), translator: translatorFor(config), indexes: createIndexRegistry(config, undefined, { rerank: DEFAULT_RERANK }) };
+  return { llm: createConfiguredLlm(config), translator: translatorFor(config), indexes: createIndexRegistry(config, undefined, { rerank: DEFAULT_RERANK }) };
 }
 
 /** The main worker's deps: the LLM client and `buildRetrieval`'s registry. */
@@ -124,7 +159,7 @@ export async function buildMainWorkerDeps(config: Config, log?: IndexLog): Promi
   // The reply cache and the call ledger live in the results database.
   const results = await openResults(config);
   const ledger = new SqlReplyLedger(results.driver);
-  return { llm: llmFor(config, ledger), translator: translatorFor(config), indexes: registry, ledger };
+  return { llm: createConfiguredLlm(config, ledger), translator: translatorFor(config), indexes: registry, ledger };
 }
 
 export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {

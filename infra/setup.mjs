@@ -22,4 +22,8 @@ if (process.env.DRIFTLINE_INSTALL_LOCAL_MODEL === '1') {
   console.log('setup: installing the local embedding model (DRIFTLINE_INSTALL_LOCAL_MODEL=1) …');
   run(process.execPath, ['infra/setup-model.mjs']);
 }
+if (process.env.DRIFTLINE_INSTALL_LOCAL_LLM === '1') {
+  console.log('setup: installing the local chat model (DRIFTLINE_INSTALL_LOCAL_LLM=1) …');
+  run(process.execPath, ['infra/setup-llm.mjs']);
+}
 console.log('setup: done. Start the service with `npm start`.');

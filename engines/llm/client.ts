@@ -58,6 +58,9 @@ export interface LlmSettings {
   busyBackoffMs?: number;
   /** Told about every change of the provider's status (for /readyz). */
   onProviderChange?: (status: ProviderStatus) => void;
+  /** The provider takes a GBNF grammar for free-text replies in the request's `grammar` field (a
+   * llama.cpp extension of the chat-completions protocol; the local provider takes it too). */
+  acceptsGrammar?: boolean;
   /** The HTTP transport under the OpenAI client: the reply cache and ledger (metered-fetch.ts).
    * Default: the network. */
   fetch?: typeof fetch;
@@ -70,6 +73,8 @@ export interface CompleteOptions {
   signal?: AbortSignal;
   /** Overrides the role's `max_tokens`. */
   maxTokens?: number;
+  /** A GBNF grammar for a free-text reply, sent where the provider accepts one (acceptsGrammar). */
+  grammar?: string;
 }
 
 export type { ChatReply } from './messages';
@@ -90,6 +95,7 @@ interface Request {
   messages: ChatMessage[];
   responseFormat?: Record<string, unknown>;
   maxTokens: number;
+  grammar?: string;
   signal?: AbortSignal;
 }
 
@@ -151,6 +157,7 @@ export class LlmClient {
       max_tokens: req.maxTokens,
       ...temperatureParam(this.settings.temperature),
       ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
+      ...(req.grammar && !req.responseFormat && this.settings.acceptsGrammar ? { grammar: req.grammar } : {}),
     } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
     const completion = await this.openai!.chat.completions.create(body, req.signal ? { signal: req.signal } : undefined);
     const choice = completion.choices[0];
@@ -175,7 +182,7 @@ export class LlmClient {
     for (;;) {
       const waitMs = provider.busyForMs();
       if (waitMs > 0) throw busyError(target, waitMs, provider.earlierTimeout);
-      const req: Request = { role, messages, maxTokens, ...(opts.signal ? { signal: opts.signal } : {}) };
+      const req: Request = { role, messages, maxTokens, ...(opts.grammar ? { grammar: opts.grammar } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
       if (opts.json && mode) {
         req.messages = withSchemaInstructions(mode, messages, opts.json);
         const format = responseFormatFor(mode, opts.json);

@@ -73,6 +73,26 @@ function repairRequest(repair: RepairContext): string {
   return parts.join('\n');
 }
 
+/** Characters the grammar's fixed parts take: the fences, `theorem ` and `:= by sorry`. */
+const GRAMMAR_FRAME_CHARS = 40;
+/** A statement longer than this is not a statement. */
+const GRAMMAR_MAX_STATEMENT = 1500;
+
+/**
+ * The answer's shape as a GBNF grammar, for providers that decode under one (a small local model
+ * otherwise writes on until max tokens): one ```lean block holding one `theorem` whose proof is
+ * `:= by sorry`, short enough to end within `maxTokens` (a token is at least one character).
+ */
+export function leanStatementGrammar(maxTokens: number): string {
+  const n = Math.max(1, Math.min(GRAMMAR_MAX_STATEMENT, maxTokens - GRAMMAR_FRAME_CHARS));
+  return [
+    'root ::= "```lean\\n" "theorem " statement " := by sorry\\n```"',
+    // No backquote: the block cannot be closed early; no `:=`-free rule needed, the cut at the
+    // first top-level `:=` (extractLeanStatement) drops any proof the model starts.
+    `statement ::= [^\`]{1,${n}}`,
+  ].join('\n');
+}
+
 export function buildFormalizeMessages(input: FormalizeStageInput): ChatMessage[] {
   const sections: string[] = [];
   if (input.premises.length) {

@@ -2,7 +2,7 @@
 import type { FormalizeStageInput, JudgeInput, JudgeVerdict, SubQuery } from '../../common/types';
 import type { LlmClient } from './client';
 import { buildDecomposeMessages, DECOMPOSE_SCHEMA_NAME, DecomposeReply, toSubQueries } from './decompose-prompt';
-import { buildFormalizeMessages, extractLeanStatement } from './formalize-prompt';
+import { buildFormalizeMessages, extractLeanStatement, leanStatementGrammar } from './formalize-prompt';
 import { buildJudgeMessages, enforceVerdict, JUDGE_SCHEMA_NAME, JudgeReply } from './judge-prompt';
 import { askParsed, askStructured } from './structured';
 
@@ -19,7 +19,7 @@ export async function formalizeStatement(
   input: FormalizeStageInput,
   signal?: AbortSignal,
 ): Promise<string> {
-  return askParsed(llm, 'formalizer', buildFormalizeMessages(input), extractLeanStatement, { signal });
+  return askParsed(llm, 'formalizer', buildFormalizeMessages(input), extractLeanStatement, { signal, grammar: leanStatementGrammar });
 }
 
 export async function judgeStatement(

@@ -13,6 +13,8 @@ export interface AskOptions {
   /** Overrides the client's `maxReasks`. */
   maxReasks?: number;
   json?: JsonReplyFormat;
+  /** A GBNF grammar for a free-text reply of at most that many tokens (providers that take one). */
+  grammar?: (maxTokens: number) => string;
 }
 
 /** Thrown by a reply parser: the message is shown to the model on the next try. */
@@ -35,7 +37,7 @@ export async function askParsed<T>(
   let maxTokens = llm.maxTokensFor(role);
   let enlarged = false;
   for (let attempt = 0; attempt <= maxReasks; attempt++) {
-    const reply = await llm.chat(role, conversation, { json: opts.json, signal: opts.signal, maxTokens });
+    const reply = await llm.chat(role, conversation, { json: opts.json, signal: opts.signal, maxTokens, ...(opts.grammar ? { grammar: opts.grammar(maxTokens) } : {}) });
     if (reply.finishReason === 'length') {
       // A reply cut off at the limit is incomplete: ask the same again with twice the room,
       // once (it uses up a re-ask, so the calls still fit the activity's time budget).

@@ -21,7 +21,7 @@ import { requireTemporalCli } from '../../infra/temporal-cli';
 import { createLeanWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
 import { startFormalization } from '../../api/runs';
 import { SqlReplyLedger } from '../../engines/results/llm-ledger';
-import { meteredFetch } from '../../engines/llm/metered-fetch';
+import { meteredFetch, type ReplyLedger } from '../../engines/llm/metered-fetch';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from '../fakes/openai-server';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 import type { FakeReplScript } from '../fakes/fake-repl-rules';
@@ -86,6 +86,9 @@ export interface StackOptions {
   /** true: the LLM client goes through the reply cache and the call ledger, kept in a results
    * database (SQLite) in the stack's data directory, as the main worker's does. */
   ledger?: boolean;
+  /** The main worker's LLM client built by the caller (e.g. by infra/deps for a configured
+   * provider), handed the stack's ledger with `ledger: true`; the fake is then not used. */
+  llmClient?: (ledger?: ReplyLedger) => LlmClient;
   /** Task queue suffix, so suites sharing a server never share workers; `default` uses the
    * production queue names (for code under test that starts runs on them). */
   queue?: string;
@@ -131,9 +134,11 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const settings = llmSettings(llm.url, options.llmSettings);
   const results = await ResultsDb.open(resultsLocation(dataDir));
   const ledger = options.ledger ? new SqlReplyLedger(results.driver) : undefined;
-  const llmClient = createLlmClient(
-    options.llmConfigured === false ? null : { ...settings, ...(ledger ? { fetch: meteredFetch({ provider: llm.url, ledger }) } : {}) },
-  );
+  const llmClient = options.llmClient
+    ? options.llmClient(ledger)
+    : createLlmClient(options.llmConfigured === false ? null : { ...settings, ...(ledger ? { fetch: meteredFetch({ provider: llm.url, ledger }) } : {}) });
+  const runSettings = options.llmClient ? llmClient.settings : settings;
+  const runLlm = { timeoutMs: runSettings.timeoutMs, maxReasks: runSettings.maxReasks };
   const activities = {
     ...createActivities({
       llm: llmClient,
@@ -185,7 +190,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     start: (statement, config = {}, extra = {}) =>
       startFormalization(
         env.client,
-        { statement, library: library.name, config, leanTaskQueue: leanQueue, llm: { timeoutMs: settings.timeoutMs, maxReasks: settings.maxReasks }, ...extra },
+        { statement, library: library.name, config, leanTaskQueue: leanQueue, llm: runLlm, ...extra },
         mainQueue,
       ),
     result: (id) => env.client.workflow.getHandle(id).result() as Promise<FormalizeResult>,
