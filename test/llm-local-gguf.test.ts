@@ -16,6 +16,7 @@ import { toStrictJsonSchema } from '../engines/llm/strict-schema';
 import { JudgeReply } from '../engines/llm/judge-prompt';
 import { DecomposeReply } from '../engines/llm/decompose-prompt';
 import { leanStatementGrammar } from '../engines/llm/formalize-prompt';
+import { createLlmClient } from '../engines/llm/client';
 import { loadConfig } from '../infra/config';
 import { closeLocalModels, createConfiguredLlm } from '../infra/deps';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
@@ -126,6 +127,25 @@ describe('the local transport speaks chat completions', () => {
     expect(tools.status).toBe(400);
     expect((await tools.json()).error.message).toMatch(/cannot call tools/);
     expect((await post(f, {}, '/v1/embeddings')).status).toBe(404);
+  });
+});
+
+describe('a free-text grammar in requests', () => {
+  it('is sent in the `grammar` field only to a provider that accepts one, and never beside a response_format', async () => {
+    const bodies: Record<string, unknown>[] = [];
+    const capture: typeof fetch = async (_input, init) => {
+      bodies.push(JSON.parse(String(init?.body)));
+      const content = bodies.at(-1)!.response_format ? '{"grade": 1, "faithful": false, "explanation": "x"}' : 'ok';
+      return new Response(JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] }), {
+        headers: { 'content-type': 'application/json' },
+      });
+    };
+    const settings = { baseURL: 'http://llm.invalid/v1', models: { decomposer: 'm', formalizer: 'm', judge: 'm' }, timeoutMs: 5000, maxReasks: 0, structuredOutput: 'json_schema' as const, fetch: capture };
+    const messages = [{ role: 'user' as const, content: 'x' }];
+    await createLlmClient({ ...settings, acceptsGrammar: true }).chat('formalizer', messages, { grammar: 'root ::= "ok"' });
+    await createLlmClient(settings).chat('formalizer', messages, { grammar: 'root ::= "ok"' });
+    await createLlmClient({ ...settings, acceptsGrammar: true }).chat('judge', messages, { grammar: 'root ::= "ok"', json: { name: 'j', schema: toStrictJsonSchema(JudgeReply) } });
+    expect(bodies.map((b) => b.grammar)).toEqual(['root ::= "ok"', undefined, undefined]);
   });
 });
 
