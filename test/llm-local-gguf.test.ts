@@ -10,7 +10,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DEFAULT_GRAMMAR_BOUNDS, fitGrammarBounds, LocalGgufChat, toGrammarSchema, type LocalChatReply, type LocalChatRequest } from '../engines/llm/local-gguf';
+import { DEFAULT_GRAMMAR_BOUNDS, fitGrammarBounds, LocalContextError, LocalGgufChat, toGrammarSchema, type LocalChatReply, type LocalChatRequest } from '../engines/llm/local-gguf';
 import { localFetch } from '../engines/llm/local-fetch';
 import { toStrictJsonSchema } from '../engines/llm/strict-schema';
 import { JudgeReply } from '../engines/llm/judge-prompt';
@@ -128,6 +128,18 @@ describe('the local transport speaks chat completions', () => {
     expect((await tools.json()).error.message).toMatch(/cannot call tools/);
     expect((await post(f, {}, '/v1/embeddings')).status).toBe(404);
   });
+
+  it('answers a prompt too long for the context with the 400 a server gives', async () => {
+    const chat = {
+      id: 'local:scripted.gguf',
+      complete: async () => {
+        throw new LocalContextError('the prompt (900 tokens) and max_tokens (200) do not fit in the local model\'s context of 1024 tokens');
+      },
+    } as unknown as LocalGgufChat;
+    const r = await post(localFetch(chat), { model: 'm', messages: [{ role: 'user', content: 'x' }] });
+    expect(r.status).toBe(400);
+    expect((await r.json()).error).toMatchObject({ code: 'context_length_exceeded', message: expect.stringMatching(/do not fit/) });
+  });
 });
 
 describe('a free-text grammar in requests', () => {
@@ -161,6 +173,12 @@ const load = () => loadavg()[0]!.toFixed(1);
 
 describe.skipIf(!haveModel)(`the real model, ${MODEL.split('/').pop()}`, () => {
   const chat = new LocalGgufChat({ modelPath: MODEL, contextSize: 2048 });
+  beforeAll(async () => {
+    // Loaded here, so the timings below are of generation alone.
+    const started = Date.now();
+    await chat.complete({ messages: [{ role: 'user', content: 'Hi.' }], maxTokens: 1, temperature: 0 });
+    console.log(`[llm-local-gguf] model loaded and first token in ${Date.now() - started} ms (load ${load()})`);
+  }, 600_000);
   afterAll(() => chat.close());
 
   it('answers under a JSON-schema grammar with JSON of the schema, and counts tokens', async () => {
@@ -192,6 +210,14 @@ describe.skipIf(!haveModel)(`the real model, ${MODEL.split('/').pop()}`, () => {
     expect(again.usage.completionTokens).toBe(3);
     const both = await Promise.all([1, 2].map((i) => chat.complete({ messages: [{ role: 'user', content: `Say ${i}.` }], maxTokens: 3, temperature: 0 })));
     expect(both.map((r) => r.usage.completionTokens)).toEqual([3, 3]);
+  }, 600_000);
+
+  it('refuses a prompt that does not fit in the context beside max tokens, rather than cutting it', async () => {
+    const messages = [{ role: 'system' as const, content: 'Answer briefly.' }, { role: 'user' as const, content: 'Is 7 prime?' }];
+    await expect(chat.complete({ messages, maxTokens: 2048 })).rejects.toThrow(/the prompt \(\d+ tokens\) and max_tokens \(2048\) do not fit in the local model's context of 2048 tokens/);
+    // The same prompt with room to answer is served, with the tokens the check counted.
+    const ok = await chat.complete({ messages, maxTokens: 2, temperature: 0 });
+    expect(ok.usage.promptTokens).toBeGreaterThan(5);
   }, 600_000);
 });
 

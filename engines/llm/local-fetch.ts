@@ -5,13 +5,13 @@
 // schema) becomes a grammar, and so does llama.cpp's `grammar` field (GBNF) for free text; tools
 // are refused (the small local models cannot call them).
 import { randomUUID } from 'node:crypto';
-import type { LocalChatMessage, LocalGgufChat } from './local-gguf';
+import { LocalContextError, type LocalChatMessage, type LocalGgufChat } from './local-gguf';
 
 /** The base URL the OpenAI client is given for the local provider (never contacted). */
 export const LOCAL_BASE_URL = 'http://local-gguf.invalid/v1';
 
-function error(status: number, message: string, type = 'invalid_request_error'): Response {
-  return new Response(JSON.stringify({ error: { message, type } }), { status, headers: { 'content-type': 'application/json' } });
+function error(status: number, message: string, type = 'invalid_request_error', code?: string): Response {
+  return new Response(JSON.stringify({ error: { message, type, ...(code ? { code } : {}) } }), { status, headers: { 'content-type': 'application/json' } });
 }
 
 function text(content: unknown): string {
@@ -72,6 +72,7 @@ export function localFetch(chat: LocalGgufChat, defaults: { maxTokens: number } 
       );
     } catch (err) {
       if (init?.signal?.aborted) throw err;
+      if (err instanceof LocalContextError) return error(400, err.message, 'invalid_request_error', 'context_length_exceeded');
       return error(500, `the local model failed: ${(err as Error).message}`, 'server_error');
     }
   };

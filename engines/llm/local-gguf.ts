@@ -54,6 +54,9 @@ export const DEFAULT_GRAMMAR_BOUNDS: GrammarBounds = { maxString: 400, maxItems:
 
 export class LocalModelError extends Error {}
 
+/** The prompt and the reply's max tokens do not fit in the context (a server's 400). */
+export class LocalContextError extends LocalModelError {}
+
 interface Loaded {
   llama: Llama;
   model: LlamaModel;
@@ -125,7 +128,7 @@ export class LocalGgufChat {
     req.signal?.throwIfAborted();
     const last = req.messages.at(-1);
     if (!last || last.role !== 'user') throw new LocalModelError('a chat request must end with a user message');
-    const { llama, context } = await this.load();
+    const { llama, model, context } = await this.load();
     const { LlamaChatSession } = await import('node-llama-cpp');
     const grammar = req.jsonSchema ? await this.grammarFor(llama, req.jsonSchema, req.maxTokens) : req.grammar ? await this.gbnf(llama, req.grammar) : undefined;
     // A fresh sequence per request: no state carries over from one request to the next, and its
@@ -135,15 +138,25 @@ export class LocalGgufChat {
     try {
       const session = new LlamaChatSession({ contextSequence: sequence, autoDisposeSequence: false });
       try {
-        session.setChatHistory(
-          req.messages.slice(0, -1).map((m) =>
-            m.role === 'assistant'
-              ? { type: 'model' as const, response: [m.content] }
-              : m.role === 'system'
-                ? { type: 'system' as const, text: m.content }
-                : { type: 'user' as const, text: m.content },
-          ),
+        const history = req.messages.slice(0, -1).map((m) =>
+          m.role === 'assistant'
+            ? { type: 'model' as const, response: [m.content] }
+            : m.role === 'system'
+              ? { type: 'system' as const, text: m.content }
+              : { type: 'user' as const, text: m.content },
         );
+        // A prompt that does not fit would be cut from the front without a word (the system
+        // prompt first); refuse it as a server does, with the numbers.
+        const { contextText } = session.chatWrapper.generateContextState({
+          chatHistory: [...history, { type: 'user', text: last.content }, { type: 'model', response: [] }],
+        });
+        const promptTokens = contextText.tokenize(model.tokenizer).length;
+        if (promptTokens + req.maxTokens > context.contextSize) {
+          throw new LocalContextError(
+            `the prompt (${promptTokens} tokens) and max_tokens (${req.maxTokens}) do not fit in the local model's context of ${context.contextSize} tokens: raise DRIFTLINE_LOCAL_LLM_CONTEXT or lower the role's max tokens`,
+          );
+        }
+        session.setChatHistory(history);
         const r = await session.promptWithMeta(last.content, {
           maxTokens: req.maxTokens,
           ...(req.temperature !== undefined ? { temperature: req.temperature } : {}),
