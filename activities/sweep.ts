@@ -34,8 +34,8 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
       if (done) return { workflowId: input.workflowId, outcome: done.outcome, finished: true, ...(done.error ? { error: done.error } : {}) };
       const id: RunIdentity = { sweepId: input.sweepId, cell: input.cell, item: input.item, sample: input.sample, workflowId: input.workflowId };
       let failure = input.failure;
-      let result: FormalizeResult | undefined;
-      if (failure === undefined) {
+      let result: FormalizeResult | undefined = input.result;
+      if (failure === undefined && result === undefined) {
         const handle = Context.current().client.workflow.getHandle(input.workflowId);
         const deadline = Date.now() + (input.waitMs ?? 0);
         for (;;) {

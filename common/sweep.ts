@@ -1,6 +1,6 @@
 // Types shared by the sweep workflow, the results database, the metrics and the report.
 // This module imports only types, so the workflow bundle can use it safely.
-import type { LeaveOutPolicy, LlmBudget, Outcome, RunConfig, Stage } from './types';
+import type { FormalizeResult, LeaveOutPolicy, LlmBudget, Outcome, RunConfig, Stage } from './types';
 
 /** How a sweep hides an item's own neighbourhood from retrieval (defined with FormalizeInput). */
 export type { LeaveOutPolicy } from './types';
@@ -194,8 +194,11 @@ export interface RecordRunInput {
   attempt: number;
   /** No retry follows: a failure is recorded as the unit's final, failed record. */
   lastAttempt: boolean;
-  /** The child's failure, when the workflow saw it fail; absent: read the result from Temporal. */
+  /** The child's failure, when the workflow saw it fail. */
   failure?: string;
+  /** The child's result, when the workflow saw it complete; with neither, the activity reads
+   * the outcome from Temporal (a child started by an earlier run of the sweep). */
+  result?: FormalizeResult;
   /** How long to wait for a child that is still running (0: answer at once). */
   waitMs?: number;
 }

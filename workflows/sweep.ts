@@ -26,7 +26,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY, SWEEP_KEY } from '../common/search-attributes';
 import { resolveRunConfig, workflowTypeFor } from '../common/run-config';
 import type { BenchmarkItem, RecordedRun, RecordRunInput, SweepActivities, SweepCounts, SweepCursor, SweepInput, SweepProgress } from '../common/sweep';
-import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeInput } from '../common/types';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeInput, type FormalizeResult } from '../common/types';
 
 export const sweepProgressQuery = defineQuery<SweepProgress>('progress');
 export const pauseSignal = defineSignal('pause');
@@ -194,15 +194,17 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       wake();
     }
     let failure: string | undefined;
+    let result: FormalizeResult | undefined;
     try {
-      await handle.result();
+      result = (await handle.result()) as FormalizeResult;
     } catch (err) {
       // The sweep's own cancellation ends the unit unrecorded; anything else (a child cancelled
       // or terminated by hand, a failure) is a failed attempt.
       if (isCancellation(err) && cancelled) throw err;
       failure = rootCause(err);
     }
-    return recordSweepRun({ ...id, ...(failure !== undefined ? { failure } : {}) });
+    // The result goes to the record activity as it is: no second read of it from Temporal.
+    return recordSweepRun({ ...id, ...(failure !== undefined ? { failure } : { result }) });
   };
 
   // A unit started by an earlier run: the record activity waits for it and writes its record.
