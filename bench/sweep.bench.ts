@@ -8,7 +8,9 @@
 //     the parent workflow's largest history length over its continueAsNew runs.
 // CPU seconds of the dev server and of this process (workers + client) show where time goes.
 //
-//   npx tsx bench/sweep.bench.ts [--json] [--big-runs N] [--no-big]
+//   npx tsx bench/sweep.bench.ts [--json] [--big-runs N] [--no-big] [--parts throughput,overhead,big]
+import { execFileSync } from 'node:child_process';
+import { cpus, loadavg } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
@@ -16,13 +18,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection } from '@temporalio/client';
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities, createLeanActivities } from '../activities';
 import { createSweepActivities } from '../activities/sweep';
 import { startSweep } from '../api/sweeps';
 import { startFormalization } from '../api/runs';
 import type { BenchmarkItem, SweepProgress } from '../common/sweep';
-import type { FormalizeResult, LeanActivities, MainActivities } from '../common/types';
+import type { LeanActivities, MainActivities, RunConfig } from '../common/types';
 import { createLlmClient } from '../engines/llm/client';
 import { createLeanRunner } from '../engines/lean/lean-runner';
 import { NameDirectory } from '../engines/lean/name-directory';
@@ -34,12 +37,33 @@ import { requireTemporalCli } from '../infra/temporal-cli';
 import { WORKFLOWS_PATH } from '../infra/workers';
 import { FAKE_MODELS, startFakeOpenAI } from '../test/fakes/openai-server';
 import { fakeRepl } from '../test/fakes/fake-repl-harness';
+import { historyTimings, type HistoryTimings } from './history-timings';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
-const bigRuns = args.includes('--no-big') ? 0 : Number(args[args.indexOf('--big-runs') + 1] ?? 0) || 10_000;
+const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+const bigRuns = args.includes('--no-big') ? 0 : Number(flag('--big-runs') ?? 0) || 10_000;
+const parts = new Set((flag('--parts') ?? 'throughput,overhead,big').split(','));
 const CORPUS = fileURLToPath(new URL('../test/fixtures/corpus/mini.jsonl', import.meta.url));
 const log = (msg: string) => !json && process.stderr.write(`${msg}\n`);
+
+/** What else the machine is doing: load averages and whether the CI suite loop's vitest runs. */
+function machine() {
+  let suiteRunning: boolean | undefined;
+  try {
+    suiteRunning = execFileSync('pgrep', ['-f', '/work/wt/ci/node_modules/.bin/vitest'], { encoding: 'utf8' }).trim().length > 0;
+  } catch {
+    suiteRunning = false;
+  }
+  return { at: new Date().toISOString(), loadavg: loadavg().map((l) => +l.toFixed(2)), suiteRunning };
+}
+let commit = 'unknown';
+try {
+  commit = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+} catch {
+  // not a git checkout
+}
+const machineAtStart = machine();
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 
@@ -76,6 +100,7 @@ const instantMain: Partial<MainActivities> = {
   illustrate: async () => [],
   draftStatement: async () => 'theorem bench (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry',
   judge: async () => ({ grade: 10, faithful: true, explanation: 'instant' }),
+  llmUsage: async () => ({ usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, cache: { hits: 0, misses: 0 } }),
 };
 const instantLean: Partial<LeanActivities> = {
   compile: async () => ({ status: 'ok', messages: [], durationMs: 0 }),
@@ -85,6 +110,8 @@ const instantLean: Partial<LeanActivities> = {
     throw new Error('not used');
   },
 };
+
+const WORKER_OPTIONS = { maxConcurrentActivityTaskExecutions: 64, maxConcurrentWorkflowTaskExecutions: 64, maxCachedWorkflows: 2000 };
 
 const dir = mkdtempSync(join(tmpdir(), 'driftline-bench-sweep-'));
 const cli = requireTemporalCli();
@@ -97,7 +124,7 @@ const results = await ResultsDb.open({ file: join(dir, 'results.sqlite') });
 
 async function withWorkers<T>(queue: string, main: object, lean: object, fn: () => Promise<T>): Promise<T> {
   const workers = [
-    await Worker.create({ connection: native, taskQueue: `${queue}-main`, activities: main, workflowBundle: bundle, maxConcurrentActivityTaskExecutions: 64, maxConcurrentWorkflowTaskExecutions: 64, maxCachedWorkflows: 2000 }),
+    await Worker.create({ connection: native, taskQueue: `${queue}-main`, activities: main, workflowBundle: bundle, ...WORKER_OPTIONS }),
     await Worker.create({ connection: native, taskQueue: `${queue}-lean`, activities: lean, maxConcurrentActivityTaskExecutions: 64 }),
   ];
   const work = fn();
@@ -109,7 +136,11 @@ function items(n: number): BenchmarkItem[] {
   return Array.from({ length: n }, (_, i) => ({ id: `Bench.item_${i}`, informal: `If p is a prime number larger than ${i} then p is at least 2.`, goldPremises: ['Nat.Prime'], tags: { split: 'bench' } }));
 }
 
-function spec(window: number, cells: number): SweepSpec {
+/** The cheapest real run: draft, compile, usage (3 activities); the large sweep uses it, since
+ * what it measures is the parent's bookkeeping over many children, not the children. */
+const ZERO_SHOT = { decompose: false, retrieval: 'none', illustrate: false, judge: false, repairRounds: 0 } as const;
+
+function spec(window: number, cells: number, config: Partial<RunConfig> = { repairRounds: 0 }): SweepSpec {
   return {
     benchmarks: [],
     library: 'mini',
@@ -117,97 +148,153 @@ function spec(window: number, cells: number): SweepSpec {
     window,
     maxAttempts: 2,
     leaveOut: 'item',
-    configurations: Array.from({ length: cells }, (_, i) => ({ name: `c${i}`, config: { repairRounds: 0 } })),
+    configurations: Array.from({ length: cells }, (_, i) => ({ name: `c${i}`, config })),
   };
 }
 
 interface SweepTiming {
   runs: number;
+  window: number;
   seconds: number;
   runsPerSecond: number;
+  /** CPU seconds over the sweep, and as a share of its wall time (1.0 = one core busy). */
   serverCpuSeconds: number;
   workerCpuSeconds: number;
+  serverCpuShare: number;
+  workerCpuShare: number;
+  loadavgAfter: number[];
+  /** From the histories of a sample of child runs, and of the parent's last run. */
+  children?: HistoryTimings;
+  parent?: HistoryTimings;
 }
 
-async function timeSweep(id: string, window: number, itemCount: number, cells: number, historyLimit?: number): Promise<SweepTiming> {
+const SAMPLE = 20;
+
+async function timeSweep(id: string, window: number, itemCount: number, cells: number, config?: Partial<RunConfig>): Promise<SweepTiming> {
   const queue = `bench-${id}`;
   const sweepActs = createSweepActivities({ results });
-  return withWorkers(queue, { ...instantMain, ...sweepActs }, instantLean, async () => {
+  const timing = await withWorkers(queue, { ...instantMain, ...sweepActs }, instantLean, async () => {
     const cpu0 = cpuSeconds(server.process.pid!);
     const self0 = selfCpu();
     const t0 = performance.now();
-    await startSweep(client, results, spec(window, cells), items(itemCount), { id, taskQueue: `${queue}-main`, leanTaskQueue: `${queue}-lean`, ...(historyLimit ? { historyLimit } : {}) });
-    const final = (await client.workflow.getHandle(id).result()) as SweepProgress;
+    await startSweep(client, results, spec(window, cells, config), items(itemCount), { id, taskQueue: `${queue}-main`, leanTaskQueue: `${queue}-lean` });
+    // Progress every 30 s (the sweep's own query), so a long sweep shows its rate as it goes.
+    const ticker = setInterval(() => {
+      void client.workflow
+        .getHandle(id)
+        .query<SweepProgress>('progress')
+        .then((p) => log(`  ${id}: ${p.done}/${p.total} done, ${p.rate.toFixed(2)} runs/s, generation ${p.generation}, ${((performance.now() - t0) / 1000).toFixed(0)} s, load ${loadavg()[0]!.toFixed(1)}`))
+        .catch(() => undefined);
+    }, 30_000);
+    const final = (await client.workflow.getHandle(id).result().finally(() => clearInterval(ticker))) as SweepProgress;
     const seconds = (performance.now() - t0) / 1000;
     if (final.done !== itemCount * cells || final.failed !== 0) throw new Error(`sweep ${id} ended with ${JSON.stringify(final)}`);
+    const serverCpu = cpuSeconds(server.process.pid!) - cpu0;
+    const workerCpu = selfCpu() - self0;
     return {
       runs: final.done,
+      window,
       seconds: +seconds.toFixed(2),
       runsPerSecond: +(final.done / seconds).toFixed(2),
-      serverCpuSeconds: +(cpuSeconds(server.process.pid!) - cpu0).toFixed(2),
-      workerCpuSeconds: +(selfCpu() - self0).toFixed(2),
+      serverCpuSeconds: +serverCpu.toFixed(2),
+      workerCpuSeconds: +workerCpu.toFixed(2),
+      serverCpuShare: +(serverCpu / seconds).toFixed(2),
+      workerCpuShare: +(workerCpu / seconds).toFixed(2),
+      loadavgAfter: loadavg().map((l) => +l.toFixed(2)),
     };
   });
+  // A sample of children spread over the sweep (not the first ones, which start cold).
+  const step = Math.max(1, Math.floor(itemCount / SAMPLE));
+  const sampleIds = Array.from({ length: Math.min(SAMPLE, itemCount) }, (_, i) => `${id}/c0/Bench.item_${Math.min(itemCount - 1, i * step)}/0`);
+  return { ...timing, children: await historyTimings(client, sampleIds), parent: await historyTimings(client, [id]) };
 }
 
+const report: Record<string, unknown> = {
+  commit,
+  cores: cpus().length,
+  node: process.version,
+  machineAtStart,
+};
+
 // 1. Throughput by window.
-const throughput: Record<string, SweepTiming> = {};
-for (const [window, n] of [[1, 30], [4, 80], [16, 160]] as const) {
-  log(`throughput: window ${window}, ${n * 2} runs …`);
-  throughput[`window${window}`] = await timeSweep(`tp-${window}`, window, n, 2);
+if (parts.has('throughput')) {
+  const throughput: Record<string, SweepTiming> = {};
+  for (const [window, n] of [[1, 20], [4, 60], [16, 160]] as const) {
+    log(`throughput: window ${window}, ${n * 2} runs …`);
+    throughput[`window${window}`] = await timeSweep(`tp-${window}`, window, n, 2);
+    log(`  ${JSON.stringify(throughput[`window${window}`])}`);
+  }
+  report.throughput = throughput;
 }
 
 // 2. Overhead per activity: the real activities over the fakes, in process vs durable.
-const llm = await startFakeOpenAI();
-const repl = fakeRepl({});
-const lean = createLeanRunner({ replCmd: repl.command, header: 'import Mathlib', timeoutMs: 20_000 });
-const indexes = new IndexRegistry({ libraries: [{ name: 'mini', corpusPath: CORPUS }], dir: join(dir, 'indexes') });
-const realMain = createActivities({
-  llm: createLlmClient({ baseURL: llm.url, apiKey: 'k', models: { decomposer: FAKE_MODELS.decomposer, formalizer: FAKE_MODELS.formalizer, judge: FAKE_MODELS.judge }, timeoutMs: 10_000, maxReasks: 2 }),
-  indexes,
-});
-const realLean = createLeanActivities({ lean, timeoutMs: 20_000, names: new NameDirectory([{ name: 'mini', corpusPath: CORPUS }]) });
-const STATEMENT = 'If p is a prime number then p is at least 2.';
+if (parts.has('overhead')) {
+  const llm = await startFakeOpenAI();
+  const repl = fakeRepl({});
+  const lean = createLeanRunner({ replCmd: repl.command, header: 'import Mathlib', timeoutMs: 20_000 });
+  const indexes = new IndexRegistry({ libraries: [{ name: 'mini', corpusPath: CORPUS }], dir: join(dir, 'indexes') });
+  const realMain = createActivities({
+    llm: createLlmClient({ baseURL: llm.url, apiKey: 'k', models: { decomposer: FAKE_MODELS.decomposer, formalizer: FAKE_MODELS.formalizer, judge: FAKE_MODELS.judge }, timeoutMs: 10_000, maxReasks: 2 }),
+    indexes,
+  });
+  const realLean = createLeanActivities({ lean, timeoutMs: 20_000, names: new NameDirectory([{ name: 'mini', corpusPath: CORPUS }]) });
+  const STATEMENT = 'If p is a prime number then p is at least 2.';
 
-async function inProcess(): Promise<number> {
-  const subqueries = await realMain.decompose({ statement: STATEMENT });
-  const { premises } = await realMain.retrieve({ library: 'mini', statement: STATEMENT, subqueries, mode: 'drift', topK: 5, exclude: [], gold: [] });
-  const examples = await realMain.illustrate({ library: 'mini', statement: STATEMENT, premises: premises.map((p) => p.name), m: 3, exclude: [] });
-  const formal = await realMain.draftStatement({ statement: STATEMENT, premises, examples });
-  const compiled = await realLean.compile({ code: formal });
-  await realMain.judge({ statement: STATEMENT, formalStatement: formal, compiled: compiled.status === 'ok', checked: true });
-  return 6;
-}
-const N = 30;
-for (let i = 0; i < 3; i++) await inProcess(); // warm: index opened, REPL header imported
-let t = performance.now();
-for (let i = 0; i < N; i++) await inProcess();
-const inProcessMs = (performance.now() - t) / N;
-const overhead = await withWorkers('bench-overhead', realMain, realLean, async () => {
-  const run = async (i: number) => {
-    const id = await startFormalization(client, { statement: STATEMENT, library: 'mini', config: {}, leanTaskQueue: 'bench-overhead-lean', id: `overhead-${i}` }, 'bench-overhead-main');
-    return (await client.workflow.getHandle(id).result()) as FormalizeResult;
-  };
-  for (let i = 0; i < 3; i++) await run(-1 - i);
-  const t1 = performance.now();
-  let activities = 0;
-  for (let i = 0; i < N; i++) {
-    const r = await run(i);
-    activities = r.stages.filter((s) => s !== 'starting' && s !== 'done').length;
+  // The same calls, in the same order, as the formalize workflow makes for this statement with
+  // the default configuration (checked below against the durable run's history).
+  // Each call in a mock activity context, as activities expect one (heartbeats, the LLM meter).
+  const activityEnv = new MockActivityEnvironment();
+  const call = <A extends unknown[], R>(fn: (...a: A) => Promise<R>, ...a: A): Promise<R> => activityEnv.run(fn, ...a);
+  async function inProcess(): Promise<number> {
+    const subqueries = await call(realMain.decompose, { statement: STATEMENT });
+    const { premises } = await call(realMain.retrieve, { library: 'mini', statement: STATEMENT, subqueries, mode: 'drift', topK: 5, exclude: [], gold: [] });
+    const examples = await call(realMain.illustrate, { library: 'mini', statement: STATEMENT, premises: premises.map((p) => p.name), m: 3, exclude: [] });
+    const formal = await call(realMain.draftStatement, { statement: STATEMENT, premises, examples });
+    const compiled = await call(realLean.compile, { code: formal });
+    await call(realMain.judge, { statement: STATEMENT, formalStatement: formal, compiled: compiled.status === 'ok', checked: true });
+    await call(realMain.llmUsage, { runId: 'in-process' });
+    return 7;
   }
-  const durableMs = (performance.now() - t1) / N;
-  return { activitiesPerRun: activities, inProcessMsPerRun: +inProcessMs.toFixed(2), durableMsPerRun: +durableMs.toFixed(2), overheadMsPerActivity: +((durableMs - inProcessMs) / activities).toFixed(2) };
-});
-await lean.close();
-await llm.close();
-repl.cleanup();
-await indexes.close();
+  const N = 30;
+  for (let i = 0; i < 3; i++) await inProcess(); // warm: index opened, REPL header imported
+  const t = performance.now();
+  let inProcessActivities = 0;
+  for (let i = 0; i < N; i++) inProcessActivities = await inProcess();
+  const inProcessMs = (performance.now() - t) / N;
+  const ids = Array.from({ length: N }, (_, i) => `overhead-${i}`);
+  const durableMs = await withWorkers('bench-overhead', realMain, realLean, async () => {
+    const run = async (id: string) => {
+      await startFormalization(client, { statement: STATEMENT, library: 'mini', config: { cache: false }, leanTaskQueue: 'bench-overhead-lean', id }, 'bench-overhead-main');
+      await client.workflow.getHandle(id).result();
+    };
+    for (let i = 0; i < 3; i++) await run(`overhead-warm-${i}`);
+    const t1 = performance.now();
+    for (const id of ids) await run(id);
+    return (performance.now() - t1) / N;
+  });
+  const timings = await historyTimings(client, ids);
+  if (timings.activitiesPerWorkflow !== inProcessActivities) {
+    throw new Error(`the durable run scheduled ${timings.activitiesPerWorkflow} activities, the in-process sequence calls ${inProcessActivities}: update inProcess()`);
+  }
+  report.overhead = {
+    runs: N,
+    activitiesPerRun: inProcessActivities,
+    inProcessMsPerRun: +inProcessMs.toFixed(2),
+    durableMsPerRun: +durableMs.toFixed(2),
+    overheadMsPerActivity: +((durableMs - inProcessMs) / inProcessActivities).toFixed(2),
+    history: timings,
+    loadavgAfter: loadavg().map((l) => +l.toFixed(2)),
+  };
+  await lean.close();
+  await llm.close();
+  repl.cleanup();
+  await indexes.close();
+}
 
 // 3. A large sweep: completes, and the parent's history stays bounded by continueAsNew.
-let big: (SweepTiming & { parentRuns: number; largestParentHistory: number }) | undefined;
-if (bigRuns > 0) {
-  log(`large sweep: ${bigRuns} runs, window 16 …`);
-  const timing = await timeSweep('big', 16, Math.ceil(bigRuns / 2), 2);
+if (parts.has('big') && bigRuns > 0) {
+  log(`large sweep: ${bigRuns} runs, window 16, zero-shot configuration …`);
+  const timing = await timeSweep('big', 16, Math.ceil(bigRuns / 2), 2, ZERO_SHOT);
   let parentRuns = 0;
   let largest = 0;
   for await (const wf of client.workflow.list({ query: `WorkflowId = 'big'` })) {
@@ -215,23 +302,34 @@ if (bigRuns > 0) {
     const d = await client.workflow.getHandle('big', wf.runId).describe();
     largest = Math.max(largest, d.historyLength);
   }
-  big = { ...timing, parentRuns, largestParentHistory: largest };
+  const counts = await results.counts('big');
+  report.bigSweep = { ...timing, config: ZERO_SHOT, parentRuns, largestParentHistory: largest, recorded: Object.values(counts).reduce((a, c) => a + c.done, 0) };
 }
 
-const report = {
-  throughput,
-  overhead,
-  ...(big ? { bigSweep: big } : {}),
-  targets: { runsPerSecondAtWindow16: 10, overheadMsPerActivity: 10 },
-  protocol: 'file-backed temporal dev server, in-process workers (64 activity slots), SQLite results; throughput and the large sweep with instant in-process activities, 2 configurations; overhead with the real activities over the fake LLM server and fake REPL, 30 sequential runs after 3 warm-up runs',
-};
+report.machineAtEnd = machine();
+report.targets = { runsPerSecondAtWindow16: 10, overheadMsPerActivity: 10 };
+report.protocol =
+  'file-backed temporal dev server (temporal CLI start-dev, SQLite), workers in this process (64 activity and workflow-task slots, 2000 cached workflows), SQLite results DB; ' +
+  'throughput and the large sweep: instant in-process activities, 2 configurations × N items × 1 sample, repairRounds 0, wall time from start to the parent\'s result; ' +
+  'overhead: the real activities over the fake LLM server and fake Lean REPL, 30 sequential runs after 3 warm-up runs (cache off), against the same 7 activity calls in process; ' +
+  'history timings from a sample of 20 children (throughput) or all 30 runs (overhead)';
+
 if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 else {
-  const row = (name: string, t: SweepTiming) => `${name.padEnd(10)} ${String(t.runs).padStart(6)} runs  ${t.seconds.toFixed(1).padStart(7)} s  ${t.runsPerSecond.toFixed(1).padStart(6)} runs/s   CPU: server ${t.serverCpuSeconds} s, workers ${t.workerCpuSeconds} s`;
-  console.log('sweep throughput (instant fakes):');
-  for (const [name, t] of Object.entries(throughput)) console.log(`  ${row(name, t)}`);
-  console.log(`orchestration overhead: ${overhead.durableMsPerRun} ms per durable run vs ${overhead.inProcessMsPerRun} ms in process, ${overhead.activitiesPerRun} activities: ${overhead.overheadMsPerActivity} ms per activity (target ≤ 10)`);
-  if (big) console.log(`  ${row('large', big)}; parent runs ${big.parentRuns}, largest parent history ${big.largestParentHistory} events`);
+  const lat = (h?: HistoryTimings) =>
+    h ? `act s2s p50/p95 ${h.activityScheduleToStart.p50}/${h.activityScheduleToStart.p95} ms, wft s2s ${h.workflowTaskScheduleToStart.p50}/${h.workflowTaskScheduleToStart.p95} ms, wft run ${h.workflowTaskStartToComplete.p50}/${h.workflowTaskStartToComplete.p95} ms` : '';
+  const row = (name: string, t: SweepTiming) =>
+    `${name.padEnd(10)} ${String(t.runs).padStart(6)} runs  ${t.seconds.toFixed(1).padStart(7)} s  ${t.runsPerSecond.toFixed(1).padStart(6)} runs/s   CPU: server ${t.serverCpuShare}, workers ${t.workerCpuShare} cores\n             children: ${lat(t.children)}`;
+  console.log(`commit ${commit}, ${report.cores} cores, load average at start ${machineAtStart.loadavg.join(' ')}${machineAtStart.suiteRunning ? ' (CI suite loop running)' : ''}`);
+  if (report.throughput) {
+    console.log('sweep throughput (instant fakes):');
+    for (const [name, t] of Object.entries(report.throughput as Record<string, SweepTiming>)) console.log(`  ${row(name, t)}`);
+  }
+  const o = report.overhead as { durableMsPerRun: number; inProcessMsPerRun: number; activitiesPerRun: number; overheadMsPerActivity: number; history: HistoryTimings } | undefined;
+  if (o) console.log(`orchestration overhead: ${o.durableMsPerRun} ms per durable run vs ${o.inProcessMsPerRun} ms in process, ${o.activitiesPerRun} activities: ${o.overheadMsPerActivity} ms per activity (target ≤ 10)\n  ${lat(o.history)}`);
+  const big = report.bigSweep as (SweepTiming & { parentRuns: number; largestParentHistory: number; recorded: number }) | undefined;
+  if (big) console.log(`  ${row('large', big)}\n  parent runs ${big.parentRuns}, largest parent history ${big.largestParentHistory} events, recorded ${big.recorded}`);
+  console.log(`load average at end ${(report.machineAtEnd as { loadavg: number[] }).loadavg.join(' ')}`);
 }
 await results.close();
 await connection.close();
