@@ -32,7 +32,7 @@ import { NameDirectory } from '../engines/lean/name-directory';
 import { IndexRegistry } from '../engines/retrieval/index-registry';
 import { ResultsDb } from '../engines/results/results-db';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
-import { startDevServer } from '../infra/temporal-server';
+import { DEV_SERVER_TUNING, startDevServer } from '../infra/temporal-server';
 import { requireTemporalCli } from '../infra/temporal-cli';
 import { WORKFLOWS_PATH } from '../infra/workers';
 import { FAKE_MODELS, startFakeOpenAI } from '../test/fakes/openai-server';
@@ -115,17 +115,54 @@ const WORKER_OPTIONS = { maxConcurrentActivityTaskExecutions: 64, maxConcurrentW
 
 const dir = mkdtempSync(join(tmpdir(), 'driftline-bench-sweep-'));
 const cli = requireTemporalCli();
-const server = await startDevServer({ cli, port: await freePort(), uiPort: await freePort(), dbFile: join(dir, 'temporal.db'), namespace: 'default', logFile: join(dir, 'temporal.log') });
-const connection = await Connection.connect({ address: server.address });
-const client = new Client({ connection });
-const native = await NativeConnection.connect({ address: server.address });
 const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('ERROR') });
-const results = await ResultsDb.open({ file: join(dir, 'results.sqlite') });
 
-async function withWorkers<T>(queue: string, main: object, lean: object, fn: () => Promise<T>): Promise<T> {
+/** A dev server with its clients and a results database. */
+interface Backend {
+  name: string;
+  server: Awaited<ReturnType<typeof startDevServer>>;
+  client: Client;
+  native: NativeConnection;
+  results: ResultsDb;
+  close(): Promise<void>;
+}
+
+async function openBackend(name: string, tuned = true): Promise<Backend> {
+  const server = await startDevServer({
+    cli,
+    port: await freePort(),
+    uiPort: await freePort(),
+    dbFile: join(dir, name, 'temporal.db'),
+    namespace: 'default',
+    logFile: join(dir, name, 'temporal.log'),
+    tuned,
+  });
+  const connection = await Connection.connect({ address: server.address });
+  const native = await NativeConnection.connect({ address: server.address });
+  const results = await ResultsDb.open({ file: join(dir, name, 'results.sqlite') });
+  return {
+    name,
+    server,
+    client: new Client({ connection }),
+    native,
+    results,
+    async close() {
+      await results.close();
+      await connection.close();
+      await native.close();
+      await server.stop();
+    },
+  };
+}
+
+// The dev server as `npm start` runs it (DEV_SERVER_TUNING).
+const main = await openBackend('tuned');
+const { client, results } = main;
+
+async function withWorkers<T>(backend: Backend, queue: string, mainActs: object, lean: object, fn: () => Promise<T>): Promise<T> {
   const workers = [
-    await Worker.create({ connection: native, taskQueue: `${queue}-main`, activities: main, workflowBundle: bundle, ...WORKER_OPTIONS }),
-    await Worker.create({ connection: native, taskQueue: `${queue}-lean`, activities: lean, maxConcurrentActivityTaskExecutions: 64 }),
+    await Worker.create({ connection: backend.native, taskQueue: `${queue}-main`, activities: mainActs, workflowBundle: bundle, ...WORKER_OPTIONS }),
+    await Worker.create({ connection: backend.native, taskQueue: `${queue}-lean`, activities: lean, maxConcurrentActivityTaskExecutions: 64 }),
   ];
   const work = fn();
   const [result] = await Promise.all([work, ...workers.map((w) => w.runUntil(work.catch(() => undefined)))]);
@@ -170,10 +207,11 @@ interface SweepTiming {
 
 const SAMPLE = 20;
 
-async function timeSweep(id: string, window: number, itemCount: number, cells: number, config?: Partial<RunConfig>): Promise<SweepTiming> {
+async function timeSweep(id: string, window: number, itemCount: number, cells: number, config?: Partial<RunConfig>, backend: Backend = main): Promise<SweepTiming> {
+  const { client, results, server } = backend;
   const queue = `bench-${id}`;
   const sweepActs = createSweepActivities({ results });
-  const timing = await withWorkers(queue, { ...instantMain, ...sweepActs }, instantLean, async () => {
+  const timing = await withWorkers(backend, queue, { ...instantMain, ...sweepActs }, instantLean, async () => {
     const cpu0 = cpuSeconds(server.process.pid!);
     const self0 = selfCpu();
     const t0 = performance.now();
@@ -206,7 +244,7 @@ async function timeSweep(id: string, window: number, itemCount: number, cells: n
   // A sample of children spread over the sweep (not the first ones, which start cold).
   const step = Math.max(1, Math.floor(itemCount / SAMPLE));
   const sampleIds = Array.from({ length: Math.min(SAMPLE, itemCount) }, (_, i) => `${id}/c0/Bench.item_${Math.min(itemCount - 1, i * step)}/0`);
-  return { ...timing, children: await historyTimings(client, sampleIds), parent: await historyTimings(client, [id]) };
+  return { ...timing, children: await historyTimings(backend.client, sampleIds), parent: await historyTimings(backend.client, [id]) };
 }
 
 const report: Record<string, unknown> = {
@@ -225,6 +263,24 @@ if (parts.has('throughput')) {
     log(`  ${JSON.stringify(throughput[`window${window}`])}`);
   }
   report.throughput = throughput;
+}
+
+// 1b. Dev server settings: the same window-16 sweep on a dev server with its own defaults and
+// on one with DEV_SERVER_TUNING, alternated (untuned, tuned, untuned, tuned) so a change in the
+// machine's load hits both.
+if (parts.has('tuning')) {
+  const untuned = await openBackend('untuned', false);
+  const rounds: { untuned: SweepTiming[]; tuned: SweepTiming[] } = { untuned: [], tuned: [] };
+  for (let r = 0; r < 2; r++) {
+    for (const backend of [untuned, main]) {
+      log(`tuning: ${backend.name} dev server, window 16, 120 runs (round ${r + 1}) …`);
+      const t = await timeSweep(`tune-${backend.name}-${r}`, 16, 60, 2, undefined, backend);
+      rounds[backend.name as 'untuned' | 'tuned'].push(t);
+      log(`  ${JSON.stringify({ runsPerSecond: t.runsPerSecond, serverCpuShare: t.serverCpuShare, workerCpuShare: t.workerCpuShare, serverCpuMsPerRun: +((t.serverCpuSeconds / t.runs) * 1000).toFixed(1), act: t.children?.activityScheduleToStart, wft: t.children?.workflowTaskScheduleToStart })}`);
+    }
+  }
+  report.tuning = { flags: DEV_SERVER_TUNING, ...rounds };
+  await untuned.close();
 }
 
 // 2. Overhead per activity: the real activities over the fakes, in process vs durable.
@@ -262,7 +318,7 @@ if (parts.has('overhead')) {
   for (let i = 0; i < N; i++) inProcessActivities = await inProcess();
   const inProcessMs = (performance.now() - t) / N;
   const ids = Array.from({ length: N }, (_, i) => `overhead-${i}`);
-  const durableMs = await withWorkers('bench-overhead', realMain, realLean, async () => {
+  const durableMs = await withWorkers(main, 'bench-overhead', realMain, realLean, async () => {
     const run = async (id: string) => {
       await startFormalization(client, { statement: STATEMENT, library: 'mini', config: { cache: false }, leanTaskQueue: 'bench-overhead-lean', id }, 'bench-overhead-main');
       await client.workflow.getHandle(id).result();
@@ -309,7 +365,7 @@ if (parts.has('big') && bigRuns > 0) {
 report.machineAtEnd = machine();
 report.targets = { runsPerSecondAtWindow16: 10, overheadMsPerActivity: 10 };
 report.protocol =
-  'file-backed temporal dev server (temporal CLI start-dev, SQLite), workers in this process (64 activity and workflow-task slots, 2000 cached workflows), SQLite results DB; ' +
+  'file-backed temporal dev server (temporal CLI start-dev, SQLite, with DEV_SERVER_TUNING as npm start runs it), workers in this process (64 activity and workflow-task slots, 2000 cached workflows), SQLite results DB; ' +
   'throughput and the large sweep: instant in-process activities, 2 configurations × N items × 1 sample, repairRounds 0, wall time from start to the parent\'s result; ' +
   'overhead: the real activities over the fake LLM server and fake Lean REPL, 30 sequential runs after 3 warm-up runs (cache off), against the same 7 activity calls in process; ' +
   'history timings from a sample of 20 children (throughput) or all 30 runs (overhead)';
@@ -331,9 +387,6 @@ else {
   if (big) console.log(`  ${row('large', big)}\n  parent runs ${big.parentRuns}, largest parent history ${big.largestParentHistory} events, recorded ${big.recorded}`);
   console.log(`load average at end ${(report.machineAtEnd as { loadavg: number[] }).loadavg.join(' ')}`);
 }
-await results.close();
-await connection.close();
-await native.close();
-await server.stop();
+await main.close();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

@@ -15,7 +15,23 @@ export interface DevServerOptions {
   namespace: string;
   ip?: string;
   logFile: string;
+  /** More `start-dev` flags. */
+  extraArgs?: string[];
+  /** false: the dev server's own SQLite and dispatch defaults (see DEV_SERVER_TUNING). */
+  tuned?: boolean;
 }
+
+/** `start-dev` settings that make the file-backed dev server cheaper per workflow task:
+ * SQLite in WAL mode with synchronous=NORMAL (a commit is not fsynced: durable through a killed
+ * or crashed process, only the last commits can be lost to a power cut or kernel crash), and
+ * eager activity dispatch (an activity scheduled by a workflow task on the same worker's queue
+ * comes back in the task's reply instead of through another poll). Measured by
+ * `bench/sweep.bench.ts --parts tuning` (DESIGN.md, "Sweep throughput"). */
+export const DEV_SERVER_TUNING = [
+  '--sqlite-pragma', 'journal_mode=wal',
+  '--sqlite-pragma', 'synchronous=normal',
+  '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+];
 
 export interface DevServer {
   address: string;
@@ -63,6 +79,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
       '--namespace', options.namespace,
       '--log-level', 'warn',
       ...searchAttributeFlags(),
+      ...(options.tuned === false ? [] : DEV_SERVER_TUNING),
+      ...(options.extraArgs ?? []),
     ],
     'KILL',
   );
