@@ -3,6 +3,7 @@
 import { Type, type Static } from '@fastify/type-provider-typebox';
 
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
+export const RUN_EVENT_TYPES = ['run.started', 'stage.started', 'stage.completed', 'stage.failed', 'run.completed', 'run.failed', 'run.canceled'] as const;
 export const OUTCOMES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'unchecked', 'budget-exhausted'] as const;
 export const StatusSchema = Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled')]);
 export const OutcomeSchema = Type.Union([
@@ -209,3 +210,37 @@ export const ReadinessSchema = Type.Object(
 /** What /readyz answers: `missing` lists services not configured (the stack runs, but says what
  * it cannot do); `warnings` things that work but need attention (e.g. Temporal overloaded). */
 export type ReadinessReport = Static<typeof ReadinessSchema>;
+
+/** One event of a run's stream (api/run-events.ts, RunEvent): the JSON in an SSE event's `data`. */
+export const RunEventSchema = Type.Object(
+  {
+    seq: Type.Integer({ minimum: 1, description: "The event's sequence number (its Temporal history event id); SSE's `id`" }),
+    type: Type.Union(RUN_EVENT_TYPES.map((t) => Type.Literal(t))),
+    stage: Type.String({ description: 'decompose, retrieve, illustrate, formalize, compile, repair, judge; `starting` before the first, `done` at the end' }),
+    activity: Type.Optional(Type.String()),
+    round: Type.Optional(Type.Integer({ minimum: 0 })),
+    step: Type.Optional(Type.Integer({ minimum: 1 })),
+    time: Type.String(),
+    compile: Type.Optional(Type.Object({ status: Type.String(), errors: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })),
+    judge: Type.Optional(Type.Object({ grade: Type.Number(), faithful: Type.Boolean() }, { additionalProperties: false })),
+    outcome: Type.Optional(Type.String()),
+    compiled: Type.Optional(Type.Boolean()),
+    error: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+/** The last event of a stream that broke off (Temporal unreachable): reconnect with Last-Event-ID. */
+export const StreamErrorSchema = Type.Object({ stage: Type.Literal('error'), error: Type.String() }, { additionalProperties: false });
+
+/** One server-sent event as OpenAPI models `text/event-stream` (each event an object of its
+ * fields); `data` is JSON text of RunEventSchema (or StreamErrorSchema for `event: error`). */
+export const SseEventSchema = Type.Object(
+  {
+    event: Type.Union([...RUN_EVENT_TYPES.map((t) => Type.Literal(t)), Type.Literal('error')]),
+    id: Type.Optional(Type.String({ pattern: '^[0-9]+$' })),
+    data: Type.String({ contentMediaType: 'application/json', contentSchema: Type.Union([RunEventSchema, StreamErrorSchema]) }),
+    retry: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: false },
+);

@@ -20,6 +20,9 @@ import { eventRoutes } from './routes/events';
 import { formalizationRoutes } from './routes/formalizations';
 import { healthRoutes } from './routes/health';
 import { libraryRoutes } from './routes/libraries';
+import { methodNotAllowed } from './method-not-allowed';
+import { frameworkResponses } from './framework-responses';
+import { addOperationLinks, type OpenApiDocument } from './openapi-links';
 import { webRoutes } from './web';
 import { sweepRoutes, type SweepRoutesOptions } from './routes/sweeps';
 import { ID_RULE, type ReadinessReport } from './schemas';
@@ -64,7 +67,17 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
     bodyLimit: Math.max(2 * 1024 * 1024, options.maxStatementChars * 4 + 65_536),
     // Ids with %2F-encoded slashes are up to three times as long in the URL as the id itself.
     routerOptions: { maxParamLength: 1000 },
+    // The router's own refusals (a path parameter over maxParamLength: 414; a malformed %-escape:
+    // 400) as problems too; Fastify's default is plain JSON that echoes the whole path back.
+    frameworkErrors: (error, _request, reply) => {
+      const status = error.statusCode ?? 400;
+      sendProblem(reply, status, status === 414 ? 'a path parameter is too long (at most 1000 characters)' : 'the URL path is not valid: a "%" must begin a %XX escape of UTF-8');
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
+  // Before any route: it learns every route's path to answer 405 (not 404) to another method.
+  methodNotAllowed(app);
+  // …and documents on every route the problems the server around it can answer (503, 400, …).
+  frameworkResponses(app);
 
   // Query strings are all text; let integer fields there be numbers without coercing bodies.
   app.setValidatorCompiler(defaultValidatorWithQueryCoercion());
@@ -115,8 +128,9 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
         description: 'Informal mathematics to Lean 4 statements (DRIFT), as durable Temporal runs. Errors are application/problem+json (RFC 9457).',
       },
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (`npx driftline keys new`)' } } },
-      ...(options.apiKeys?.length ? { security: [{ apiKey: [] }] } : {}),
     },
+    // Operation links (start → read, cancel, events), so clients and fuzzers can follow a run.
+    transformObject: (document) => ('openapiObject' in document ? addOperationLinks(document.openapiObject as OpenApiDocument) : document.swaggerObject) as never,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
@@ -135,6 +149,13 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
 
   const links = runLinker(options.temporalUiUrl ?? 'http://127.0.0.1:8233', options.namespace ?? options.temporal.options.namespace);
   await app.register(async (v1) => {
+    frameworkResponses(v1, [401, 429]);
+    // Only /v1 needs a key (health, docs and the page are public): the document says so per operation.
+    if (options.apiKeys?.length) {
+      v1.addHook('onRoute', (route) => {
+        if (route.schema) (route.schema as { security?: unknown }).security = [{ apiKey: [] }];
+      });
+    }
     v1.addHook('onRequest', requireApiKey(options.apiKeys ?? []));
     await v1.register(rateLimit, {
       max: options.rateLimit?.max ?? 600,

@@ -26,4 +26,8 @@ if (process.env.DRIFTLINE_INSTALL_LOCAL_LLM === '1') {
   console.log('setup: installing the local chat model (DRIFTLINE_INSTALL_LOCAL_LLM=1) …');
   run(process.execPath, ['infra/setup-llm.mjs']);
 }
+if (process.env.DRIFTLINE_INSTALL_SCHEMATHESIS === '1') {
+  console.log('setup: installing Schemathesis for the API tests (DRIFTLINE_INSTALL_SCHEMATHESIS=1) …');
+  run(process.execPath, ['infra/setup-schemathesis.mjs']);
+}
 console.log('setup: done. Start the service with `npm start`.');

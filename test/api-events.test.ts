@@ -4,7 +4,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import { Ajv } from 'ajv';
 import { buildServer } from '../api/server';
+import { RunEventSchema } from '../api/schemas';
 import { FAKE_MODELS } from './fakes/openai-server';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 
@@ -16,6 +18,7 @@ let env: TestWorkflowEnvironment;
 let stack: TestStack;
 let app: FastifyInstance;
 let base: string;
+const validEvent = new Ajv({ strict: false }).compile(RunEventSchema);
 
 async function api(): Promise<FastifyInstance> {
   const instance = await buildServer({
@@ -116,6 +119,8 @@ describe('GET /v1/formalizations/:id/events', () => {
     expect(new Set(seqs).size).toBe(seqs.length);
     expect([...first.events, ...second.events].map((e) => e.id)).toEqual(seqs);
     for (const e of whole.events) {
+      // Each event is what /openapi.json says an event's data is.
+      expect(validEvent(e.data), JSON.stringify(validEvent.errors)).toBe(true);
       expect(e.data.seq).toBe(e.id);
       expect(e.event).toBe(e.data.type);
       expect(typeof e.data.stage).toBe('string');

@@ -70,7 +70,7 @@ describe('POST /v1/formalizations', () => {
     ['an unknown field', { statement: 'p is prime', colour: 'red' }, /unknown field "colour"/],
     ['a wrong config type', { statement: 'p is prime', config: { repairRounds: 'three' } }, /config.repairRounds/],
     ['an unknown retrieval mode', { statement: 'p is prime', config: { retrieval: 'psychic' } }, /"config.retrieval" must be one of "drift", "monolithic", "oracle", "none"/],
-    ['an unknown library', { statement: 'p is prime', library: 'nope' }, /unknown library "nope"; known: mini, other/],
+    ['an unknown library', { statement: 'p is prime', library: 'nope' }, /"library" must be one of "mini", "other"/],
     ['oracle retrieval without gold premises', { statement: 'p is prime', config: { retrieval: 'oracle' } }, /goldPremises/],
     ['an unknown run mode', { statement: 'p is prime', config: { mode: 'swarm' } }, /config.mode/],
     ['an unknown agent tool', { statement: 'p is prime', config: { mode: 'agent', tools: ['write_file', 'shell'] } }, /config.tools/],
@@ -401,6 +401,78 @@ describe('load shedding', () => {
     } finally {
       clearInterval(busy);
     }
+  });
+});
+
+describe('what Schemathesis found (test/api-schemathesis.test.ts)', () => {
+  it('answers 405 with an Allow header to a method the path does not have, before reading any body', async () => {
+    const cases: [string, string, string][] = [
+      ['TRACE', '/healthz', 'GET, HEAD'],
+      // A QUERY has a body: it used to be refused for its missing Content-Type (400) before routing.
+      ['QUERY', '/v1/formalizations/some-run', 'GET, HEAD'],
+      // Only POST: the catch-all that explains "/" in ids does not count as allowing GET here.
+      ['OPTIONS', '/v1/formalizations/some-run/cancel', 'POST'],
+      ['DELETE', '/v1/formalizations', 'GET, HEAD, POST'],
+    ];
+    for (const [method, url, allow] of cases) {
+      const response = await app.inject({ method: method as 'GET', url });
+      expect(response.statusCode, `${method} ${url}`).toBe(405);
+      expect(response.headers.allow, `${method} ${url}`).toBe(allow);
+      expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(response.json().detail).toBe(`${method} is not allowed on ${url}; allowed: ${allow}`);
+    }
+    // A path no route has stays a 404.
+    expect((await app.inject({ method: 'TRACE', url: '/v2/nothing' })).statusCode).toBe(404);
+  });
+
+  it('documents on every operation the problems the server around it answers, and who needs a key', async () => {
+    const keyed = await server({ apiKeys: [{ name: 'alice', sha256: hashKey('secret-alice') }] });
+    const doc = (await keyed.inject({ url: '/openapi.json' })).json() as {
+      security?: unknown;
+      paths: Record<string, Record<string, { parameters?: { in: string }[]; requestBody?: unknown; security?: unknown; responses: Record<string, { content?: Record<string, unknown> }> }>>;
+    };
+    expect(doc.security).toBeUndefined();
+    for (const [path, operations] of Object.entries(doc.paths)) {
+      for (const [method, operation] of Object.entries(operations)) {
+        const where = `${method} ${path}`;
+        const expected = ['503'];
+        if (path.startsWith('/v1/')) expected.push('401', '429');
+        if (operation.parameters?.length || operation.requestBody) expected.push('400');
+        if (operation.parameters?.some((p) => p.in === 'path')) expected.push('414');
+        if (method === 'post') expected.push('413', '415');
+        for (const status of expected) {
+          expect(Object.keys(operation.responses[status]?.content ?? {}), `${where} ${status}`).toContain('application/problem+json');
+        }
+        expect(operation.security, where).toEqual(path.startsWith('/v1/') ? [{ apiKey: [] }] : undefined);
+      }
+    }
+    // /readyz's own 503 is its report.
+    expect(Object.keys(doc.paths['/readyz']!.get!.responses['503']!.content!)).toEqual(['application/json', 'application/problem+json']);
+    // A start links to the operations that take the new run's id.
+    const start = doc.paths['/v1/formalizations']!.post!.responses['202'] as { links?: Record<string, { operationId: string; parameters: unknown }> };
+    expect(start.links).toEqual({
+      read: { operationId: 'getFormalization', parameters: { id: '$response.body#/id' } },
+      cancel: { operationId: 'cancelFormalization', parameters: { id: '$response.body#/id' } },
+      events: { operationId: 'getFormalizationEvents', parameters: { id: '$response.body#/id' } },
+    });
+    // The libraries a run may name are the configured ones.
+    const body = (doc.paths['/v1/formalizations']!.post!.requestBody as { content: Record<string, { schema: { properties: { library: { enum: string[] } } } }> }).content['application/json']!.schema;
+    expect(body.properties.library.enum).toEqual([FIXTURE_LIBRARY, 'other']);
+    // Each event of a stream is described as the object of its SSE fields, not as one string.
+    const events = doc.paths['/v1/formalizations/{id}/events']!.get!.responses['200']!.content!['text/event-stream'] as { schema: { type: string; required: string[] } };
+    expect(events.schema.type).toBe('object');
+    expect(events.schema.required).toEqual(['event', 'data']);
+  });
+
+  it("answers the router's own refusals as problems, without echoing the path", async () => {
+    const long = await app.inject({ url: `/v1/libraries/${'n'.repeat(2000)}/search?q=prime` });
+    expect(long.statusCode).toBe(414);
+    expect(long.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(long.json().detail).toBe('a path parameter is too long (at most 1000 characters)');
+    const badEscape = await app.inject({ url: '/v1/libraries/%E0%A4%A/search?q=prime' });
+    expect(badEscape.statusCode).toBe(400);
+    expect(badEscape.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(badEscape.json().detail).toMatch(/the URL path is not valid/);
   });
 });
 

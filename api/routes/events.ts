@@ -8,6 +8,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { followRunEvents } from '../run-events';
 import { HttpProblem, problemResponses } from '../problem';
 import { IdParams } from './formalizations';
+import { SseEventSchema } from '../schemas';
 
 export interface EventRoutesOptions {
   temporal: Client;
@@ -34,6 +35,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (fastif
     '/v1/formalizations/:id/events',
     {
       schema: {
+        operationId: 'getFormalizationEvents',
         summary: "A run's progress as server-sent events",
         description:
           'Every stage as it starts and ends (stage.started / stage.completed / stage.failed), every compile round, then one of run.completed, ' +
@@ -44,7 +46,7 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (fastif
         querystring: EventsQuery,
         headers: EventsHeaders,
         response: {
-          200: { description: 'An event stream', content: { 'text/event-stream': { schema: { type: 'string' } } } },
+          200: { description: 'An event stream; each event as an object of its SSE fields', content: { 'text/event-stream': { schema: SseEventSchema } } },
           ...problemResponses(400, 401, 404, 429),
         },
       },

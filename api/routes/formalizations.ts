@@ -37,11 +37,12 @@ export interface FormalizationRoutesOptions {
 
 const NameList = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 1000 });
 
-function startBody(maxStatementChars: number) {
+function startBody(maxStatementChars: number, libraries: readonly string[]) {
   return Type.Object(
     {
       statement: Type.String({ minLength: 1, maxLength: maxStatementChars, pattern: '\\S', description: 'The informal statement' }),
-      library: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+      // The configured libraries, so the document names them and a caller never guesses.
+      library: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: [...libraries], description: 'Default: the first configured library' })),
       config: Type.Optional(RunConfigPatchSchema),
       exclude: Type.Optional(NameList),
       leaveOut: Type.Optional(Type.Union([Type.Literal('item'), Type.Literal('file')], { description: "item: hide only the names in exclude; file: also the theorems of their source files (definitions stay)" })),
@@ -75,17 +76,20 @@ const ListQuery = Type.Object(
 export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions> = async (fastify, options) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { temporal, links } = options;
-  const body = startBody(options.maxStatementChars);
+  const body = startBody(options.maxStatementChars, options.libraries);
   const limiter = new StartLimiter(options.startConcurrency?.inFlight ?? 8, options.startConcurrency?.waiting ?? 1000);
 
   app.post(
     '/v1/formalizations',
     {
       schema: {
+        operationId: 'startFormalization',
         summary: 'Start a formalization run',
         description:
           'Starts a run and answers 202 with its id. With an `id` (or an Idempotency-Key header) a repeated request never starts a second run: ' +
-          'the same request again answers 200 with `existing: true`; a different request with that id answers 409.',
+          'the same request again answers 200 with `existing: true`; a different request with that id answers 409. ' +
+          'Rules across fields (400 when broken): `id` and Idempotency-Key, when both are sent, must be equal; retrieval "oracle" needs ' +
+          '`goldPremises`; in agent mode `tools` must include "write_file".',
         tags: ['formalizations'],
         body,
         headers: StartHeaders,
@@ -147,6 +151,7 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
     '/v1/formalizations/:id',
     {
       schema: {
+        operationId: 'getFormalization',
         summary: 'Read a run: its status, progress and, once completed, its result',
         description: 'Write "/" inside an id as %2F.',
         tags: ['formalizations'],
@@ -166,6 +171,7 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
     '/v1/formalizations/:id/cancel',
     {
       schema: {
+        operationId: 'cancelFormalization',
         summary: 'Cancel a running run',
         description: 'Asks the run to stop; its stage in progress is canceled and the run ends as `canceled`. 409 when it has already ended.',
         tags: ['formalizations'],
@@ -190,6 +196,7 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
     '/v1/formalizations',
     {
       schema: {
+        operationId: 'listFormalizations',
         summary: "List runs, newest first, from Temporal's visibility store",
         tags: ['formalizations'],
         querystring: ListQuery,
@@ -209,7 +216,8 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
   );
 
   // Ids with "/" (sweep items) written unencoded: `/v1/formalizations/a/b` reads run "a/b".
-  app.get('/v1/formalizations/*', { schema: { hide: true } }, async (request, reply) => {
+  // Not counted in a 405's Allow header: on `/v1/formalizations/x/cancel` it only explains the %2F.
+  app.get('/v1/formalizations/*', { schema: { hide: true }, config: { inAllow: false } }, async (request, reply) => {
     const rest = (request.params as { '*': string })['*'];
     if (rest.length > ID_MAX * 3) return sendProblem(reply, 414, 'the run id in the URL is too long');
     if (rest === '' ) throw new HttpProblem(404, 'no run id in the URL');

@@ -2,11 +2,12 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { Type } from '@fastify/type-provider-typebox';
 import { ReadinessSchema, type ReadinessReport } from '../schemas';
+import { PROBLEM_TYPE, ProblemSchema } from '../problem';
 
 export const healthRoutes: FastifyPluginAsync<{ readiness: () => Promise<ReadinessReport> }> = async (app, { readiness }) => {
   app.get(
     '/healthz',
-    { schema: { summary: 'The API process answers', tags: ['health'], response: { 200: Type.Object({ ok: Type.Boolean() }, { additionalProperties: false }) } } },
+    { schema: { operationId: 'healthz', summary: 'The API process answers', tags: ['health'], response: { 200: Type.Object({ ok: Type.Boolean() }, { additionalProperties: false }) } } },
     async () => ({ ok: true }),
   );
 
@@ -14,9 +15,17 @@ export const healthRoutes: FastifyPluginAsync<{ readiness: () => Promise<Readine
     '/readyz',
     {
       schema: {
+        operationId: 'readyz',
         summary: 'Temporal answers, workers poll both task queues, every index is built (503 until then)',
         tags: ['health'],
-        response: { 200: ReadinessSchema, 503: ReadinessSchema },
+        response: {
+          200: ReadinessSchema,
+          // Not ready: the report; overloaded (load shedding, before the route runs): a problem.
+          503: {
+            description: 'Not ready (the report says why), or overloaded (a problem, with Retry-After)',
+            content: { 'application/json': { schema: ReadinessSchema }, [PROBLEM_TYPE]: { schema: ProblemSchema } },
+          },
+        },
       },
     },
     async (_request, reply) => {

@@ -25,6 +25,7 @@ export const libraryRoutes: FastifyPluginAsync<LibraryRoutesOptions> = async (fa
     '/v1/libraries',
     {
       schema: {
+        operationId: 'listLibraries',
         summary: 'The configured libraries, their index versions and the version each alias names',
         tags: ['libraries'],
         response: { 200: LibraryListSchema, ...problemResponses(401, 429) },
@@ -37,6 +38,7 @@ export const libraryRoutes: FastifyPluginAsync<LibraryRoutesOptions> = async (fa
     '/v1/libraries/:name/search',
     {
       schema: {
+        operationId: 'searchLibrary',
         summary: "Search a library's premises (its current index, re-ranked as runs are)",
         tags: ['libraries'],
         params: NameParams,
