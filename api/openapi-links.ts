@@ -9,6 +9,7 @@ export interface OpenApiDocument {
 /** For each operation that creates something: its link name → target operation, fed the new id. */
 const LINKS: Record<string, Record<string, string>> = {
   startFormalization: { read: 'getFormalization', cancel: 'cancelFormalization', events: 'getFormalizationEvents' },
+  startSweep: { read: 'getSweep', report: 'getSweepReport', pause: 'pauseSweep', resume: 'resumeSweep', cancel: 'cancelSweep' },
 };
 
 export function addOperationLinks<T extends OpenApiDocument>(doc: T): T {

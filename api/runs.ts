@@ -97,6 +97,8 @@ export async function getFormalization(client: Client, id: string): Promise<RunV
     if (err instanceof WorkflowNotFoundError) return null;
     throw err;
   }
+  // A sweep (or any other workflow) shares the namespace's IDs, but is no run.
+  if (!isFormalization(description.type)) return null;
   const status = description.status.name;
   if (status === 'RUNNING') {
     // The query needs a live worker; when none answers soon, the stage search attribute (set by
@@ -142,6 +144,13 @@ export class RunClosedError extends Error {
   }
 }
 
+/** The workflow types that are formalization runs (pipeline and agent). */
+export const FORMALIZATION_TYPES = ['formalize', 'formalizeAgent'] as const;
+
+export function isFormalization(workflowType: string): boolean {
+  return (FORMALIZATION_TYPES as readonly string[]).includes(workflowType);
+}
+
 /** Asks a running run to stop; its stages are canceled and it ends as `canceled`. */
 export async function cancelFormalization(client: Client, id: string): Promise<void> {
   const handle = client.workflow.getHandle(id);
@@ -152,6 +161,7 @@ export async function cancelFormalization(client: Client, id: string): Promise<v
     if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(id);
     throw err;
   }
+  if (!isFormalization(description.type)) throw new RunNotFoundError(id);
   if (description.status.name !== 'RUNNING') throw new RunClosedError(id, statusOf(description.status.name));
   await handle.cancel();
 }
@@ -242,7 +252,8 @@ const STATUS_QUERY: Record<ListStatus, string> = {
 /** A visibility query from filters whose values the API has already checked against patterns. */
 export function listQuery(filter: ListFilter): string {
   const quote = (value: string) => `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
-  const parts = ["WorkflowType = 'formalize'"];
+  // Agent runs too: they are runs like any other (their workflow type differs).
+  const parts = [`WorkflowType IN (${FORMALIZATION_TYPES.map((t) => `'${t}'`).join(', ')})`];
   if (filter.status) parts.push(STATUS_QUERY[filter.status]);
   if (filter.outcome) parts.push(`${SEARCH_ATTRIBUTES.outcome} = ${quote(filter.outcome)}`);
   if (filter.library) parts.push(`${SEARCH_ATTRIBUTES.library} = ${quote(filter.library)}`);

@@ -299,6 +299,8 @@ describe('GET /v1/formalizations (from Temporal visibility)', () => {
       return r.items.length >= 3 ? r : undefined;
     });
     expect(all.items.every((i: { status: string }) => i.status === 'completed')).toBe(true);
+    // Agent runs are listed too (their workflow type is formalizeAgent).
+    expect(all.items.some((i: { config?: string }) => i.config?.startsWith('agent-'))).toBe(true);
     const page1 = (await app.inject({ url: '/v1/formalizations?status=completed&limit=2' })).json();
     expect(page1.items).toHaveLength(2);
     expect(page1.nextPageToken).toEqual(expect.any(String));
@@ -462,6 +464,24 @@ describe('what Schemathesis found (test/api-schemathesis.test.ts)', () => {
     const events = doc.paths['/v1/formalizations/{id}/events']!.get!.responses['200']!.content!['text/event-stream'] as { schema: { type: string; required: string[] } };
     expect(events.schema.type).toBe('object');
     expect(events.schema.required).toEqual(['event', 'data']);
+  });
+
+  it('treats the id of another workflow (a sweep) as no run: 404 to read, stream or cancel it, 409 to start a run under it', async () => {
+    // Temporal starts any workflow type; nobody polls this queue, so it stays running (it was a 500).
+    const other = await env.client.workflow.start('sweep', { taskQueue: 'nobody-polls-this', workflowId: 'not-a-run', args: [] });
+    try {
+      for (const [method, url] of [['GET', '/v1/formalizations/not-a-run'], ['GET', '/v1/formalizations/not-a-run/events'], ['POST', '/v1/formalizations/not-a-run/cancel']] as const) {
+        const response = await app.inject({ method, url });
+        expect(response.statusCode, `${method} ${url}`).toBe(404);
+        expect(response.json().detail).toBe('no formalization with id "not-a-run"');
+      }
+      expect((await other.describe()).status.name).toBe('RUNNING');
+      const taken = await post({ statement: 'p is prime', id: 'not-a-run' });
+      expect(taken.statusCode).toBe(409);
+      expect(taken.json().detail).toBe('id "not-a-run" belongs to a sweep workflow, not a formalization run; choose another id');
+    } finally {
+      await other.terminate();
+    }
   });
 
   it("answers the router's own refusals as problems, without echoing the path", async () => {

@@ -6,6 +6,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { followRunEvents } from '../run-events';
+import { isFormalization } from '../runs';
 import { HttpProblem, problemResponses } from '../problem';
 import { IdParams } from './formalizations';
 import { SseEventSchema } from '../schemas';
@@ -55,13 +56,16 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (fastif
       const { id } = request.params as Static<typeof IdParams>;
       const header = (request.headers as Static<typeof EventsHeaders>)['last-event-id'];
       const after = Math.max(Number(header ?? 0), (request.query as Static<typeof EventsQuery>).after ?? 0);
-      let runId: string;
+      let description;
       try {
-        runId = (await options.temporal.workflow.getHandle(id).describe()).runId;
+        description = await options.temporal.workflow.getHandle(id).describe();
       } catch (err) {
         if (err instanceof WorkflowNotFoundError) throw new HttpProblem(404, `no formalization with id "${id}"`, { id });
         throw err;
       }
+      // A sweep's ID is no run's: its history is not a run's story.
+      if (!isFormalization(description.type)) throw new HttpProblem(404, `no formalization with id "${id}"`, { id });
+      const runId = description.runId;
 
       const abort = new AbortController();
       const res = reply.raw;

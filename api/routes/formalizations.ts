@@ -6,6 +6,7 @@ import {
   BadPageTokenError,
   cancelFormalization,
   getFormalization,
+  isFormalization,
   listFormalizations,
   requestDifferences,
   RunClosedError,
@@ -135,6 +136,10 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
         if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !chosenId) throw err;
       }
       // The id is taken: the same request again is a harmless retry; a different one is refused.
+      const takenBy = (await temporal.workflow.getHandle(chosenId).describe()).type;
+      if (!isFormalization(takenBy)) {
+        throw new HttpProblem(409, `id "${chosenId}" belongs to a ${takenBy} workflow, not a formalization run; choose another id`, { id: chosenId });
+      }
       const existing = await runInput(temporal, chosenId);
       const differences = existing ? requestDifferences(existing, startRequest) : [];
       if (differences.length > 0) {

@@ -161,6 +161,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     '/v1/sweeps',
     {
       schema: {
+        operationId: 'startSweep',
         summary: 'Start a benchmark sweep',
         description:
           'The body is a sweep file as JSON (the same schema as `driftline sweep start FILE`). Benchmark paths are relative to the data directory (or `$DATA/…`); ' +
@@ -225,6 +226,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     '/v1/sweeps/:id',
     {
       schema: {
+        operationId: 'getSweep',
         summary: "A sweep's progress: done, running and failed runs per configuration, rate and ETA",
         tags: ['sweeps'],
         params: SweepIdParams,
@@ -251,6 +253,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       `/v1/sweeps/:id/${signal}`,
       {
         schema: {
+          operationId: `${signal}Sweep`,
           summary: signalSummaries[signal],
           description: 'Answers 202 once the sweep has the request; 409 when the sweep has ended.',
           tags: ['sweeps'],
@@ -283,6 +286,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     '/v1/sweeps/:id/report',
     {
       schema: {
+        operationId: 'getSweepReport',
         summary: "A sweep's report",
         description:
           'One self-contained HTML page with the charts (default), or Markdown, JSON (the computed metrics) or CSV (one row per run): ' +
