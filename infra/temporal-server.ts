@@ -1,7 +1,7 @@
 // Runs `temporal server start-dev` as a child process: history persisted in a file, the Web UI
 // on its port, the project's search attributes registered at start.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
@@ -63,6 +63,17 @@ async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: 
   throw new Error(`the Temporal dev server did not answer on ${address} within ${timeoutMs} ms: ${(lastError as Error)?.message}`);
 }
 
+/** The dev server's own words on why it stopped: the last line of its log naming an error. */
+function logReason(logFile: string): string | undefined {
+  try {
+    const lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => /error|fatal|in use|unable|failed/i.test(l));
+    const last = lines.at(-1)?.trim();
+    return last ? (last.length > 400 ? `${last.slice(0, 400)}…` : last) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const ip = options.ip ?? '127.0.0.1';
   mkdirSync(dirname(options.dbFile), { recursive: true });
@@ -90,7 +101,8 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     await waitForFrontend(address, child, 60_000);
   } catch (err) {
     child.kill('SIGKILL');
-    throw new Error(`${(err as Error).message}. See ${options.logFile}; is port ${options.port} or ${options.uiPort} already in use?`);
+    const why = logReason(options.logFile);
+    throw new Error(`${(err as Error).message}${why ? ` (it says: ${why})` : ''}. See ${options.logFile}; is port ${options.port} or ${options.uiPort} already in use?`);
   }
   return {
     address,

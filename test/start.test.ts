@@ -11,19 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
 import { FIXTURE_CORPUS } from './helpers/stack';
+import { freePort } from './helpers/ports';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let llm: FakeOpenAI;
 let repl: FakeRepl;

@@ -1,7 +1,6 @@
 // Worker processes as a deployment runs them (`driftline worker --queue main|lean`), each its own
 // OS process against one Temporal server, for the multi-worker test and benchmark.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
@@ -11,19 +10,13 @@ import { createIndexRegistry } from '../../infra/deps';
 import { FAKE_MODELS } from '../fakes/openai-server';
 import { FIXTURE_CORPUS, FIXTURE_LIBRARY } from './stack';
 
+import { freePort } from './ports';
+
+/** Free loopback ports outside the kernel's ephemeral range (helpers/ports.ts). */
+export { freePort };
+
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const { TaskQueueKind, TaskQueueType } = proto.temporal.api.enums.v1;
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 export interface WorkerEnvOptions {
   temporalAddress: string;
