@@ -1,7 +1,7 @@
 // The agent's main-queue activities: one LLM step, and the `draft` tool (the translator model).
 // The other tools are the Lean worker's activities and `retrieve`, called by the workflow.
 import type { ApplicationFailure } from '@temporalio/common';
-import type { AgentStepInput, AgentStepOutput } from '../common/types';
+import type { AgentStepInput, AgentStepOutput, LlmMeter } from '../common/types';
 import { AGENT_FAILURE } from '../common/failures';
 import { withHeartbeat } from './heartbeat';
 import { activityFailure, mapEngineErrors } from './failures';
@@ -31,12 +31,12 @@ export function createAgentActivities(deps: AgentActivityDeps) {
       // Offering a tool that cannot work would skew the run; refuse before paying for a step.
       if (input.tools.includes('draft') && !deps.translator?.configured) throw translatorMissing();
       // The agent keeps its own token budget (the loop ends budget-exhausted); the ledger records.
-      return meteredCall(undefined, undefined, () => mapEngineErrors(withHeartbeat((signal) => runAgentStep(deps.llm, input, signal))));
+      return meteredCall(undefined, input.meter, () => mapEngineErrors(withHeartbeat((signal) => runAgentStep(deps.llm, input, signal))));
     },
 
-    async draft({ statement }: { statement: string }): Promise<string> {
+    async draft({ statement, meter }: { statement: string; meter?: LlmMeter }): Promise<string> {
       if (!deps.translator?.configured) throw translatorMissing();
-      return meteredCall(undefined, undefined, () => mapEngineErrors(withHeartbeat((signal) => draftWithTranslator(deps.translator!, statement, signal))));
+      return meteredCall(undefined, meter, () => mapEngineErrors(withHeartbeat((signal) => draftWithTranslator(deps.translator!, statement, signal))));
     },
   };
 }

@@ -36,6 +36,7 @@ export async function meteredCall<T>(ledger: LedgerTotals | undefined, meter: Ll
       sample: meter?.sample ?? 0,
       cache: meter?.cache ?? true,
       ...(meter?.models ? { models: meter.models } : {}),
+      ...(meter?.providers ? { providers: meter.providers } : {}),
       ...(meter?.temperature !== undefined ? { temperature: meter.temperature } : {}),
     },
     work,

@@ -1,4 +1,5 @@
-// Readiness: Temporal answers, both task queues have live pollers (so the workers are up), and
+// Readiness: Temporal answers, the task queues (main, Lean, one per LLM provider) have live
+// pollers (so the workers are up), and
 // every library's index is built. What is not configured is listed, never hidden.
 import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
@@ -16,6 +17,8 @@ export interface ReadinessDeps {
   missing: string[];
   mainQueue?: string;
   leanQueue?: string;
+  /** The LLM providers' task queues (`llm-<provider>`), served by the main worker processes. */
+  llmQueues?: string[];
   /** The poller identities of the worker processes running now (`<pid>@<host>`, the SDK's
    * default), when a supervisor knows them. Temporal keeps listing a dead worker's pollers for
    * minutes, so without this a worker that just died would still look ready. Null: that
@@ -72,6 +75,14 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
     const identities = deps.workerIdentities?.() ?? {};
     await attempt('mainWorker', () => pollerProblem(deps.client, deps.namespace, deps.mainQueue ?? MAIN_TASK_QUEUE, TASK_QUEUE_TYPE_WORKFLOW, identities.main));
     await attempt('leanWorker', () => pollerProblem(deps.client, deps.namespace, deps.leanQueue ?? LEAN_TASK_QUEUE, TASK_QUEUE_TYPE_ACTIVITY, identities.lean));
+    if (deps.llmQueues?.length) {
+      // Each provider's queue needs a poller, or that provider's runs wait for ever.
+      await attempt('llmWorkers', async () => {
+        const problems = await Promise.all(deps.llmQueues!.map((q) => pollerProblem(deps.client, deps.namespace, q, TASK_QUEUE_TYPE_ACTIVITY, identities.main)));
+        const found = problems.filter((p): p is string => p !== null);
+        return found.length ? found.join('; ') : null;
+      });
+    }
     await attempt('index', async () => {
       const unbuilt = await deps.unbuiltIndexes();
       return unbuilt.length === 0 ? null : `no premise index is built for ${unbuilt.map((l) => `"${l}"`).join(', ')}`;

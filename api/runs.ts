@@ -42,7 +42,9 @@ export function formalizeInput(request: StartRequest): FormalizeInput {
     goldPremises: request.goldPremises,
     ...(request.leanTaskQueue ? { leanTaskQueue: request.leanTaskQueue } : {}),
     ...(request.goldStatement ? { goldStatement: request.goldStatement } : {}),
-    ...(request.llm ? { llm: { timeoutMs: request.llm.timeoutMs, maxReasks: request.llm.maxReasks } } : {}),
+    ...(request.llm
+      ? { llm: { timeoutMs: request.llm.timeoutMs, maxReasks: request.llm.maxReasks, ...(request.llm.providers ? { providers: request.llm.providers } : {}) } }
+      : {}),
     ...(request.sample ? { sample: request.sample } : {}),
   };
 }

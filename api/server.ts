@@ -39,6 +39,8 @@ export interface ApiOptions {
   taskQueue?: string;
   /** The workers' LLM timeout and re-asks, passed to every run (api/runs.ts). */
   llm?: LlmBudget;
+  /** The LLM providers configured (a run's `config.providers` may name only these). */
+  providerNames?: string[];
   logger?: Logger | boolean;
   /** Libraries and premise search; without it the libraries routes are absent. */
   catalog?: LibraryCatalog;
@@ -174,6 +176,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
       taskQueue: options.taskQueue,
       links,
       ...(options.llm ? { llm: options.llm } : {}),
+      ...(options.providerNames ? { providerNames: options.providerNames } : {}),
     });
     await v1.register(eventRoutes, { temporal: options.temporal, keepAliveMs: options.sseKeepAliveMs });
     if (options.catalog) await v1.register(libraryRoutes, { catalog: options.catalog });

@@ -26,9 +26,9 @@ addRunConfigOptions(formalize)
 
 program
   .command('worker')
-  .description('run a worker: the main queue, the Lean queue, or both')
-  .addOption(new Option('-q, --queue <queue>', 'which task queue').choices(['main', 'lean', 'all']).default('all'))
-  .action(async (opts: { queue: 'main' | 'lean' | 'all' }) => {
+  .description('run a worker: the main queue (with a queue per LLM provider), the Lean queue, the LLM queues alone, or all')
+  .addOption(new Option('-q, --queue <queue>', 'which task queue').choices(['main', 'lean', 'llm', 'all']).default('all'))
+  .action(async (opts: { queue: 'main' | 'lean' | 'llm' | 'all' }) => {
     const [{ runWorkers }, { configOrExit }] = await Promise.all([import('../infra/run-worker'), import('./cli-support')]);
     await runWorkers(configOrExit(), opts.queue);
   });

@@ -11,12 +11,11 @@ import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { Config } from '../infra/config';
 import { configOrExit, fail } from './cli-support';
 import { registerJudgeEvalCommand } from './judge-eval-command';
-import { createLlmClient } from '../engines/llm/client';
 import { decomposeStatement } from '../engines/llm/stages';
 import { loadCorpus } from '../engines/retrieval/corpus';
 import type { Embedder } from '../engines/retrieval/embedder';
 import { AnalogyIndex } from '../engines/retrieval/analogy';
-import { buildRetrieval, createConfiguredEmbedder } from '../infra/deps';
+import { buildRetrieval, createConfiguredEmbedder, createConfiguredLlm } from '../infra/deps';
 import { analogyApplies, DEFAULT_RERANK, rerank, usageTableOf, type RerankSettings } from '../engines/retrieval/rerank';
 import { buildInProcess, versionForCorpus } from '../engines/retrieval/stores/build';
 import { StoreIndex, type StoreSearchMode } from '../engines/retrieval/stores/store-index';
@@ -159,7 +158,9 @@ async function buildStoreIndex(cfg: Config, library: string, opts: EvalRetrieval
 }
 
 async function decompositions(cfg: Config, items: readonly BenchmarkItem[], quiet: boolean): Promise<Map<string, SubQuery[]>> {
-  const model = cfg.llm.models.decomposer;
+  // The decomposer's provider and model as configured (DRIFTLINE_ROLE_DECOMPOSER or the default).
+  const llm = createConfiguredLlm(cfg);
+  const model = llm.modelFor('decomposer');
   const cache = new DecompositionCache(join(cfg.dataDir, 'cache', 'decompositions.jsonl'));
   const out = new Map<string, SubQuery[]>();
   const missing = items.filter((it) => {
@@ -168,13 +169,12 @@ async function decompositions(cfg: Config, items: readonly BenchmarkItem[], quie
     return !hit;
   });
   if (missing.length === 0) return out;
-  if (!cfg.llm.baseURL) {
+  if (!llm.configured) {
     throw new EvalError(
       `--mode drift needs the statements decomposed into sub-queries by an LLM, and ${missing.length} of ${items.length} are not in the cache ` +
         `(${join(cfg.dataDir, 'cache', 'decompositions.jsonl')}): set OPENAI_BASE_URL (and OPENAI_API_KEY, DRIFTLINE_MODEL_DECOMPOSER), or use --mode monolithic`,
     );
   }
-  const llm = createLlmClient({ ...cfg.llm, baseURL: cfg.llm.baseURL });
   const report = progress(`decomposing with ${model}`, quiet);
   let done = 0;
   for (const it of missing) {

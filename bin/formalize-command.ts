@@ -3,10 +3,10 @@
 // configured to check it), 2 when Lean rejected it, 1 when the run failed.
 import { configOrExit as config, fail } from './cli-support';
 import { connectClient, temporalAddress } from '../infra/connect';
-import { temporalUiUrl } from '../infra/config';
+import { runLlmSettings, temporalUiUrl } from '../infra/config';
 import { followRunEvents } from '../api/run-events';
 import { getFormalization, startFormalization, temporalUiLink } from '../api/runs';
-import { agentConfigProblem } from '../common/run-config';
+import { agentConfigProblem, runProvidersProblem } from '../common/run-config';
 import { printResult, stagePrinter } from './run-output';
 import { runConfigFromOptions } from './run-config-options';
 
@@ -37,6 +37,8 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
   if (!statement.trim()) fail('the statement is empty');
   const runConfig = runConfigFromOptions(opts);
   const agentProblem = agentConfigProblem(runConfig);
+  const providerProblem = runProvidersProblem(runConfig, Object.keys(cfg.llm.providers));
+  if (providerProblem) fail(providerProblem.replace(/"providers\.(\w+)"/, '--providers $1'));
   if (agentProblem) fail(agentProblem.replace(/"tools"/g, '--tools').replace(/"maxSteps"/g, '--max-steps'));
   if (runConfig.retrieval === 'oracle' && !opts.goldPremises) fail('--retrieval oracle needs --gold-premises NAME,NAME,…');
   const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
@@ -54,7 +56,7 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
       ...(opts.leaveOut === 'file' ? { leaveOut: 'file' as const } : {}),
       goldPremises: list(opts.goldPremises),
       goldStatement: opts.goldStatement as string | undefined,
-      llm: { timeoutMs: cfg.llm.timeoutMs, maxReasks: cfg.llm.maxReasks },
+      llm: runLlmSettings(cfg),
     });
     const ui = temporalUiLink(temporalUiUrl(cfg), cfg.temporal.namespace, id);
     say(`run ${id} (library ${library})`);

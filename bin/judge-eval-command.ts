@@ -6,7 +6,7 @@
 import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
-import { createLlmClient } from '../engines/llm/client';
+import { createConfiguredLlm } from '../infra/deps';
 import { sharedDataDir, type Config } from '../infra/config';
 import { configOrExit, fail } from './cli-support';
 import { LabelDataError, loadBenchmarkStatements, loadLabelledSet, type LabelledItem } from '../engines/judge-eval/human-labels';
@@ -43,7 +43,7 @@ function grade(value: string): number {
 
 /** Runs the calibration and returns what the command prints. */
 export async function evalJudge(cfg: Config, opts: EvalJudgeOptions, onProgress?: (done: number, total: number) => void): Promise<string> {
-  if (!cfg.llm.baseURL) throw new Error('no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY), and DRIFTLINE_MODEL_JUDGE or --model');
+  if (Object.keys(cfg.llm.providers).length === 0) throw new Error('no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY), and DRIFTLINE_MODEL_JUDGE or --model');
   const shared = sharedDataDir();
   const dirs = opts.data?.length
     ? opts.data
@@ -52,12 +52,17 @@ export async function evalJudge(cfg: Config, opts: EvalJudgeOptions, onProgress?
   let items: LabelledItem[] = dirs.flatMap((d) => loadLabelledSet(d, benchmark));
   if (opts.limit !== undefined) items = items.slice(0, opts.limit);
   const rubric = opts.rubric !== undefined ? readFileSync(opts.rubric, 'utf8') : undefined;
-  const judgeWith = (model: string): JudgeUnderTest => ({
-    label: model,
-    llm: createLlmClient({ ...cfg.llm, baseURL: cfg.llm.baseURL, models: { ...cfg.llm.models, judge: model } }),
-  });
-  const judges = [judgeWith(opts.model ?? cfg.llm.models.judge)];
-  if (opts.secondModel) judges.push(judgeWith(opts.secondModel));
+  // A judge is the judge role on a provider: the configured one (DRIFTLINE_ROLE_JUDGE), with
+  // --model's model; the second judge is --second-model on the same provider, or the judge2 role.
+  const judgeWith = (route: { provider: string; model?: string }): JudgeUnderTest => {
+    const llm = createConfiguredLlm({ ...cfg, llm: { ...cfg.llm, roles: { ...cfg.llm.roles, judge: route } } });
+    return { label: llm.modelFor('judge'), llm };
+  };
+  const judgeProvider = cfg.llm.roles.judge?.provider ?? 'default';
+  const first = opts.model ? { provider: judgeProvider, model: opts.model } : (cfg.llm.roles.judge ?? { provider: judgeProvider });
+  const judges = [judgeWith(first)];
+  if (opts.secondModel) judges.push(judgeWith({ provider: judgeProvider, model: opts.secondModel }));
+  else if (cfg.llm.roles.judge2) judges.push(judgeWith(cfg.llm.roles.judge2));
   const report = await runJudgeEval(items, judges, {
     threshold: opts.threshold,
     ...(rubric !== undefined ? { rubric } : {}),

@@ -10,7 +10,7 @@ import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
 import { createIndexStore } from '../infra/deps';
 import { PROJECT_ROOT } from '../infra/temporal-cli';
-import { temporalUiUrl, type Config } from '../infra/config';
+import { runLlmSettings, temporalUiUrl, type Config } from '../infra/config';
 import { sweepReportInput } from '../api/sweep-report';
 import { writeSweepReport } from '../engines/report/write-report';
 import { getSweepProgress, signalSweep, startSweep, SweepRequestError } from '../api/sweeps';
@@ -19,6 +19,7 @@ import { readSweepFile, sharedDataDir, type SweepSpec } from '../engines/sweeps/
 import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
 import type { SweepProgress } from '../common/sweep';
+import { runProvidersProblem } from '../common/run-config';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed']);
 
@@ -62,6 +63,10 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
   if (!cfg.libraries.some((l) => l.name === spec.library)) {
     fail(`${file}: library: "${spec.library}" is not configured; known: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES)`);
   }
+  for (const c of spec.configurations) {
+    const problem = runProvidersProblem(c.config, Object.keys(cfg.llm.providers));
+    if (problem) fail(`${file}: configurations "${c.name}": ${problem}`);
+  }
   // Every record is checked before anything starts: a bad line stops here, naming file and line.
   const items = await loadBenchmarks(spec.benchmarks).catch((err: Error) => fail(err.message));
   if (spec.configurations.some((c) => c.config.retrieval === 'oracle') && items.some((i) => i.goldPremises.length === 0)) {
@@ -77,7 +82,7 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
         ...(opts.reuse ? { reuse: opts.reuse } : {}),
         ...(current ? { currentIndexVersion: current } : {}),
         ...(opts.historyLimit ? { historyLimit: opts.historyLimit } : {}),
-        llm: { timeoutMs: cfg.llm.timeoutMs, maxReasks: cfg.llm.maxReasks },
+        llm: runLlmSettings(cfg),
       });
     } catch (err) {
       if (err instanceof SweepRequestError) fail(err.message);

@@ -16,6 +16,16 @@ export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number];
 /** The roles an LLM plays (models per role may be chosen per run). */
 export const LLM_ROLE_NAMES = ['decomposer', 'formalizer', 'judge', 'agent', 'translator'] as const;
 
+/** A provider's name: what `DRIFTLINE_PROVIDERS` keys and `DRIFTLINE_ROLE_<ROLE>` values use,
+ * and the suffix of its task queue (`llm-<name>`). */
+export const PROVIDER_NAME_PATTERN = '^[A-Za-z0-9_-]{1,64}$';
+
+/** The task queue of a provider's LLM activities: one per provider, so its rate limit
+ * (`maxTaskQueueActivitiesPerSecond`, enforced by the Temporal server) holds for every worker. */
+export function llmTaskQueue(provider: string): string {
+  return `llm-${provider}`;
+}
+
 /** The longest step budget a run may ask for: the workflow's history stays bounded there. */
 export const MAX_AGENT_STEPS = 50;
 
@@ -77,6 +87,15 @@ export const RunConfigSchema = Type.Object(
           { additionalProperties: false, description: 'models per role for this run, e.g. formalizer=gpt-4.1,judge=o3 (default: the configured ones)' },
         ),
         { arg: 'role=model,…' },
+      ),
+    ),
+    providers: Type.Optional(
+      field(
+        Type.Object(
+          Object.fromEntries(LLM_ROLE_NAMES.map((r) => [r, Type.Optional(Type.String({ pattern: PROVIDER_NAME_PATTERN, maxLength: 64 }))])) as Record<(typeof LLM_ROLE_NAMES)[number], ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>,
+          { additionalProperties: false, description: 'LLM providers per role for this run, by their configured names, e.g. formalizer=local,judge=openai (default: the configured ones)' },
+        ),
+        { arg: 'role=provider,…' },
       ),
     ),
     costBudgetUsd: Type.Optional(field(Type.Number({ exclusiveMinimum: 0, description: 'end the run budget-exhausted once its LLM calls cost this many US dollars (prices: DRIFTLINE_LLM_PRICES)' }), { arg: 'usd' })),

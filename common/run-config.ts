@@ -1,6 +1,6 @@
 // Pure helpers over RunConfig, usable from workflows, the API and the CLI.
-import { DEFAULT_RUN_CONFIG, MAX_AGENT_STEPS, type AgentToolName, type RunConfig } from './run-config-schema';
-import type { LlmMeter } from './types';
+import { DEFAULT_RUN_CONFIG, llmTaskQueue, MAX_AGENT_STEPS, type AgentToolName, type RunConfig } from './run-config-schema';
+import type { LlmBudget, LlmMeter, LlmRoleName } from './types';
 
 export function resolveRunConfig(partial: Partial<RunConfig> = {}): RunConfig {
   return { ...DEFAULT_RUN_CONFIG, ...partial };
@@ -53,13 +53,35 @@ export function statementPreview(statement: string, words = 16): string {
 
 /** What the run's LLM activities are told about it: cache on or off, the sample index, model
  * and temperature overrides, and (for pipeline runs) the budgets checked before each call. */
-export function llmMeterFor(config: RunConfig, sample = 0): LlmMeter {
+export function llmMeterFor(config: RunConfig, sample = 0, llm?: LlmBudget): LlmMeter {
+  const providers = runProviders(config, llm);
   return {
     cache: config.cache,
     sample,
     ...(config.models && Object.keys(config.models).length ? { models: config.models } : {}),
+    ...(Object.keys(providers).length ? { providers } : {}),
     ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
     ...(config.mode === 'pipeline' ? { tokenBudget: config.tokenBudget } : {}),
     ...(config.costBudgetUsd !== undefined ? { costBudgetUsd: config.costBudgetUsd } : {}),
   };
+}
+
+/** The provider of each role for this run: the run's own choice over the deployment's. */
+export function runProviders(config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): Partial<Record<LlmRoleName, string>> {
+  return { ...(llm?.providers ?? {}), ...(config.providers ?? {}) };
+}
+
+/** The task queue of a role's LLM activities in this run: its provider's (`llm-<name>`), or
+ * undefined (the workflow's own queue) when neither the run nor the deployment names one. */
+export function llmQueueFor(role: LlmRoleName, config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): string | undefined {
+  const provider = runProviders(config, llm)[role];
+  return provider ? llmTaskQueue(provider) : undefined;
+}
+
+/** Why a run's provider choices cannot run here (a name the deployment does not have), or null. */
+export function runProvidersProblem(partial: Partial<Pick<RunConfig, 'providers'>>, known: string[]): string | null {
+  for (const [role, name] of Object.entries(partial.providers ?? {})) {
+    if (name && !known.includes(name)) return `"providers.${role}": no LLM provider "${name}" is configured (configured: ${known.map((k) => `"${k}"`).join(', ') || 'none'})`;
+  }
+  return null;
 }

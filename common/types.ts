@@ -20,6 +20,8 @@ export interface LlmMeter {
   /** Sample index: k samples of an item are k cache entries. */
   sample: number;
   models?: Partial<Record<LlmRoleName, string>>;
+  /** The provider each routed role's calls go to (the one whose task queue ran the activity). */
+  providers?: Partial<Record<LlmRoleName, string>>;
   temperature?: number;
   /** Stop before a call once the run's calls used this many tokens. */
   tokenBudget?: number;
@@ -78,6 +80,10 @@ export interface LlmBudget {
   timeoutMs: number;
   /** Re-asks after an unusable reply (DRIFTLINE_LLM_MAX_REASKS). */
   maxReasks: number;
+  /** The deployment's provider per role (DRIFTLINE_ROLE_<ROLE>, DRIFTLINE_PROVIDERS). Set: each
+   * role's activities are scheduled on its provider's task queue (`llm-<provider>`), where the
+   * provider's rate limit holds; absent (older runs): on the workflow's own queue. */
+  providers?: Partial<Record<LlmRoleName, string>>;
 }
 
 /** One atomic concept of a statement: an informal phrase and the decomposer's guess at its
@@ -359,6 +365,8 @@ export interface AgentStepInput {
   /** DRIFT context for the first user message, when the configuration asks for it. */
   context?: { premises: Premise[]; examples: Example[] };
   transcript: AgentTurn[];
+  /** The run's LLM choices (set when its roles have providers). */
+  meter?: LlmMeter;
 }
 
 export interface AgentStepOutput {
@@ -383,7 +391,7 @@ export interface MainActivities {
   /** One LLM step of the agent: the conversation so far in, the model's next message out. */
   agentStep(input: AgentStepInput): Promise<AgentStepOutput>;
   /** The `draft` tool: a Lean draft from the translator model (free text). */
-  draft(input: { statement: string }): Promise<string>;
+  draft(input: { statement: string; meter?: LlmMeter }): Promise<string>;
 }
 
 export interface InspectNameInput {

@@ -5,6 +5,64 @@ import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { PROJECT_ROOT } from './temporal-cli';
 import { parseApiKeys } from '../api/api-keys';
+import { LLM_ROLE_NAMES, PROVIDER_NAME_PATTERN } from '../common/run-config-schema';
+import type { LlmBudget } from '../common/types';
+
+/** The roles an LLM provider serves: the five chat roles of runs, the second judge of
+ * `driftline eval judge`, and the embedder (its endpoint; DRIFTLINE_EMBEDDER=openai still chooses it). */
+export const PROVIDER_ROLES = ['decomposer', 'formalizer', 'judge', 'judge2', 'agent', 'translator', 'embedder'] as const;
+export type ProviderRole = (typeof PROVIDER_ROLES)[number];
+
+/** JSON from the environment, objects as they are from the config file. */
+const jsonSetting = (v: unknown) => {
+  if (typeof v !== 'string') return v;
+  try {
+    return JSON.parse(v);
+  } catch {
+    return v;
+  }
+};
+
+const ProviderNameSchema = z.string().regex(new RegExp(PROVIDER_NAME_PATTERN));
+
+/** One LLM provider: where requests go and with which defaults. */
+const ProviderSchema = z
+  .object({
+    /** `openai`: an OpenAI-compatible endpoint at baseURL; `local`: a GGUF file run in process. */
+    kind: z.enum(['openai', 'local']).default('openai'),
+    baseURL: z.string().url('a provider needs baseURL, an OpenAI-compatible URL such as https://api.openai.com/v1').optional(),
+    /** `local`: the GGUF file, its context size and CPU threads (defaults: DRIFTLINE_LOCAL_LLM_*). */
+    modelPath: z.string().min(1).optional(),
+    contextSize: z.number().int().min(512).optional(),
+    threads: z.number().int().min(1).optional(),
+    apiKey: z.string().optional(),
+    /** The model of roles on this provider that name none. */
+    model: z.string().min(1).optional(),
+    temperature: z.number().min(0).max(2).optional(),
+    /** `max_tokens` for every role on this provider (default: the role's DRIFTLINE_MAX_TOKENS_*). */
+    maxTokens: z.number().int().min(16).optional(),
+    /** Sent as `seed` (reproducible sampling where the provider supports it). */
+    seed: z.number().int().optional(),
+    /** The provider's rate limit for the whole deployment (its task queue's). */
+    requestsPerSecond: z.number().positive().optional(),
+    structuredOutput: z.enum(['auto', 'json_schema', 'json_object', 'prompt']).optional(),
+    foldSystemPrompt: z.boolean().optional(),
+  })
+  .strict()
+  .refine((p) => p.kind === 'local' || p.baseURL !== undefined, { message: 'a provider needs baseURL, an OpenAI-compatible URL such as https://api.openai.com/v1', path: ['baseURL'] });
+export type ProviderConfig = z.infer<typeof ProviderSchema>;
+
+/** `provider` or `provider:model` (a model name may itself contain ':'), or {provider, model}. */
+const RouteSchema = z.union([
+  z
+    .string()
+    .min(1)
+    .transform((v) => {
+      const colon = v.indexOf(':');
+      return colon < 0 ? { provider: v } : { provider: v.slice(0, colon), model: v.slice(colon + 1) || undefined };
+    }),
+  z.object({ provider: z.string().min(1), model: z.string().min(1).optional() }).strict(),
+]);
 
 const LibrarySchema = z.object({
   name: z.string().regex(/^[A-Za-z0-9_.-]+$/, 'a library name uses letters, digits, ".", "_" or "-"'),
@@ -66,8 +124,26 @@ export const ConfigSchema = z.object({
     .prefault({}),
   libraries: z.array(LibrarySchema).min(1, 'at least one library is needed'),
   llm: z.object({
+    /** The default provider (named `default`): OPENAI_BASE_URL, OPENAI_API_KEY and the settings below. */
     baseURL: z.string().url('OPENAI_BASE_URL must be a URL such as https://api.openai.com/v1').optional(),
     apiKey: z.string().optional(),
+    /** The default provider's sampling temperature, seed and rate limit. */
+    temperature: z.coerce.number().min(0).max(2).optional(),
+    seed: z.coerce.number().int().optional(),
+    requestsPerSecond: z.coerce.number().positive().optional(),
+    /** More providers by name: {"local": {"baseURL": "http://127.0.0.1:8000/v1", "model": "qwen", "requestsPerSecond": 2}}. */
+    providers: z
+      .preprocess(
+        jsonSetting,
+        z.record(z.string(), ProviderSchema).superRefine((providers, ctx) => {
+          for (const name of Object.keys(providers)) {
+            if (!ProviderNameSchema.safeParse(name).success) ctx.addIssue({ code: 'custom', message: `"${name}": a provider name uses letters, digits, "_" or "-" (at most 64)` });
+          }
+        }),
+      )
+      .default({}),
+    /** Role → provider (and model): {"formalizer": "local", "judge": "openai:o3"}; unnamed roles use `default`. */
+    roles: z.preprocess(jsonSetting, z.partialRecord(z.enum(PROVIDER_ROLES), RouteSchema)).default({}),
     models: z.object({
       decomposer: z.string().min(1).default('gpt-4.1'),
       formalizer: z.string().min(1).default('gpt-4.1'),
@@ -106,14 +182,7 @@ export const ConfigSchema = z.object({
     /** USD per million tokens by model: {"gpt-4.1": {"prompt": 2, "completion": 8, "cachedPrompt": 0.5}}. */
     prices: z
       .preprocess(
-        (v) => {
-          if (typeof v !== 'string') return v;
-          try {
-            return JSON.parse(v);
-          } catch {
-            return v;
-          }
-        },
+        jsonSetting,
         z.record(z.string(), z.object({ prompt: z.number().min(0), completion: z.number().min(0), cachedPrompt: z.number().min(0).optional() }).strict()),
       )
       .default({}),
@@ -217,6 +286,17 @@ export const ENV_KEYS: Record<string, string> = {
   DRIFTLINE_LIBRARIES: 'libraries',
   OPENAI_BASE_URL: 'llm.baseURL',
   OPENAI_API_KEY: 'llm.apiKey',
+  DRIFTLINE_LLM_TEMPERATURE: 'llm.temperature',
+  DRIFTLINE_LLM_SEED: 'llm.seed',
+  DRIFTLINE_LLM_REQUESTS_PER_SECOND: 'llm.requestsPerSecond',
+  DRIFTLINE_PROVIDERS: 'llm.providers',
+  DRIFTLINE_ROLE_DECOMPOSER: 'llm.roles.decomposer',
+  DRIFTLINE_ROLE_FORMALIZER: 'llm.roles.formalizer',
+  DRIFTLINE_ROLE_JUDGE: 'llm.roles.judge',
+  DRIFTLINE_ROLE_JUDGE2: 'llm.roles.judge2',
+  DRIFTLINE_ROLE_AGENT: 'llm.roles.agent',
+  DRIFTLINE_ROLE_TRANSLATOR: 'llm.roles.translator',
+  DRIFTLINE_ROLE_EMBEDDER: 'llm.roles.embedder',
   DRIFTLINE_MODEL_DECOMPOSER: 'llm.models.decomposer',
   DRIFTLINE_MODEL_FORMALIZER: 'llm.models.formalizer',
   DRIFTLINE_MODEL_JUDGE: 'llm.models.judge',
@@ -364,6 +444,7 @@ export function loadConfig(options: LoadOptions = {}): Config {
   if (config.llm.provider === 'local' && !options.skipFileChecks && !existsSync(config.llm.localModelPath)) {
     throw new ConfigError(`DRIFTLINE_LLM_PROVIDER=local: no model at ${config.llm.localModelPath}. Run \`npm run setup:llm\` (or set DRIFTLINE_LOCAL_LLM_PATH to a GGUF file).`);
   }
+  resolveProviders(config, root, Boolean(options.skipFileChecks));
   const emb = config.embeddings;
   emb.localModelDir = isAbsolute(emb.localModelDir) ? emb.localModelDir : resolve(root, emb.localModelDir);
   // Embeddings go to the LLM endpoint (and key) unless configured apart.
@@ -378,10 +459,87 @@ export function loadConfig(options: LoadOptions = {}): Config {
   return config;
 }
 
+/**
+ * Completes the providers: `default` from OPENAI_BASE_URL (and the top-level settings), a
+ * `translator` provider from DRIFTLINE_TRANSLATOR_BASE_URL; checks that every role names a
+ * provider that exists; points the embedder at its role's provider.
+ */
+function resolveProviders(config: Config, root: string, skipFileChecks: boolean): void {
+  const llm = config.llm;
+  if (llm.provider === 'local' && !llm.providers.default) {
+    // DRIFTLINE_LLM_PROVIDER=local: the default provider is the GGUF model run in process.
+    llm.providers.default = {
+      kind: 'local',
+      modelPath: llm.localModelPath,
+      contextSize: llm.localContextSize,
+      threads: llm.localThreads,
+      ...(llm.temperature !== undefined ? { temperature: llm.temperature } : {}),
+      ...(llm.seed !== undefined ? { seed: llm.seed } : {}),
+      ...(llm.requestsPerSecond !== undefined ? { requestsPerSecond: llm.requestsPerSecond } : {}),
+    };
+  } else if (llm.baseURL && !llm.providers.default) {
+    llm.providers.default = {
+      kind: 'openai',
+      baseURL: llm.baseURL,
+      ...(llm.apiKey !== undefined ? { apiKey: llm.apiKey } : {}),
+      ...(llm.temperature !== undefined ? { temperature: llm.temperature } : {}),
+      ...(llm.seed !== undefined ? { seed: llm.seed } : {}),
+      ...(llm.requestsPerSecond !== undefined ? { requestsPerSecond: llm.requestsPerSecond } : {}),
+    };
+  }
+  const t = config.translator;
+  if (t.baseURL && !llm.providers.translator) {
+    llm.providers.translator = { kind: 'openai', baseURL: t.baseURL, ...(t.apiKey !== undefined ? { apiKey: t.apiKey } : {}), model: t.model };
+  }
+  if (t.baseURL && !llm.roles.translator) llm.roles.translator = { provider: 'translator', model: t.model };
+  const names = Object.keys(llm.providers);
+  for (const [role, route] of Object.entries(llm.roles)) {
+    if (route && !llm.providers[route.provider]) {
+      throw new ConfigError(
+        `DRIFTLINE_ROLE_${role.toUpperCase()} names LLM provider "${route.provider}", which is not configured (configured: ${names.map((n) => `"${n}"`).join(', ') || 'none'}; define it in DRIFTLINE_PROVIDERS, or set OPENAI_BASE_URL for "default").`,
+      );
+    }
+  }
+  for (const [name, p] of Object.entries(llm.providers)) {
+    if (p.kind !== 'local') continue;
+    p.modelPath = p.modelPath ? (isAbsolute(p.modelPath) ? p.modelPath : resolve(root, p.modelPath)) : llm.localModelPath;
+    if (!skipFileChecks && !existsSync(p.modelPath)) {
+      const what = name === 'default' && llm.provider === 'local' ? 'DRIFTLINE_LLM_PROVIDER=local' : `LLM provider "${name}"`;
+      throw new ConfigError(`${what}: no model at ${p.modelPath}. Run \`npm run setup:llm\` (or set DRIFTLINE_LOCAL_LLM_PATH to a GGUF file).`);
+    }
+  }
+  const embedder = llm.roles.embedder;
+  if (embedder) {
+    const p = llm.providers[embedder.provider]!;
+    if (p.kind === 'local') throw new ConfigError(`DRIFTLINE_ROLE_EMBEDDER: provider "${embedder.provider}" is a local GGUF model, which serves no embeddings.`);
+    const emb = config.embeddings;
+    emb.baseURL ??= p.baseURL;
+    emb.apiKey ??= p.apiKey;
+    emb.model ??= embedder.model ?? p.model;
+  }
+}
+
+/** The provider of each chat role in this deployment (roles without one are left out). */
+export function providerOfRoles(config: Config): LlmBudget['providers'] {
+  const out: Partial<Record<(typeof LLM_ROLE_NAMES)[number], string>> = {};
+  for (const role of LLM_ROLE_NAMES) {
+    const provider = config.llm.roles[role]?.provider ?? (config.llm.providers.default && role !== 'translator' ? 'default' : undefined);
+    if (provider) out[role] = provider;
+  }
+  return out;
+}
+
+/** What a run needs to know of the workers' LLM settings: the time budget of an LLM activity
+ * (timeout, re-asks) and each role's provider, whose task queue runs its activities. */
+export function runLlmSettings(config: Config): LlmBudget {
+  const providers = providerOfRoles(config);
+  return { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks, ...(providers && Object.keys(providers).length ? { providers } : {}) };
+}
+
 /** What is not configured, in words: shown by /readyz and at start. */
 export function missingServices(config: Config): string[] {
   const missing: string[] = [];
-  if (!config.llm.baseURL && config.llm.provider !== 'local') missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint; runs fail until then.');
+  if (Object.keys(config.llm.providers).length === 0) missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint; runs fail until then.');
   if (!config.lean.replCmd) missing.push('Lean: set LEAN_REPL_CMD to a Lean REPL command; until then statements are not compiled (compile is reported as skipped).');
   return missing;
 }

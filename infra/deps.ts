@@ -1,7 +1,8 @@
 // Turns configuration into the clients the activity factories are handed.
 import { join } from 'node:path';
-import type { Config } from './config';
-import { createLlmClient } from '../engines/llm/client';
+import type { Config, ProviderConfig } from './config';
+import { createLlmClient, type LlmClient, type LlmRole, type ProviderSettings, type RoleRoute } from '../engines/llm/client';
+import { LLM_ROLE_NAMES } from '../common/run-config-schema';
 import { meteredFetch, type ReplyLedger } from '../engines/llm/metered-fetch';
 import { LocalGgufChat } from '../engines/llm/local-gguf';
 import { LOCAL_BASE_URL, localFetch } from '../engines/llm/local-fetch';
@@ -81,11 +82,16 @@ export function providerStatusPath(config: Config): string {
   return join(config.dataDir, 'llm-provider.json');
 }
 
+/** The base URL the default provider's status is recorded under (/readyz), if there is one. */
+export function defaultProviderURL(config: Config): string | undefined {
+  const p = config.llm.providers.default;
+  return p ? (p.kind === 'local' ? LOCAL_BASE_URL : p.baseURL) : undefined;
+}
+
 /** One loaded local model per file and process: a worker's clients share it. */
 const localModels = new Map<string, LocalGgufChat>();
 
-function localModelFor(config: Config): LocalGgufChat {
-  const { localModelPath: modelPath, localContextSize: contextSize, localThreads: threads } = config.llm;
+function localModelFor(modelPath: string, contextSize: number, threads: number): LocalGgufChat {
   const key = JSON.stringify([modelPath, contextSize, threads]);
   let chat = localModels.get(key);
   if (!chat) localModels.set(key, (chat = new LocalGgufChat({ modelPath, contextSize, threads })));
@@ -100,57 +106,70 @@ export async function closeLocalModels(): Promise<void> {
 }
 
 /**
- * The LLM client the configuration asks for. With a ledger, every chat completion goes through
- * the reply cache and is recorded with its tokens and price (metered-fetch.ts). The local
- * provider runs a GGUF model in process behind the same chat-completions protocol
- * (local-fetch.ts), so caching, accounting and reply parsing are the same code for both.
+/**
+ * The LLM client the configuration asks for: every configured provider, each role routed to its
+ * own. With a ledger, every chat completion goes through the reply cache and is recorded with its
+ * tokens and price (metered-fetch.ts), keyed by the provider it went to. A `local` provider runs
+ * a GGUF model in process behind the same chat-completions protocol (local-fetch.ts), so caching,
+ * accounting and reply parsing are the same code for every kind.
  */
-export function createConfiguredLlm(config: Config, ledger?: ReplyLedger) {
+export function createConfiguredLlm(config: Config, ledger?: ReplyLedger): LlmClient {
   const file = providerStatusPath(config);
   const onProviderChange = (status: ProviderStatus) => writeProviderStatus(file, status);
-  if (config.llm.provider === 'local') {
-    const chat = localModelFor(config);
+  const providers = Object.entries(config.llm.providers);
+  if (providers.length === 0) return createLlmClient(null);
+  const roles: Partial<Record<LlmRole, RoleRoute>> = {};
+  for (const role of LLM_ROLE_NAMES) {
+    const route = config.llm.roles[role];
+    if (route) roles[role] = { provider: route.provider, ...(route.model ? { model: route.model } : {}) };
+  }
+  return createLlmClient({
+    models: config.llm.models,
+    timeoutMs: config.llm.timeoutMs,
+    maxReasks: config.llm.maxReasks,
+    maxTokens: config.llm.maxTokens,
+    busyBackoffMs: config.llm.busyBackoffMs,
+    onProviderChange,
+    roles,
+    providers: Object.fromEntries(providers.map(([name, p]) => [name, providerSettings(config, p, ledger)])),
+  });
+}
+
+/** How one configured provider's requests are sent: over HTTP, or to a GGUF model in process. */
+function providerSettings(config: Config, p: ProviderConfig, ledger?: ReplyLedger): ProviderSettings {
+  const { kind: _kind, modelPath: _path, contextSize: _ctx, threads: _threads, requestsPerSecond: _rps, ...common } = p;
+  if (p.kind === 'local') {
+    const chat = localModelFor(p.modelPath ?? config.llm.localModelPath, p.contextSize ?? config.llm.localContextSize, p.threads ?? config.llm.localThreads);
     const transport = localFetch(chat);
-    return createLlmClient({
-      ...config.llm,
+    return {
+      ...common,
       baseURL: LOCAL_BASE_URL,
       // The local transport turns a JSON schema into a grammar: nothing to probe.
       structuredOutput: 'json_schema',
       acceptsGrammar: true,
-      onProviderChange,
       fetch: ledger ? meteredFetch({ provider: chat.id, ledger, prices: config.llm.prices, fetch: transport }) : transport,
-    });
+    };
   }
-  if (!config.llm.baseURL) return createLlmClient(null);
-  return createLlmClient({
-    ...config.llm,
-    baseURL: config.llm.baseURL,
-    onProviderChange,
-    ...(ledger ? { fetch: meteredFetch({ provider: config.llm.baseURL, ledger, prices: config.llm.prices }) } : {}),
-  });
+  return {
+    ...common,
+    baseURL: p.baseURL!,
+    structuredOutput: p.structuredOutput ?? config.llm.structuredOutput,
+    foldSystemPrompt: p.foldSystemPrompt ?? config.llm.foldSystemPrompt,
+    ...(ledger ? { fetch: meteredFetch({ provider: p.baseURL!, ledger, prices: config.llm.prices }) } : {}),
+  };
 }
 
-/** The translator behind the agent's `draft` tool; unconfigured without its base URL. */
-function translatorFor(config: Config) {
-  const t = config.translator;
-  return createLlmClient(
-    t.baseURL
-      ? {
-          baseURL: t.baseURL,
-          apiKey: t.apiKey,
-          models: { ...config.llm.models, translator: t.model },
-          timeoutMs: config.llm.timeoutMs,
-          maxReasks: 0,
-          maxTokens: { translator: config.llm.maxTokens.translator },
-        }
-      : null,
-  );
+/** The translator behind the agent's `draft` tool: the same client, when the translator role has
+ * a provider (DRIFTLINE_TRANSLATOR_BASE_URL or DRIFTLINE_ROLE_TRANSLATOR); unconfigured otherwise. */
+function translatorFor(config: Config, llm: LlmClient): LlmClient {
+  return config.llm.roles.translator ? llm : createLlmClient(null);
 }
 
 /** Main-queue deps without an embedder (lexical retrieval, default re-ranking); the worker uses
  * `buildMainWorkerDeps`, which also creates the configured embedder. */
 export function buildMainDeps(config: Config): MainActivityDeps {
-  return { llm: createConfiguredLlm(config), translator: translatorFor(config), indexes: createIndexRegistry(config, undefined, { rerank: DEFAULT_RERANK }) };
+  const llm = createConfiguredLlm(config);
+  return { llm, translator: translatorFor(config, llm), indexes: createIndexRegistry(config, undefined, { rerank: DEFAULT_RERANK }) };
 }
 
 /** The main worker's deps: the LLM client and `buildRetrieval`'s registry. */
@@ -159,7 +178,8 @@ export async function buildMainWorkerDeps(config: Config, log?: IndexLog): Promi
   // The reply cache and the call ledger live in the results database.
   const results = await openResults(config);
   const ledger = new SqlReplyLedger(results.driver);
-  return { llm: createConfiguredLlm(config, ledger), translator: translatorFor(config), indexes: registry, ledger };
+  const llm = createConfiguredLlm(config, ledger);
+  return { llm, translator: translatorFor(config, llm), indexes: registry, ledger };
 }
 
 export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {

@@ -1,4 +1,5 @@
-// Runs one worker process: the main queue, the Lean queue, or both.
+// Runs one worker process: the main queue (with every LLM provider's queue), the Lean queue,
+// the LLM queues alone, or all of them.
 import { Runtime } from '@temporalio/worker';
 import { createLogger, workerLogger } from './logging';
 import { createActivities, createLeanActivities } from '../activities';
@@ -8,9 +9,9 @@ import type { Config } from './config';
 import { connectWorker } from './connect';
 import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, providerStatusPath } from './deps';
 import { writeProviderStatus } from '../engines/llm/provider-status-file';
-import { createLeanWorker, createMainWorker } from './workers';
+import { createLeanWorker, createLlmWorker, createMainWorker } from './workers';
 
-export type QueueChoice = 'main' | 'lean' | 'all';
+export type QueueChoice = 'main' | 'lean' | 'llm' | 'all';
 
 export async function runWorkers(config: Config, queue: QueueChoice): Promise<void> {
   // Worker chatter (bundling, state changes) at INFO drowns the stack's own output.
@@ -26,19 +27,35 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
   const namespace = config.temporal.namespace;
   const runs: Promise<void>[] = [];
   const closers: (() => Promise<void>)[] = [];
-  if (queue === 'main' || queue === 'all') {
+  if (queue === 'main' || queue === 'llm' || queue === 'all') {
     // The configured embedder and the default re-ranking: what `driftline eval retrieval` measures.
     const deps = await buildMainWorkerDeps(config, createLogger('driftline-main'));
     closers.push(() => deps.indexes.close());
-    // Sweeps write their results here (the sweep workflow runs on the main queue).
-    const results = await openResults(config);
-    closers.push(() => results.close());
-    const worker = await createMainWorker({
-      connection,
-      namespace,
-      activities: { ...createActivities(deps), ...createSweepActivities({ results }) },
-      ...(config.temporal.workflowBundle ? { workflowBundle: { codePath: config.temporal.workflowBundle } } : {}),
-    });
+    const activities = createActivities(deps);
+    if (queue !== 'llm') {
+      // Sweeps write their results here (the sweep workflow runs on the main queue).
+      const results = await openResults(config);
+      closers.push(() => results.close());
+      const worker = await createMainWorker({
+        connection,
+        namespace,
+        activities: { ...activities, ...createSweepActivities({ results }) },
+        ...(config.temporal.workflowBundle ? { workflowBundle: { codePath: config.temporal.workflowBundle } } : {}),
+      });
+      runs.push(worker.run());
+    }
+    // One worker per provider on its own queue: the provider's rate limit is the queue's, which
+    // the Temporal server enforces across every process that polls it.
+    for (const [provider, settings] of Object.entries(config.llm.providers)) {
+      const worker = await createLlmWorker({
+        connection,
+        namespace,
+        activities,
+        provider,
+        ...(settings.requestsPerSecond !== undefined ? { requestsPerSecond: settings.requestsPerSecond } : {}),
+      });
+      runs.push(worker.run());
+    }
     // Which structured-output mode the provider takes, learnt once now rather than from the
     // first refused request; calls that need it meanwhile wait for the answer.
     const llmLog = createLogger('driftline-llm');
@@ -47,7 +64,6 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
       writeProviderStatus(providerStatusPath(config), status);
       llmLog.info({ baseURL: status.baseURL, structuredOutput: status.structuredOutput, source: status.source, detail: status.detail }, 'LLM structured-output mode');
     });
-    runs.push(worker.run());
   }
   if (queue === 'lean' || queue === 'all') {
     const log = createLogger('driftline-lean');

@@ -4,10 +4,11 @@
 import type { FastifyInstance } from 'fastify';
 import { registryCatalog } from '../api/library-catalog';
 import { createReadinessCheck } from '../api/readiness';
+import { llmTaskQueue } from '../common/run-config-schema';
 import { buildServer } from '../api/server';
-import { apiListenHost, missingServices, temporalUiUrl, type Config } from './config';
+import { apiListenHost, missingServices, runLlmSettings, temporalUiUrl, type Config } from './config';
 import { connectClient } from './connect';
-import { buildRetrieval, createIndexStore, providerStatusPath } from './deps';
+import { buildRetrieval, createIndexStore, defaultProviderURL, providerStatusPath } from './deps';
 import { readProviderStatus } from '../engines/llm/provider-status-file';
 import { createLogger } from './logging';
 import { openResults } from './results';
@@ -32,7 +33,8 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
     defaultLibrary: config.libraries[0]!.name,
     maxStatementChars: config.api.maxStatementChars,
     // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-budget.ts).
-    llm: { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks },
+    llm: runLlmSettings(config),
+    providerNames: Object.keys(config.llm.providers),
     readiness: createReadinessCheck({
       client,
       namespace: config.temporal.namespace,
@@ -41,8 +43,12 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
         return config.libraries.filter((_, i) => !aliases[i]).map((l) => l.name);
       },
       missing: missingServices(config),
+      llmQueues: Object.keys(config.llm.providers).map(llmTaskQueue),
       // Shown when the workers share this data directory (they write the provider's status there).
-      llm: () => (config.llm.baseURL ? readProviderStatus(providerStatusPath(config), config.llm.baseURL) : undefined),
+      llm: () => {
+        const url = defaultProviderURL(config);
+        return url ? readProviderStatus(providerStatusPath(config), url) : undefined;
+      },
     }),
     catalog: registryCatalog(registry),
     apiKeys: config.api.keys,

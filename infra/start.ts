@@ -7,13 +7,14 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createReadinessCheck } from '../api/readiness';
+import { llmTaskQueue } from '../common/run-config-schema';
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import { buildServer } from '../api/server';
 import { registryCatalog } from '../api/library-catalog';
-import { apiListenHost, ConfigError, loadConfig, missingServices, temporalUiUrl, type Config } from './config';
+import { apiListenHost, ConfigError, loadConfig, missingServices, runLlmSettings, temporalUiUrl, type Config } from './config';
 import { connectClient } from './connect';
-import { buildRetrieval, providerStatusPath } from './deps';
+import { buildRetrieval, defaultProviderURL, providerStatusPath } from './deps';
 import { readProviderStatus } from '../engines/llm/provider-status-file';
 import { createLogger } from './logging';
 import { PROJECT_ROOT, requireTemporalCli } from './temporal-cli';
@@ -198,10 +199,14 @@ export async function startStack(): Promise<void> {
       client,
       namespace: config.temporal.namespace,
       unbuiltIndexes: () => indexes.unbuilt(),
+      llmQueues: Object.keys(config.llm.providers).map(llmTaskQueue),
       missing,
       // Ready means the worker processes running now poll, not ones that died a moment ago.
       workerIdentities: () => Object.fromEntries(workers.map((w) => [w.queue, workerIdentity(w.child)])),
-      llm: () => (config.llm.baseURL ? readProviderStatus(providerStatusPath(config), config.llm.baseURL) : undefined),
+      llm: () => {
+        const url = defaultProviderURL(config);
+        return url ? readProviderStatus(providerStatusPath(config), url) : undefined;
+      },
       warnings: () => [loadWatch?.describe()].filter((w): w is string => Boolean(w)),
     });
   app = await buildServer({
@@ -209,7 +214,8 @@ export async function startStack(): Promise<void> {
     libraries: config.libraries.map((l) => l.name),
     defaultLibrary: config.libraries[0]!.name,
     maxStatementChars: config.api.maxStatementChars,
-    llm: { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks },
+    llm: runLlmSettings(config),
+    providerNames: Object.keys(config.llm.providers),
     readiness,
     logger: false,
     catalog: registryCatalog(indexes),

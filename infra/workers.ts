@@ -1,10 +1,12 @@
-// Builds the two kinds of worker: the main queue (workflows + LLM and retrieval stages) and
-// the `lean` queue (compile checks, with concurrency matched to the Lean side).
+// Builds the kinds of worker: the main queue (workflows + LLM and retrieval stages), the `lean`
+// queue (compile checks, with concurrency matched to the Lean side), and one `llm-<provider>`
+// queue per LLM provider (the LLM stages, under the provider's rate limit).
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type LeanActivities, type MainActivities } from '../common/types';
+import { llmTaskQueue } from '../common/run-config-schema';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -55,5 +57,37 @@ export async function createLeanWorker(options: LeanWorkerOptions): Promise<Work
     taskQueue: options.taskQueue ?? LEAN_TASK_QUEUE,
     activities: options.activities,
     maxConcurrentActivityTaskExecutions: options.concurrency ?? 1,
+  });
+}
+
+/** The activities that call an LLM: what a provider's queue runs. */
+export const LLM_ACTIVITY_NAMES = ['decompose', 'draftStatement', 'judge', 'agentStep', 'draft'] as const;
+
+export function llmActivities(all: MainActivities): Pick<MainActivities, (typeof LLM_ACTIVITY_NAMES)[number]> {
+  return Object.fromEntries(LLM_ACTIVITY_NAMES.map((name) => [name, all[name]])) as Pick<MainActivities, (typeof LLM_ACTIVITY_NAMES)[number]>;
+}
+
+export interface LlmWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  activities: MainActivities;
+  /** The provider's name: the worker polls `llm-<provider>`. */
+  provider: string;
+  /** The provider's rate limit. Temporal's matching service enforces it for the task queue as a
+   * whole, whichever worker polls, so it holds for the deployment rather than per process. */
+  requestsPerSecond?: number;
+  /** A queue name other than `llm-<provider>` (tests keep suites apart). */
+  taskQueue?: string;
+  maxConcurrentActivityTaskExecutions?: number;
+}
+
+export async function createLlmWorker(options: LlmWorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue ?? llmTaskQueue(options.provider),
+    activities: llmActivities(options.activities),
+    maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions ?? 16,
+    ...(options.requestsPerSecond !== undefined ? { maxTaskQueueActivitiesPerSecond: options.requestsPerSecond } : {}),
   });
 }

@@ -16,7 +16,7 @@ import {
 } from '@temporalio/workflow';
 import { NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
-import { resolveRunConfig } from '../common/run-config';
+import { llmMeterFor, llmQueueFor, resolveRunConfig, runProviders } from '../common/run-config';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
 import type {
   CompileResult,
@@ -41,7 +41,9 @@ export const agentProgressQuery = defineQuery<Progress>('progress');
 
 const NON_RETRYABLE = NON_RETRYABLE_TYPES;
 
-const llm = proxyActivities<MainActivities>({
+// On the provider's task queue when the run has one for the role (its rate limit holds there).
+const llmProxy = (taskQueue: string | undefined) => proxyActivities<MainActivities>({
+  ...(taskQueue ? { taskQueue } : {}),
   startToCloseTimeout: '3m',
   heartbeatTimeout: '15s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8, nonRetryableErrorTypes: NON_RETRYABLE },
@@ -75,6 +77,13 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   const exclude = input.exclude ?? [];
   const leaveOut = input.leaveOut ? { leaveOut: input.leaveOut } : {};
   const lean = leanProxy(input.leanTaskQueue ?? LEAN_TASK_QUEUE);
+  // Each role's LLM activities on its provider's queue; the activities are told the providers
+  // (runs started without any keep their old inputs and queues).
+  const llm = { ...llmProxy(undefined), decompose: llmProxy(llmQueueFor('decomposer', config, input.llm)).decompose, judge: llmProxy(llmQueueFor('judge', config, input.llm)).judge };
+  const stepLlm = llmProxy(llmQueueFor('agent', config, input.llm));
+  const draftLlm = llmProxy(llmQueueFor('translator', config, input.llm));
+  const routed = Object.keys(runProviders(config, input.llm)).length > 0;
+  const meter = routed ? { meter: llmMeterFor(config, input.sample ?? 0, input.llm) } : {};
   const notes: string[] = [];
   const tools: ToolUse[] = [];
   const progress: Progress = { stage: 'starting', round: 0, completed: [], step: 0, lastTool: null };
@@ -104,7 +113,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     if (config.retrieval === 'drift') {
       if (config.decompose) {
         enter('decompose');
-        subqueries = await llm.decompose({ statement: input.statement });
+        subqueries = await llm.decompose({ statement: input.statement, ...meter });
       } else subqueries = [{ phrase: input.statement, formal: '' }];
     }
     enter('retrieve');
@@ -139,7 +148,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   // Every op is an activity, labelled in the Temporal UI with its step and tool.
   const summary = (step: number, what: string) => ({ summary: `agent step ${step}: ${what}` });
   const ops: AgentOps = {
-    step: (stepInput, t) => llm.agentStep.executeWithOptions(summary(t, 'LLM'), [stepInput]),
+    step: (stepInput, t) => stepLlm.agentStep.executeWithOptions(summary(t, 'LLM'), [{ ...stepInput, ...meter }]),
     screen: (code, t) => lean.screenStatement.executeWithOptions(summary(t, 'write_file'), [{ code }]),
     compile: (code, t) => lean.compile.executeWithOptions(summary(t, 'run_lean'), [{ code }]),
     inspectName: (name, t) => lean.inspectName.executeWithOptions(summary(t, `inspect_name ${name}`.slice(0, 120)), [{ name }]),
@@ -152,7 +161,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
       indexVersion ??= found.indexVersion;
       return found.premises;
     },
-    draft: (statement, t) => llm.draft.executeWithOptions(summary(t, 'draft'), [{ statement }]),
+    draft: (statement, t) => draftLlm.draft.executeWithOptions(summary(t, 'draft'), [{ statement, ...meter }]),
     now: () => Date.now(),
     async within(ms, fn) {
       try {
@@ -205,7 +214,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   if (loop.file !== null && (config.judge || checkEquivalence)) {
     enter('judge');
     const [judged, beq] = await Promise.all([
-      config.judge ? llm.judge({ statement: input.statement, formalStatement: statement, compiled, checked }) : null,
+      config.judge ? llm.judge({ statement: input.statement, formalStatement: statement, compiled, checked, ...meter }) : null,
       checkEquivalence
         ? lean.equivalence({ candidate: statement, gold: input.goldStatement! }).catch((err: Error) => {
             notes.push(`equivalence check failed: ${err.message}`);

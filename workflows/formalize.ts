@@ -4,7 +4,7 @@ import { ActivityFailure, ApplicationFailure, defineQuery, patched, proxyActivit
 import { LLM_FAILURE, NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
-import { llmMeterFor, resolveRunConfig } from '../common/run-config';
+import { llmMeterFor, llmQueueFor, resolveRunConfig } from '../common/run-config';
 import { DEFAULT_LLM_BUDGET, llmActivityTimeoutMs } from '../common/llm-budget';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
 import type {
@@ -44,7 +44,9 @@ const llmRetry = {
 // Room for one LLM call with all its re-asks and fallbacks, from the settings the run was
 // started with (common/llm-budget.ts). The activity heartbeats every few seconds while waiting
 // on the LLM, so a dead worker is still noticed in seconds rather than after the whole budget.
-const llmStages = (budget: LlmBudget | undefined) => proxyActivities<MainActivities>({
+// On the provider's task queue when the run has one for the role (its rate limit holds there).
+const llmStages = (budget: LlmBudget | undefined, taskQueue: string | undefined) => proxyActivities<MainActivities>({
+  ...(taskQueue ? { taskQueue } : {}),
   startToCloseTimeout: llmActivityTimeoutMs(budget ?? DEFAULT_LLM_BUDGET),
   heartbeatTimeout: '15s',
   retry: llmRetry,
@@ -97,9 +99,13 @@ function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | 
 export async function formalize(input: FormalizeInput): Promise<FormalizeResult> {
   const config = resolveRunConfig(input.config);
   const exclude = input.exclude ?? [];
-  const { decompose, draftStatement, judge } = llmStages(input.llm);
-  // Cache, sample, model overrides and budgets for the LLM activities (the reply ledger).
-  const meter = llmMeterFor(config, input.sample ?? 0);
+  // Each role's activities go to its provider's task queue (`llm-<provider>`) when the run or
+  // the deployment names one; runs started without (older inputs) schedule what they always did.
+  const { decompose } = llmStages(input.llm, llmQueueFor('decomposer', config, input.llm));
+  const { draftStatement } = llmStages(input.llm, llmQueueFor('formalizer', config, input.llm));
+  const { judge } = llmStages(input.llm, llmQueueFor('judge', config, input.llm));
+  // Cache, sample, model and provider choices and budgets for the LLM activities (the ledger).
+  const meter = llmMeterFor(config, input.sample ?? 0, input.llm);
   // Passed on only when set, so runs without it send the activities what they always did.
   const leaveOut = input.leaveOut ? { leaveOut: input.leaveOut } : {};
   const { compile } = leanActivities(input.leanTaskQueue ?? LEAN_TASK_QUEUE);

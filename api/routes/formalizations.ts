@@ -18,7 +18,7 @@ import {
 import { HttpProblem, problemResponses, sendProblem } from '../problem';
 import { CancelSchema, ID_MAX, ID_PATTERN, OutcomeSchema, RunListSchema, RunViewSchema, StartedSchema, StatusSchema } from '../schemas';
 import type { RunLinker } from '../links';
-import { agentConfigProblem } from '../../common/run-config';
+import { agentConfigProblem, runProvidersProblem } from '../../common/run-config';
 import type { LlmBudget } from '../../common/types';
 import { RunConfigPatchSchema } from '../../common/run-config-schema';
 import { StartLimiter } from '../start-limiter';
@@ -32,6 +32,8 @@ export interface FormalizationRoutesOptions {
   links: RunLinker;
   /** The workers' LLM timeout and re-asks: every run's LLM activity timeouts follow them. */
   llm?: LlmBudget;
+  /** The LLM providers configured (a run's `config.providers` may name only these). */
+  providerNames?: string[];
   /** Run starts in flight with Temporal at once, and how many more may wait (then 503). */
   startConcurrency?: { inFlight: number; waiting: number };
 }
@@ -113,6 +115,8 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
       }
       const agentProblem = agentConfigProblem(input.config ?? {});
       if (agentProblem) throw new HttpProblem(400, agentProblem);
+      const providerProblem = options.providerNames ? runProvidersProblem(input.config ?? {}, options.providerNames) : null;
+      if (providerProblem) throw new HttpProblem(400, providerProblem);
       const startRequest: StartRequest = {
         statement: input.statement,
         library,

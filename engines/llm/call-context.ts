@@ -16,6 +16,8 @@ export interface LlmCallContext {
   cache: boolean;
   /** Per-run model choices (sweep factors), by role. */
   models?: Partial<Record<LlmRole, string>>;
+  /** Per-run provider choices by role (provider names of the configuration). */
+  providers?: Partial<Record<LlmRole, string>>;
   temperature?: number;
 }
 

@@ -1,7 +1,8 @@
-// The one place that talks to an OpenAI-compatible chat endpoint. Settings come from the entry
-// point (only entry points read configuration); retries are left to Temporal. What is learnt
-// about the provider (the structured-output mode that works, a back-off after a timeout) is
-// kept in its Provider and shared by every call.
+// The one place that talks to OpenAI-compatible chat endpoints. Settings come from the entry
+// point (only entry points read configuration); retries are left to Temporal. Each role's
+// requests go to the provider configured for it (or the one the run names); what is learnt about
+// a provider (the structured-output mode that works, a back-off after a timeout) is kept in its
+// Provider and shared by every call that goes there.
 import OpenAI from 'openai';
 import type { ChatMessage, ChatReply, JsonReplyFormat, LlmModels, LlmRole } from './messages';
 import { classifyApiError } from './api-errors';
@@ -10,6 +11,7 @@ import {
   busyError,
   configuredModeError,
   notConfiguredError,
+  unknownProviderError,
   refusalReason,
   structuredOutputError,
   toLlmError,
@@ -30,17 +32,57 @@ import {
 
 export type { ChatMessage, LlmModels, LlmRole } from './messages';
 
-/** The run's temperature (a sweep factor) wins over the configured one. */
-function temperatureParam(configured: number | undefined): { temperature?: number } {
-  const t = currentLlmCallContext()?.temperature ?? configured;
-  return t !== undefined ? { temperature: t } : {};
+/** The roles that send chat completions (the embedder's requests are the embedder's). */
+const LLM_CHAT_ROLES: LlmRole[] = ['decomposer', 'formalizer', 'judge', 'agent', 'translator'];
+
+/** The run's temperature (a sweep factor) wins over the provider's, which wins over the
+ * client's; the provider's seed is sent when it has one. */
+function samplingParams(endpoint: Endpoint, configured: number | undefined): { temperature?: number; seed?: number } {
+  const t = currentLlmCallContext()?.temperature ?? endpoint.settings.temperature ?? configured;
+  const seed = endpoint.settings.seed;
+  return { ...(t !== undefined ? { temperature: t } : {}), ...(seed !== undefined ? { seed } : {}) };
 }
 
 /** Reply token limits per role when none are configured: enough for the reply, not a novel. */
 export const DEFAULT_MAX_TOKENS: Record<LlmRole, number> = { decomposer: 1024, formalizer: 2048, judge: 1024, agent: 2048, translator: 2048 };
 
+/** One provider: where a role's requests are sent, and with which defaults. */
+export interface ProviderSettings {
+  /** OpenAI-compatible base URL, usually ending in `/v1`. */
+  baseURL: string;
+  apiKey?: string;
+  /** The model of roles on this provider that name none. */
+  model?: string;
+  temperature?: number;
+  /** `max_tokens` for every role on this provider (default: the role's own limit). */
+  maxTokens?: number;
+  /** Sent as `seed` (providers that support it sample reproducibly). */
+  seed?: number;
+  structuredOutput?: StructuredModeSetting;
+  foldSystemPrompt?: boolean;
+  /** The provider takes a GBNF grammar for free-text replies in the request's `grammar` field (a
+   * llama.cpp extension of the chat-completions protocol; the local provider takes it too). */
+  acceptsGrammar?: boolean;
+  /** The HTTP transport under the OpenAI client: the reply cache and ledger (metered-fetch.ts),
+   * or anything else that answers the chat-completions protocol. Default: the network. */
+  fetch?: typeof fetch;
+}
+
+/** Which provider (and optionally which model) a role uses. */
+export interface RoleRoute {
+  provider: string;
+  model?: string;
+}
+
+/** The provider built from the top-level settings (OPENAI_BASE_URL …). */
+export const DEFAULT_PROVIDER = 'default';
+
 export interface LlmSettings {
-  /** OpenAI-compatible base URL, usually ending in `/v1`. Absent: no LLM configured. */
+  /** Named providers beside the default one (the top-level baseURL). */
+  providers?: Record<string, ProviderSettings>;
+  /** Role → provider (and model); a role not named here uses the default provider. */
+  roles?: Partial<Record<LlmRole, RoleRoute>>;
+  /** OpenAI-compatible base URL of the default provider, usually ending in `/v1`. */
   baseURL?: string;
   apiKey?: string;
   models: LlmModels;
@@ -56,7 +98,7 @@ export interface LlmSettings {
   foldSystemPrompt?: boolean;
   /** Pause after a timeout before calling this provider again; default 60 s. */
   busyBackoffMs?: number;
-  /** Told about every change of the provider's status (for /readyz). */
+  /** Told about every change of the default provider's status (for /readyz). */
   onProviderChange?: (status: ProviderStatus) => void;
   /** The provider takes a GBNF grammar for free-text replies in the request's `grammar` field (a
    * llama.cpp extension of the chat-completions protocol; the local provider takes it too). */
@@ -99,67 +141,144 @@ interface Request {
   signal?: AbortSignal;
 }
 
+/** A provider as the client holds it: its settings, its OpenAI client and what was learnt. */
+class Endpoint {
+  readonly openai: OpenAI;
+  readonly provider: Provider;
+
+  constructor(
+    readonly name: string,
+    readonly settings: ProviderSettings,
+    shared: LlmSettings,
+    onChange?: (status: ProviderStatus) => void,
+  ) {
+    this.openai = new OpenAI({
+      baseURL: settings.baseURL,
+      // Local servers need no key, but the SDK insists on one; a placeholder also stops it
+      // from reading the environment behind the entry point's back.
+      apiKey: settings.apiKey || 'no-key',
+      organization: null,
+      project: null,
+      // Every HTTP request is one activity attempt: retries are Temporal's, after the provider's
+      // task queue let the attempt through its rate limit.
+      maxRetries: 0,
+      timeout: shared.timeoutMs,
+      ...(settings.fetch ? { fetch: settings.fetch } : {}),
+    });
+    this.provider = new Provider(settings.baseURL, {
+      structuredOutput: settings.structuredOutput ?? 'auto',
+      foldSystemPrompt: settings.foldSystemPrompt ?? false,
+      busyBackoffMs: shared.busyBackoffMs ?? 60_000,
+      ...(onChange ? { onChange } : {}),
+    });
+  }
+}
+
 export class LlmClient {
-  private readonly openai: OpenAI | null;
-  readonly provider: Provider | null;
+  private readonly endpoints = new Map<string, Endpoint>();
 
   constructor(readonly settings: LlmSettings) {
-    this.openai = settings.baseURL
-      ? new OpenAI({
-          baseURL: settings.baseURL,
-          // Local servers need no key, but the SDK insists on one; a placeholder also stops it
-          // from reading the environment behind the entry point's back.
-          apiKey: settings.apiKey || 'no-key',
-          organization: null,
-          project: null,
-          maxRetries: 0,
-          timeout: settings.timeoutMs,
-          ...(settings.fetch ? { fetch: settings.fetch } : {}),
-        })
-      : null;
-    this.provider = settings.baseURL
-      ? new Provider(settings.baseURL, {
-          structuredOutput: settings.structuredOutput ?? 'auto',
-          foldSystemPrompt: settings.foldSystemPrompt ?? false,
-          busyBackoffMs: settings.busyBackoffMs ?? 60_000,
-          ...(settings.onProviderChange ? { onChange: settings.onProviderChange } : {}),
-        })
-      : null;
+    if (settings.baseURL) {
+      this.endpoints.set(
+        DEFAULT_PROVIDER,
+        new Endpoint(
+          DEFAULT_PROVIDER,
+          {
+            baseURL: settings.baseURL,
+            ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
+            ...(settings.structuredOutput ? { structuredOutput: settings.structuredOutput } : {}),
+            ...(settings.foldSystemPrompt !== undefined ? { foldSystemPrompt: settings.foldSystemPrompt } : {}),
+            ...(settings.acceptsGrammar !== undefined ? { acceptsGrammar: settings.acceptsGrammar } : {}),
+            ...(settings.fetch ? { fetch: settings.fetch } : {}),
+          },
+          settings,
+          settings.onProviderChange,
+        ),
+      );
+    }
+    for (const [name, provider] of Object.entries(settings.providers ?? {})) {
+      const onChange = name === DEFAULT_PROVIDER ? settings.onProviderChange : undefined;
+      this.endpoints.set(name, new Endpoint(name, provider, settings, onChange));
+    }
   }
 
+  /** True when any provider is configured. */
   get configured(): boolean {
-    return this.openai !== null;
+    return this.endpoints.size > 0;
   }
 
-  /** The model a role uses; the agent falls back to the formalizer's model. */
+  /** The default provider's state (the first one's when there is no default). */
+  get provider(): Provider | null {
+    return (this.endpoints.get(DEFAULT_PROVIDER) ?? [...this.endpoints.values()][0])?.provider ?? null;
+  }
+
+  /** Provider names, the default first. */
+  get providerNames(): string[] {
+    return [...this.endpoints.keys()];
+  }
+
+  /** True when the role has a provider of its own in the configuration (or the run names one). */
+  routes(role: LlmRole): boolean {
+    return Boolean(currentLlmCallContext()?.providers?.[role] ?? this.settings.roles?.[role]);
+  }
+
+  /** The provider a role's requests go to now: the run's choice, the configured one, or the
+   * default. */
+  providerFor(role: LlmRole): string {
+    return currentLlmCallContext()?.providers?.[role] ?? this.settings.roles?.[role]?.provider ?? DEFAULT_PROVIDER;
+  }
+
+  private endpointFor(role: LlmRole): Endpoint | undefined {
+    return this.endpoints.get(this.providerFor(role));
+  }
+
+  /** The endpoint a role uses, or the reason there is none. */
+  private requireEndpoint(role: LlmRole): Endpoint {
+    const endpoint = this.endpointFor(role);
+    if (endpoint) return endpoint;
+    if (this.endpoints.size === 0) throw notConfiguredError();
+    throw unknownProviderError(role, this.providerFor(role), this.providerNames);
+  }
+
+  /** The base URL a role's requests go to ('' when none). */
+  baseURLFor(role: LlmRole): string {
+    return this.endpointFor(role)?.settings.baseURL ?? '';
+  }
+
+  /** The model a role uses: the run's choice, the role's route, its provider's model, the
+   * configured model per role; the agent falls back to the formalizer's model. */
   modelFor(role: LlmRole): string {
     // A run may choose its own model per role (a sweep factor).
     const override = currentLlmCallContext()?.models?.[role];
     if (override) return override;
+    const routed = this.settings.roles?.[role];
+    if (routed?.model && this.providerFor(role) === routed.provider) return routed.model;
+    const providerModel = this.endpointFor(role)?.settings.model;
+    if (providerModel) return providerModel;
     const models = this.settings.models;
     return models[role] ?? (role === 'agent' ? models.formalizer : '') ?? '';
   }
 
   maxTokensFor(role: LlmRole): number {
-    return this.settings.maxTokens?.[role] ?? DEFAULT_MAX_TOKENS[role];
+    return this.endpointFor(role)?.settings.maxTokens ?? this.settings.maxTokens?.[role] ?? DEFAULT_MAX_TOKENS[role];
   }
 
   private target(role: LlmRole): CallTarget {
-    return { model: this.modelFor(role), baseURL: this.settings.baseURL ?? '', timeoutMs: this.settings.timeoutMs };
+    return { model: this.modelFor(role), baseURL: this.baseURLFor(role), timeoutMs: this.settings.timeoutMs };
   }
 
   /** One HTTP request; errors come back as the SDK threw them. */
-  private async send(req: Request): Promise<ChatReply> {
-    const messages = this.provider?.foldSystemPrompt ? foldSystemPrompt(req.messages) : req.messages;
+  private async send(endpoint: Endpoint, req: Request): Promise<ChatReply> {
+    const messages = endpoint.provider.foldSystemPrompt ? foldSystemPrompt(req.messages) : req.messages;
     const body = {
       model: this.modelFor(req.role),
       messages,
       max_tokens: req.maxTokens,
-      ...temperatureParam(this.settings.temperature),
+      ...samplingParams(endpoint, this.settings.temperature),
       ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
-      ...(req.grammar && !req.responseFormat && this.settings.acceptsGrammar ? { grammar: req.grammar } : {}),
+      ...(req.grammar && !req.responseFormat && endpoint.settings.acceptsGrammar ? { grammar: req.grammar } : {}),
     } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
-    const completion = await this.openai!.chat.completions.create(body, req.signal ? { signal: req.signal } : undefined);
+    const completion = await endpoint.openai.chat.completions.create(body, req.signal ? { signal: req.signal } : undefined);
     const choice = completion.choices[0];
     return { content: choice?.message?.content ?? '', finishReason: choice?.finish_reason ?? 'stop', maxTokens: req.maxTokens };
   }
@@ -170,8 +289,8 @@ export class LlmClient {
    * provider to the next mode (remembered) and the request is sent again, once per mode.
    */
   async chat(role: LlmRole, messages: ChatMessage[], opts: CompleteOptions = {}): Promise<ChatReply> {
-    if (!this.openai || !this.provider) throw notConfiguredError();
-    const provider = this.provider;
+    const endpoint = this.requireEndpoint(role);
+    const provider = endpoint.provider;
     const target = this.target(role);
     // Wait for the start probe, but never longer than one call: the activity's time budget
     // (common/llm-budget.ts) counts one call for it.
@@ -189,7 +308,7 @@ export class LlmClient {
         if (format) req.responseFormat = format;
       }
       try {
-        const reply = await this.send(req);
+        const reply = await this.send(endpoint, req);
         provider.answered();
         return reply;
       } catch (err) {
@@ -223,15 +342,22 @@ export class LlmClient {
   }
 
   /**
-   * Finds the structured-output mode this provider accepts with one small request per mode
-   * (only in `auto`); structured calls made meanwhile wait for it. Never throws.
+   * Finds the structured-output mode each provider accepts with one small request per mode
+   * (only in `auto`); structured calls made meanwhile wait for it. Returns the default
+   * provider's status. Never throws.
    */
   async probe(signal?: AbortSignal): Promise<ProviderStatus | undefined> {
-    const provider = this.provider;
-    if (!this.openai || !provider) return undefined;
-    if (!provider.auto) return provider.status();
-    const role: LlmRole = 'decomposer';
-    const run = probeStructuredOutput((req) => this.send({ role, ...req, ...(signal ? { signal } : {}) }), this.modelFor(role)).then((outcome) => {
+    await Promise.all([...this.endpoints.values()].map((endpoint) => this.probeEndpoint(endpoint, signal)));
+    return this.provider?.status();
+  }
+
+  private async probeEndpoint(endpoint: Endpoint, signal?: AbortSignal): Promise<void> {
+    const provider = endpoint.provider;
+    if (!provider.auto) return;
+    // A model this provider serves: the first role routed to it, else its own or the decomposer's.
+    const role = LLM_CHAT_ROLES.find((r) => this.settings.roles?.[r]?.provider === endpoint.name) ?? 'decomposer';
+    const model = this.settings.roles?.[role]?.provider === endpoint.name ? this.modelFor(role) : (endpoint.settings.model ?? this.settings.models.decomposer);
+    const run = probeStructuredOutput((req) => this.send(endpoint, { role, ...req, ...(signal ? { signal } : {}) }), model).then((outcome) => {
       if (outcome.mode) provider.detected(outcome.mode, outcome.detail);
       else provider.probeFailed(outcome.detail);
     });
@@ -241,8 +367,8 @@ export class LlmClient {
     } finally {
       provider.probing = undefined;
     }
-    return provider.status();
   }
+
   /**
    * One chat completion offering tools (the OpenAI tool-calling interface); returns the reply's
    * text and tool calls as sent (arguments unparsed: checking them is the caller's job) and the
@@ -255,8 +381,8 @@ export class LlmClient {
     tools: OpenAI.Chat.ChatCompletionFunctionTool[],
     opts: { signal?: AbortSignal } = {},
   ): Promise<ToolChatReply> {
-    if (!this.openai || !this.provider) throw notConfiguredError();
-    const provider = this.provider;
+    const endpoint = this.requireEndpoint(role);
+    const provider = endpoint.provider;
     const target = this.target(role);
     const waitMs = provider.busyForMs();
     if (waitMs > 0) throw busyError(target, waitMs, provider.earlierTimeout);
@@ -264,12 +390,12 @@ export class LlmClient {
       model: target.model,
       messages,
       max_tokens: this.maxTokensFor(role),
-      ...temperatureParam(this.settings.temperature),
+      ...samplingParams(endpoint, this.settings.temperature),
       // One call per step keeps the step budget meaningful; replies with several are handled anyway.
       ...(tools.length ? { tools, tool_choice: 'auto' as const, parallel_tool_calls: false } : {}),
     };
     try {
-      const completion = await this.openai.chat.completions.create(body, opts.signal ? { signal: opts.signal } : undefined);
+      const completion = await endpoint.openai.chat.completions.create(body, opts.signal ? { signal: opts.signal } : undefined);
       provider.answered();
       const choice = completion.choices[0];
       const message = choice?.message;

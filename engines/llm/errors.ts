@@ -14,6 +14,15 @@ export function notConfiguredError(): EngineError {
   );
 }
 
+/** A role (or the run) names a provider the configuration does not have. */
+export function unknownProviderError(role: string, provider: string, known: string[]): EngineError {
+  return new EngineError(
+    LLM_FAILURE.notConfigured,
+    `The ${role} is to use LLM provider "${provider}", which is not configured here (configured: ${known.map((k) => `"${k}"`).join(', ') || 'none'}). ` +
+      'Define it in DRIFTLINE_PROVIDERS (or llm.providers in the config file), or name another provider.',
+  );
+}
+
 /** What the failure message needs to say where the call went. */
 export interface CallTarget {
   model: string;

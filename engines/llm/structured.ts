@@ -42,7 +42,7 @@ export async function askParsed<T>(
       // A reply cut off at the limit is incomplete: ask the same again with twice the room,
       // once (it uses up a re-ask, so the calls still fit the activity's time budget).
       if (enlarged || attempt === maxReasks) {
-        throw truncatedError(role, { model: llm.modelFor(role), baseURL: llm.settings.baseURL ?? '', timeoutMs: llm.settings.timeoutMs }, maxTokens, enlarged);
+        throw truncatedError(role, { model: llm.modelFor(role), baseURL: llm.baseURLFor(role), timeoutMs: llm.settings.timeoutMs }, maxTokens, enlarged);
       }
       enlarged = true;
       maxTokens *= 2;
@@ -60,7 +60,7 @@ export async function askParsed<T>(
   }
   throw new EngineError(
     LLM_FAILURE.badReply,
-    `The ${role} (model "${llm.modelFor(role)}" at ${llm.settings.baseURL ?? ''}) gave no usable reply after ${maxReasks + 1} tries: ${problem}`,
+    `The ${role} (model "${llm.modelFor(role)}" at ${llm.baseURLFor(role)}) gave no usable reply after ${maxReasks + 1} tries: ${problem}`,
   );
 }
 

@@ -32,6 +32,8 @@ export interface FakeRequest {
   body: Record<string, unknown>;
   /** The Authorization header as received. */
   authorization?: string;
+  /** When the request arrived (ms since the epoch), e.g. to measure the rate a provider sees. */
+  at: number;
 }
 
 /** A tool call the fake makes; `arguments` given as an object is sent as its JSON text, a string
@@ -507,6 +509,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const next = async (req: FakeRequest): Promise<FakeReply> => take(queues.get(req.model)) ?? take(queues.get('*')) ?? handler(req);
 
   const server = createServer(async (req, res) => {
+    const at = Date.now();
     try {
       const path = (req.url ?? '').split('?')[0];
       if (req.method === 'POST' && path === '/v1/embeddings') return await answerEmbeddings(req, res);
@@ -526,6 +529,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         ...(body.tools !== undefined ? { tools: body.tools as FakeToolDefinition[] } : {}),
         body,
         authorization: req.headers.authorization,
+        at,
       };
       requests.push(request);
 

@@ -16,9 +16,9 @@ import { createLeanRunner } from '../../engines/lean/lean-runner';
 import type { LeanRunner } from '../../engines/lean/runner';
 import { NameDirectory } from '../../engines/lean/name-directory';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
-import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type RunConfig } from '../../common/types';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type LlmBudget, type RunConfig } from '../../common/types';
 import { requireTemporalCli } from '../../infra/temporal-cli';
-import { createLeanWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
+import { createLeanWorker, createLlmWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
 import { startFormalization } from '../../api/runs';
 import { SqlReplyLedger } from '../../engines/results/llm-ledger';
 import { meteredFetch, type ReplyLedger } from '../../engines/llm/metered-fetch';
@@ -92,6 +92,9 @@ export interface StackOptions {
   /** Task queue suffix, so suites sharing a server never share workers; `default` uses the
    * production queue names (for code under test that starts runs on them). */
   queue?: string;
+  /** LLM provider queues (`llm-<provider>`) served by workers of the stack, each with its rate
+   * limit; runs are told `roles` (role → provider) so their LLM activities go there. */
+  providers?: { queues: Array<{ provider: string; requestsPerSecond?: number }>; roles: LlmBudget['providers'] };
 }
 
 export interface TestStack {
@@ -106,6 +109,8 @@ export interface TestStack {
   results: ResultsDb;
   mainQueue: string;
   leanQueue: string;
+  /** The LLM settings runs of this stack are started with (sweeps pass them too). */
+  runLlm: LlmBudget;
   /** The LLM client the main worker's activities use. */
   llmClient: LlmClient;
   /** The call ledger, with `ledger: true`. */
@@ -138,7 +143,6 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     ? options.llmClient(ledger)
     : createLlmClient(options.llmConfigured === false ? null : { ...settings, ...(ledger ? { fetch: meteredFetch({ provider: llm.url, ledger }) } : {}) });
   const runSettings = options.llmClient ? llmClient.settings : settings;
-  const runLlm = { timeoutMs: runSettings.timeoutMs, maxReasks: runSettings.maxReasks };
   const activities = {
     ...createActivities({
       llm: llmClient,
@@ -159,6 +163,19 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
       taskQueue: mainQueue,
       workflowBundle: await workflowBundle(),
     })]),
+    ...(which === 'lean'
+      ? []
+      : await Promise.all(
+          (options.providers?.queues ?? []).map((q) =>
+            createLlmWorker({
+              connection: env.nativeConnection,
+              namespace: env.namespace ?? 'default',
+              activities,
+              provider: q.provider,
+              ...(q.requestsPerSecond !== undefined ? { requestsPerSecond: q.requestsPerSecond } : {}),
+            }),
+          ),
+        )),
     ...(which === 'main' ? [] : [await createLeanWorker({
       connection: env.nativeConnection,
       namespace: env.namespace ?? 'default',
@@ -167,9 +184,11 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     })]),
   ];
 
+  const runLlm: LlmBudget = { timeoutMs: runSettings.timeoutMs, maxReasks: runSettings.maxReasks, ...(options.providers ? { providers: options.providers.roles } : {}) };
   return {
     env,
     client: env.client,
+    runLlm,
     llm,
     repl,
     lean,

@@ -27,7 +27,9 @@ export function miniSpec(overrides: Partial<SweepSpec> & { configurations?: Name
 
 export async function startOnStack(stack: TestStack, spec: SweepSpec, options: StartSweepOptions = {}) {
   const items = await loadBenchmarks(spec.benchmarks);
-  return startSweep(stack.client, stack.results, spec, items, { taskQueue: stack.mainQueue, leanTaskQueue: stack.leanQueue, ...options });
+  // A stack with provider queues hands its runs the role → provider map (as the CLI does from config).
+  const llm = stack.runLlm.providers ? { llm: stack.runLlm } : {};
+  return startSweep(stack.client, stack.results, spec, items, { taskQueue: stack.mainQueue, leanTaskQueue: stack.leanQueue, ...llm, ...options });
 }
 
 export async function progressOf(stack: TestStack, id: string): Promise<SweepProgress> {

@@ -59,7 +59,7 @@ export async function prebuildIndex(env: NodeJS.ProcessEnv): Promise<string> {
 }
 
 export interface WorkerProcess {
-  queue: 'main' | 'lean';
+  queue: 'main' | 'lean' | 'llm';
   child: ChildProcess;
   pid: number;
   /** What the process printed so far. */
@@ -72,7 +72,7 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export async function spawnWorker(queue: 'main' | 'lean', env: NodeJS.ProcessEnv, opts: { metrics?: boolean } = {}): Promise<WorkerProcess> {
+export async function spawnWorker(queue: 'main' | 'lean' | 'llm', env: NodeJS.ProcessEnv, opts: { metrics?: boolean } = {}): Promise<WorkerProcess> {
   const metricsPort = opts.metrics ? await freePort() : undefined;
   const child = spawn(process.execPath, [join(ROOT, 'bin/driftline.js'), 'worker', '--queue', queue], {
     cwd: ROOT,
