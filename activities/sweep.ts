@@ -5,6 +5,7 @@ import type { RecordedRun, RecordRunInput, SweepActivities } from '../common/swe
 import type { FormalizeResult } from '../common/types';
 import type { ResultsDb } from '../engines/results/results-db';
 import { failedRecord, recordFromResult, type RunIdentity } from '../engines/sweeps/record';
+import { SqlReplyLedger } from '../engines/results/llm-ledger';
 
 export interface SweepActivityDeps {
   results: ResultsDb;
@@ -23,47 +24,58 @@ export function rootCauseMessage(err: unknown): string {
 
 export function createSweepActivities(deps: SweepActivityDeps): SweepActivities {
   const db = deps.results;
+  const ledger = new SqlReplyLedger(db.driver);
+  // The sweep's LLM totals (every call of its runs), for a sweep with a budget.
+  const withTotals = async (input: RecordRunInput, recorded: RecordedRun): Promise<RecordedRun> => {
+    if (!input.totals) return recorded;
+    const t = await ledger.sweepTotals(input.sweepId);
+    return { ...recorded, totals: { tokens: t.totalTokens, ...(t.costUsd !== undefined ? { costUsd: t.costUsd } : {}) } };
+  };
   return {
     async sweepItems({ sweepId, from, count }) {
       return db.items(sweepId, from, count);
     },
 
     async recordSweepRun(input: RecordRunInput): Promise<RecordedRun> {
-      const done = await db.getRun(input.workflowId);
-      // Written before (a retried activity, or a unit recorded before a crash): answer the same.
-      if (done) return { workflowId: input.workflowId, outcome: done.outcome, finished: true, ...(done.error ? { error: done.error } : {}) };
-      const id: RunIdentity = { sweepId: input.sweepId, cell: input.cell, item: input.item, sample: input.sample, workflowId: input.workflowId };
-      let failure = input.failure;
-      let result: FormalizeResult | undefined = input.result;
-      if (failure === undefined && result === undefined) {
-        const handle = Context.current().client.workflow.getHandle(input.workflowId);
-        const deadline = Date.now() + (input.waitMs ?? 0);
-        for (;;) {
-          const status = (await handle.describe()).status.name;
-          if (status === 'RUNNING') {
-            if (Date.now() >= deadline) return { workflowId: input.workflowId, outcome: 'failed', finished: false };
-            heartbeat();
-            await sleep(Math.min(500, Math.max(0, deadline - Date.now())));
-            continue;
-          }
-          if (status === 'COMPLETED') {
-            result = (await handle.result()) as FormalizeResult;
-          } else {
-            failure = await handle.result().then(
-              () => `the run ended with status ${status}`,
-              (err: unknown) => rootCauseMessage(err),
-            );
-          }
-          break;
-        }
-      }
-      if (failure !== undefined) {
-        await db.recordFailure(input.sweepId, input.workflowId, input.attempt, failure);
-        if (input.lastAttempt) await db.recordRun(failedRecord(id, failure, new Date()));
-        return { workflowId: input.workflowId, outcome: 'failed', finished: true, failedAttempt: true, error: failure };
-      }
-      await db.recordRun(recordFromResult(id, result!, new Date()));
-      return { workflowId: input.workflowId, outcome: result!.outcome, finished: true };
+      return withTotals(input, await recordRun(input));
     },
   };
+
+  async function recordRun(input: RecordRunInput): Promise<RecordedRun> {
+    const done = await db.getRun(input.workflowId);
+    // Written before (a retried activity, or a unit recorded before a crash): answer the same.
+    if (done) return { workflowId: input.workflowId, outcome: done.outcome, finished: true, ...(done.error ? { error: done.error } : {}) };
+    const id: RunIdentity = { sweepId: input.sweepId, cell: input.cell, item: input.item, sample: input.sample, workflowId: input.workflowId };
+    let failure = input.failure;
+    let result: FormalizeResult | undefined = input.result;
+    if (failure === undefined && result === undefined) {
+      const handle = Context.current().client.workflow.getHandle(input.workflowId);
+      const deadline = Date.now() + (input.waitMs ?? 0);
+      for (;;) {
+        const status = (await handle.describe()).status.name;
+        if (status === 'RUNNING') {
+          if (Date.now() >= deadline) return { workflowId: input.workflowId, outcome: 'failed', finished: false };
+          heartbeat();
+          await sleep(Math.min(500, Math.max(0, deadline - Date.now())));
+          continue;
+        }
+        if (status === 'COMPLETED') {
+          result = (await handle.result()) as FormalizeResult;
+        } else {
+          failure = await handle.result().then(
+            () => `the run ended with status ${status}`,
+            (err: unknown) => rootCauseMessage(err),
+          );
+        }
+        break;
+      }
+    }
+    if (failure !== undefined) {
+      await db.recordFailure(input.sweepId, input.workflowId, input.attempt, failure);
+      if (input.lastAttempt) await db.recordRun(failedRecord(id, failure, new Date()));
+      return { workflowId: input.workflowId, outcome: 'failed', finished: true, failedAttempt: true, error: failure };
+    }
+    await db.recordRun(recordFromResult(id, result!, new Date()));
+    return { workflowId: input.workflowId, outcome: result!.outcome, finished: true };
+  }
 }

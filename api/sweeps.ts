@@ -142,6 +142,7 @@ export async function startSweep(client: Client, db: ResultsDb, spec: SweepSpec,
     ...(options.historyLimit ? { historyLimit: options.historyLimit } : {}),
     ...(options.llm ? { llm: options.llm } : {}),
     ...(reused.length ? { reusedCells: reused } : {}),
+    ...(spec.budget ? { budget: spec.budget } : {}),
   };
   try {
     await client.workflow.start('sweep', {

@@ -21,7 +21,7 @@ import { toCsv, toJsonl } from '../engines/results/export';
 import type { SweepProgress } from '../common/sweep';
 import { runProvidersProblem } from '../common/run-config';
 
-const FINAL = new Set(['completed', 'cancelled', 'failed']);
+const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
 
 function positive(value: string): number {
   const n = Number(value);
@@ -154,9 +154,19 @@ async function statusCommand(id: string, opts: { json?: boolean; once?: boolean 
   });
 }
 
+/** The sweep's LLM budget in words: what was used of it, and why no more runs start. */
+function budgetText(p: SweepProgress): string {
+  const b = p.budget!;
+  const limits = [b.tokens !== undefined ? `${b.used.tokens} of ${b.tokens} tokens` : '', b.costUsd !== undefined ? `$${(b.used.costUsd ?? 0).toFixed(4)} of $${b.costUsd}` : '']
+    .filter(Boolean)
+    .join(', ');
+  return b.reached ? `${b.reached}; no more runs were started (${p.total - p.done} not run)` : `${limits} used`;
+}
+
 function describe(p: SweepProgress): string {
   const lines = [`sweep ${p.sweepId}: ${p.status}, ${p.done}/${p.total} runs done, ${p.failed} failed, ${p.running} running, ${p.rate.toFixed(2)} runs/s, ETA ${formatDuration(p.etaSeconds)}`];
   for (const [name, c] of Object.entries(p.perConfig)) lines.push(`  ${name}: ${c.done}/${c.total} done, ${c.failed} failed, ${c.running} running`);
+  if (p.budget) lines.push(`  budget: ${budgetText(p)}`);
   return `${lines.join('\n')}\n`;
 }
 
@@ -211,7 +221,8 @@ async function reportCommand(id: string, opts: { out: string }): Promise<void> {
   await withServices(async (cfg, db, client) => {
     // The status is shown on the report; a sweep whose Temporal history is gone still reports.
     const progress = await getSweepProgress(client, db, id).catch(() => null);
-    const input = await sweepReportInput(db, id, { status: progress?.status, temporalUiUrl: temporalUiUrl(cfg), namespace: cfg.temporal.namespace });
+    const status = progress?.budget?.reached ? `${progress.status}: ${budgetText(progress)}` : progress?.status;
+    const input = await sweepReportInput(db, id, { status, temporalUiUrl: temporalUiUrl(cfg), namespace: cfg.temporal.namespace });
     if (!input) fail(`no sweep "${id}" in the results database`);
     if (input.records.length === 0) fail(`sweep ${id} has no finished runs yet; nothing to report`);
     const { files } = await writeSweepReport(opts.out, input);

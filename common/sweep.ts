@@ -97,7 +97,22 @@ export interface SweepCell {
   factors?: Record<string, string>;
 }
 
-export type SweepStatus = 'running' | 'paused' | 'completed' | 'cancelled' | 'failed';
+/** `budget-exhausted`: the sweep's LLM budget was reached; it started no run after that, let the
+ * running ones finish, and ended with the rest not run. */
+export type SweepStatus = 'running' | 'paused' | 'completed' | 'cancelled' | 'failed' | 'budget-exhausted';
+
+/** A sweep's LLM budget, over every call of its runs (the ledger's sweep totals). */
+export interface SweepBudget {
+  tokens?: number;
+  costUsd?: number;
+}
+
+/** What a sweep's runs used so far, and the budget, when it has one. */
+export interface SweepBudgetState extends SweepBudget {
+  used: { tokens: number; costUsd?: number };
+  /** Why no more runs start (absent while within budget). */
+  reached?: string;
+}
 
 /** Counts per configuration: finished runs, of which failed, and children in flight. */
 export interface SweepCounts {
@@ -121,6 +136,8 @@ export interface SweepProgress extends SweepCounts {
   /** How many times the sweep workflow continued as new. */
   generation: number;
   startedAt: string;
+  /** The sweep's LLM budget and what was used of it (sweeps with a budget only). */
+  budget?: SweepBudgetState;
 }
 
 /** Where the sweep workflow is, carried across continueAsNew: a cursor, counters, and the
@@ -141,6 +158,8 @@ export interface SweepCursor {
   startedAt: string;
   /** How many times the sweep has continued as new. */
   generation: number;
+  /** What the sweep's runs used so far and whether the budget is reached (with a budget). */
+  budget?: { used: { tokens: number; costUsd?: number }; reached?: string };
 }
 
 /** What the sweep workflow is started with. Units are ordered item-major, then configuration,
@@ -166,6 +185,8 @@ export interface SweepInput {
   historyLimit?: number;
   /** Cells whose results were copied from an earlier sweep (`--reuse`): their units are done. */
   reusedCells?: string[];
+  /** No run starts once the sweep's LLM calls reach this (tokens and/or USD). */
+  budget?: SweepBudget;
   /** Set by continueAsNew. */
   cursor?: SweepCursor;
 }
@@ -181,6 +202,8 @@ export interface RecordedRun {
   /** No run with this workflow ID exists (it was never started). */
   missing?: boolean;
   error?: string;
+  /** The sweep's LLM totals after this record (when asked, for a sweep with a budget). */
+  totals?: { tokens: number; costUsd?: number };
 }
 
 /** What the record activity is asked to write for one unit. */
@@ -201,6 +224,8 @@ export interface RecordRunInput {
   result?: FormalizeResult;
   /** How long to wait for a child that is still running (0: answer at once). */
   waitMs?: number;
+  /** Also answer the sweep's LLM totals so far (a sweep with a budget). */
+  totals?: boolean;
 }
 
 /** Activities of the sweep workflow (main task queue). */

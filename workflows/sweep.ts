@@ -97,7 +97,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     const rate = seconds > 0 ? done / seconds : 0;
     return {
       sweepId: input.sweepId,
-      status: cancelled ? 'cancelled' : finished ? 'completed' : cur.paused ? 'paused' : 'running',
+      status: cancelled ? 'cancelled' : finished ? (cur.budget?.reached ? 'budget-exhausted' : 'completed') : cur.paused ? 'paused' : 'running',
       total,
       done,
       failed,
@@ -108,8 +108,25 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       etaSeconds: rate > 0 ? (total - done) / rate : null,
       generation: cur.generation,
       startedAt: cur.startedAt,
+      ...(input.budget ? { budget: { ...input.budget, used: cur.budget?.used ?? { tokens: 0 }, ...(cur.budget?.reached ? { reached: cur.budget.reached } : {}) } } : {}),
     };
   };
+  // The sweep's LLM budget: the record activity answers the sweep's totals after each run; once
+  // they reach the budget no unit starts any more (running ones finish and are recorded).
+  const noteTotals = (totals: RecordedRun['totals']): void => {
+    if (!input.budget || !totals) return;
+    const b = input.budget;
+    const reached =
+      cur.budget?.reached ??
+      (b.tokens !== undefined && totals.tokens >= b.tokens
+        ? `token budget reached: ${totals.tokens} tokens used of ${b.tokens}`
+        : b.costUsd !== undefined && (totals.costUsd ?? 0) >= b.costUsd
+          ? `cost budget reached: $${(totals.costUsd ?? 0).toFixed(4)} used of $${b.costUsd}`
+          : undefined);
+    cur.budget = { used: totals, ...(reached ? { reached } : {}) };
+    if (reached) log.info('sweep budget reached; no more runs start', { sweepId: input.sweepId, reached });
+  };
+  const budgetReached = () => Boolean(cur.budget?.reached);
   setHandler(sweepProgressQuery, progress);
   setHandler(pauseSignal, () => {
     if (cur.paused || cancelled) return;
@@ -204,13 +221,13 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       failure = rootCause(err);
     }
     // The result goes to the record activity as it is: no second read of it from Temporal.
-    return recordSweepRun({ ...id, ...(failure !== undefined ? { failure } : { result }) });
+    return recordSweepRun({ ...id, ...(failure !== undefined ? { failure } : { result }), ...(input.budget ? { totals: true } : {}) });
   };
 
   // A unit started by an earlier run: the record activity waits for it and writes its record.
   const awaitUnit = async (id: RecordRunInput, item: BenchmarkItem): Promise<RecordedRun> => {
     for (;;) {
-      const r = await recordSweepRun({ ...id, waitMs: CARRIED_WAIT_MS });
+      const r = await recordSweepRun({ ...id, waitMs: CARRIED_WAIT_MS, ...(input.budget ? { totals: true } : {}) });
       if (r.missing) return startUnit(id, item);
       if (r.finished) return r;
       await sleep(1000);
@@ -231,10 +248,14 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     };
     const recorded = carried ? await awaitUnit(id, item) : await startUnit(id, item);
     running.delete(unit);
+    noteTotals(recorded.totals);
     if (recorded.failedAttempt && !id.lastAttempt) {
-      log.warn('sweep child failed; retrying', { workflowId: id.workflowId, attempt, error: recorded.error });
-      cur.retries++;
-      cur.retryQueue.push({ unit, attempt: attempt + 1 });
+      // Past the budget a failed attempt is not retried: the unit stays unrun, like the rest.
+      if (!budgetReached()) {
+        log.warn('sweep child failed; retrying', { workflowId: id.workflowId, attempt, error: recorded.error });
+        cur.retries++;
+        cur.retryQueue.push({ unit, attempt: attempt + 1 });
+      }
     } else {
       cur.done[cell.name] = (cur.done[cell.name] ?? 0) + 1;
       if (recorded.outcome === 'failed') cur.failed[cell.name] = (cur.failed[cell.name] ?? 0) + 1;
@@ -280,7 +301,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
   try {
     for (;;) {
       if (cancelled) break;
-      while (!cur.paused && running.size < input.window && !wantsToContinue()) {
+      while (!cur.paused && !budgetReached() && running.size < input.window && !wantsToContinue()) {
         let next = cur.retryQueue.shift();
         while (!next && cur.next < total) {
           const unit = cur.next++;
@@ -289,7 +310,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
         if (!next) break;
         launch(next.unit, next.attempt, false);
       }
-      if (running.size === 0 && cur.retryQueue.length === 0 && cur.next >= total) break;
+      if (running.size === 0 && ((cur.retryQueue.length === 0 && cur.next >= total) || budgetReached())) break;
       if (wantsToContinue() && starting === 0) {
         const carried: SweepCursor = {
           ...cur,

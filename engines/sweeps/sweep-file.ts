@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS, type RunConfig } from '../../common/types';
 import { LLM_ROLE_NAMES } from '../../common/run-config-schema';
 import { agentConfigProblem } from '../../common/run-config';
-import type { LeaveOutPolicy } from '../../common/sweep';
+import type { LeaveOutPolicy, SweepBudget } from '../../common/sweep';
 import type { BenchmarkSource } from '../benchmarks/load';
 
 /** The run configuration a cell may set: the API's `config` object (every field optional). */
@@ -98,6 +98,12 @@ export const SweepFileSchema = z
     window: z.number().int().min(1).max(1000).default(4),
     retry: z.object({ maxAttempts: z.number().int().min(1).max(20).default(2) }).strict().prefault({}),
     leaveOut: z.enum(['item', 'file']).default('item'),
+    /** Stop starting runs once the sweep's LLM calls used this many tokens or US dollars. */
+    budget: z
+      .object({ tokens: z.number().int().min(1).optional(), costUsd: z.number().positive().optional() })
+      .strict()
+      .refine((b) => b.tokens !== undefined || b.costUsd !== undefined, { message: 'a budget names "tokens", "costUsd" or both' })
+      .optional(),
     configurations: z.record(z.string().regex(NAME, nameMessage), RunConfigPatch).optional(),
     factorial: FactorialSchema.optional(),
   })
@@ -144,6 +150,8 @@ export interface SweepSpec {
   maxAttempts: number;
   leaveOut: LeaveOutPolicy;
   configurations: NamedConfig[];
+  /** The sweep's LLM budget (tokens and/or USD over all its runs). */
+  budget?: SweepBudget;
 }
 
 export class SweepFileError extends Error {
@@ -236,6 +244,7 @@ export function parseSweep(raw: unknown, file: string, options: ParseOptions): S
     window: f.window,
     maxAttempts: f.retry.maxAttempts,
     leaveOut: f.leaveOut,
+    ...(f.budget ? { budget: f.budget } : {}),
     configurations,
   };
 }

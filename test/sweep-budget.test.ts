@@ -1,0 +1,70 @@
+// A sweep's LLM budget (tokens or USD, in the sweep file): once the sweep's ledger totals reach
+// it, the sweep starts no new run, lets the running ones finish, and ends `budget-exhausted`
+// with a reason that its status shows.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { SweepProgress } from '../common/sweep';
+import { parseSweep } from '../engines/sweeps/sweep-file';
+import { createStack, startTemporal, type TestStack } from './helpers/stack';
+import { miniSpec, progressOf, startOnStack } from './helpers/sweep';
+
+const minimal = { benchmark: { path: 'b.jsonl', format: 'rautoformalizer' }, library: 'connf', configurations: { drift: {} } };
+
+describe('the sweep file budget', () => {
+  it('takes tokens and/or costUsd, and refuses an empty or non-positive one', () => {
+    expect(parseSweep({ ...minimal, budget: { tokens: 5000 } }, 's.yaml', { dataDir: '/d' }).budget).toEqual({ tokens: 5000 });
+    expect(parseSweep({ ...minimal, budget: { costUsd: 2.5, tokens: 10 } }, 's.yaml', { dataDir: '/d' }).budget).toEqual({ costUsd: 2.5, tokens: 10 });
+    expect(parseSweep(minimal, 's.yaml', { dataDir: '/d' }).budget).toBeUndefined();
+    expect(() => parseSweep({ ...minimal, budget: {} }, 's.yaml', { dataDir: '/d' })).toThrow(/budget: a budget names "tokens", "costUsd" or both/);
+    expect(() => parseSweep({ ...minimal, budget: { costUsd: 0 } }, 's.yaml', { dataDir: '/d' })).toThrow(/budget\.costUsd: /);
+  });
+});
+
+describe('a sweep with a budget', () => {
+  let env: TestWorkflowEnvironment;
+  let s: TestStack;
+  beforeAll(async () => {
+    env = await startTemporal();
+    s = await createStack(env, { ledger: true });
+  }, 120_000);
+  afterAll(async () => {
+    await s?.close();
+    await env?.teardown();
+  });
+
+  it('stops starting runs once the ledger totals reach the token budget, and says so', async () => {
+    // One run at a time, so the stop point is exact: the first run after which the sweep's
+    // totals reach the budget is the last one.
+    const BUDGET = 2500;
+    const spec = { ...miniSpec({ window: 1, maxAttempts: 1, configurations: [{ name: 'small', config: { retrieval: 'none', repairRounds: 0, cache: false } }] }), budget: { tokens: BUDGET } };
+    const started = await startOnStack(s, spec, { id: 'budget-tokens' });
+    expect(started.total).toBe(8);
+    const final = (await s.withWorkers(() => s.client.workflow.getHandle('budget-tokens').result())) as SweepProgress;
+
+    const runs = await s.results.runs('budget-tokens');
+    const perRun = await Promise.all(runs.map(async (r) => (await s.ledger!.runTotals(r.workflowId)).totalTokens));
+    const used = perRun.reduce((a, b) => a + b, 0);
+    console.log(`token budget ${BUDGET}: ${runs.length} of 8 runs (${perRun.join(' + ')} = ${used} tokens)`);
+    expect(runs.length).toBeGreaterThanOrEqual(1);
+    expect(runs.length).toBeLessThan(8);
+    // Reached with the last run, not before it.
+    expect(used).toBeGreaterThanOrEqual(BUDGET);
+    expect(used - perRun[perRun.length - 1]!).toBeLessThan(BUDGET);
+    expect((await s.ledger!.sweepTotals('budget-tokens')).totalTokens).toBe(used);
+
+    expect(final).toMatchObject({ status: 'budget-exhausted', total: 8, done: runs.length, failed: 0, running: 0 });
+    expect(final.budget).toEqual({ tokens: BUDGET, used: { tokens: used }, reached: `token budget reached: ${used} tokens used of ${BUDGET}` });
+    // The status the CLI and API read says the same once the workflow is closed.
+    expect(await progressOf(s, 'budget-tokens')).toMatchObject({ status: 'budget-exhausted', budget: { reached: expect.stringContaining('token budget reached') } });
+  }, 240_000);
+
+  it('a sweep within its budget completes as usual and reports what it used', async () => {
+    const spec = { ...miniSpec({ window: 4, maxAttempts: 1, configurations: [{ name: 'small', config: { retrieval: 'none', repairRounds: 0 } }] }), budget: { tokens: 10_000_000 } };
+    await startOnStack(s, spec, { id: 'budget-ample' });
+    const final = (await s.withWorkers(() => s.client.workflow.getHandle('budget-ample').result())) as SweepProgress;
+    expect(final).toMatchObject({ status: 'completed', total: 8, done: 8, failed: 0 });
+    expect(final.budget?.reached).toBeUndefined();
+    expect(final.budget?.used.tokens).toBe((await s.ledger!.sweepTotals('budget-ample')).totalTokens);
+    expect(final.budget!.used.tokens).toBeGreaterThan(0);
+  }, 240_000);
+});
