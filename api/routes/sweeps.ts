@@ -71,7 +71,9 @@ const Counts = Type.Object(
 const SweepViewSchema = Type.Object(
   {
     sweepId: Type.String(),
-    status: Type.Union([Type.Literal('running'), Type.Literal('paused'), Type.Literal('completed'), Type.Literal('cancelled'), Type.Literal('failed')]),
+    status: Type.Union([Type.Literal('running'), Type.Literal('paused'), Type.Literal('completed'), Type.Literal('cancelled'), Type.Literal('failed'), Type.Literal('budget-exhausted')], {
+      description: '`budget-exhausted`: the sweep file\'s LLM budget was reached; no run started after that (see `budget.reached`)',
+    }),
     total: Type.Integer(),
     done: Type.Integer({ description: 'runs finished (recorded), failed ones included' }),
     failed: Type.Integer({ description: 'runs recorded as failed after their last attempt' }),
@@ -82,6 +84,17 @@ const SweepViewSchema = Type.Object(
     etaSeconds: Type.Union([Type.Number(), Type.Null()]),
     generation: Type.Integer({ description: 'times the sweep workflow continued as new' }),
     startedAt: Type.String(),
+    budget: Type.Optional(
+      Type.Object(
+        {
+          tokens: Type.Optional(Type.Integer()),
+          costUsd: Type.Optional(Type.Number()),
+          used: Type.Object({ tokens: Type.Integer(), costUsd: Type.Optional(Type.Number()) }, { additionalProperties: false }),
+          reached: Type.Optional(Type.String({ description: 'why no more runs start' })),
+        },
+        { additionalProperties: false, description: "the sweep's LLM budget and what its runs used (sweeps with a budget)" },
+      ),
+    ),
     links: SweepLinks,
   },
   { additionalProperties: false },
