@@ -30,7 +30,7 @@ describe('provider configuration', () => {
       env: { ...base, OPENAI_BASE_URL: 'http://a.example/v1', OPENAI_API_KEY: 'k', DRIFTLINE_LLM_REQUESTS_PER_SECOND: '3', DRIFTLINE_LLM_SEED: '7' },
       root: tempRoot(),
     });
-    expect(config.llm.providers).toEqual({ default: { baseURL: 'http://a.example/v1', apiKey: 'k', requestsPerSecond: 3, seed: 7 } });
+    expect(config.llm.providers).toEqual({ default: { kind: 'openai', baseURL: 'http://a.example/v1', apiKey: 'k', requestsPerSecond: 3, seed: 7 } });
     expect(runLlmSettings(config).providers).toEqual({ decomposer: 'default', formalizer: 'default', judge: 'default', agent: 'default' });
   });
 
@@ -72,7 +72,7 @@ describe('provider configuration', () => {
 
   it('the translator variables become the provider `translator` for the translator role', () => {
     const config = loadConfig({ env: { ...base, DRIFTLINE_TRANSLATOR_BASE_URL: 'http://t.example/v1', DRIFTLINE_MODEL_TRANSLATOR: 'herald' }, root: tempRoot() });
-    expect(config.llm.providers.translator).toEqual({ baseURL: 'http://t.example/v1', model: 'herald' });
+    expect(config.llm.providers.translator).toEqual({ kind: 'openai', baseURL: 'http://t.example/v1', model: 'herald' });
     expect(runLlmSettings(config).providers).toEqual({ translator: 'translator' });
   });
 
