@@ -11,7 +11,7 @@ import { ConfigError, loadConfig, missingServices, runLlmSettings } from '../inf
 import { createConfiguredLlm } from '../infra/deps';
 import { runProvidersProblem } from '../common/run-config';
 import { createStack, FIXTURE_CORPUS, startTemporal, type TestStack } from './helpers/stack';
-import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
+import { answer, FAKE_MODELS, startFakeOpenAI, toolCall, type FakeOpenAI } from './fakes/openai-server';
 
 const base = { DRIFTLINE_LIBRARIES: `mini=${FIXTURE_CORPUS}` };
 const dirs: string[] = [];
@@ -111,6 +111,7 @@ describe('runs across two providers', () => {
         DRIFTLINE_ROLE_DECOMPOSER: `small:${FAKE_MODELS.decomposer}`,
         DRIFTLINE_ROLE_FORMALIZER: `big:${FAKE_MODELS.formalizer}`,
         DRIFTLINE_ROLE_JUDGE: `big:${FAKE_MODELS.judge}`,
+        DRIFTLINE_ROLE_AGENT: `big:${FAKE_MODELS.agent}`,
       },
       root,
     });
@@ -156,5 +157,20 @@ describe('runs across two providers', () => {
     expect(small.requests.slice(a).map((r) => r.model)).toEqual([FAKE_MODELS.decomposer, 'fake-judge-two']);
     expect(big.requests.slice(b).map((r) => r.model)).toEqual([FAKE_MODELS.formalizer]);
     expect(await queues('providers-override')).toMatchObject({ decompose: 'llm-small', draftStatement: 'llm-big', judge: 'llm-small' });
+  }, 120_000);
+
+  // A role moved to another provider leaves its route's model behind (a model of one provider
+  // need not exist on another): the run names the model too.
+  it('an agent run sends its steps to the provider the run names, and its judge to the configured one', async () => {
+    const [a, b] = [small.requests.length, big.requests.length];
+    const good = 'import Mathlib\n\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry';
+    small.script(FAKE_MODELS.agent, toolCall('write_file', { code: good }), toolCall('run_lean'), answer('It compiles and says what the text says.\n{"status": "success"}'));
+    const result = await s.withWorkers(async () =>
+      s.result(await s.start('If p is a prime number then p is at least 2.', { mode: 'agent', tools: ['write_file', 'run_lean'], providers: { agent: 'small' }, models: { agent: FAKE_MODELS.agent } }, { id: 'providers-agent' })),
+    );
+    expect(result.agent).toMatchObject({ ending: 'success', steps: 3 });
+    expect(small.requests.slice(a).map((r) => r.model)).toEqual([FAKE_MODELS.agent, FAKE_MODELS.agent, FAKE_MODELS.agent]);
+    expect(big.requests.slice(b).map((r) => r.model)).toEqual([FAKE_MODELS.judge]);
+    expect(await queues('providers-agent')).toMatchObject({ agentStep: 'llm-small', judge: 'llm-big', compile: s.leanQueue });
   }, 120_000);
 });
