@@ -7,6 +7,7 @@ import type { SweepProgress } from '../common/sweep';
 import { parseSweep } from '../engines/sweeps/sweep-file';
 import { createStack, startTemporal, type TestStack } from './helpers/stack';
 import { miniSpec, progressOf, startOnStack } from './helpers/sweep';
+import { FAKE_MODELS } from './fakes/openai-server';
 
 const minimal = { benchmark: { path: 'b.jsonl', format: 'rautoformalizer' }, library: 'connf', configurations: { drift: {} } };
 
@@ -25,7 +26,9 @@ describe('a sweep with a budget', () => {
   let s: TestStack;
   beforeAll(async () => {
     env = await startTemporal();
-    s = await createStack(env, { ledger: true });
+    // Priced fake models: $1 per million tokens either way, so a run costs about $0.0009.
+    const price = { prompt: 1, completion: 1 };
+    s = await createStack(env, { ledger: true, prices: { [FAKE_MODELS.formalizer]: price, [FAKE_MODELS.judge]: price, [FAKE_MODELS.decomposer]: price } });
   }, 120_000);
   afterAll(async () => {
     await s?.close();
@@ -53,7 +56,7 @@ describe('a sweep with a budget', () => {
     expect((await s.ledger!.sweepTotals('budget-tokens')).totalTokens).toBe(used);
 
     expect(final).toMatchObject({ status: 'budget-exhausted', total: 8, done: runs.length, failed: 0, running: 0 });
-    expect(final.budget).toEqual({ tokens: BUDGET, used: { tokens: used }, reached: `token budget reached: ${used} tokens used of ${BUDGET}` });
+    expect(final.budget).toEqual({ tokens: BUDGET, used: { tokens: used, costUsd: expect.any(Number) }, reached: `token budget reached: ${used} tokens used of ${BUDGET}` });
     // The status the CLI and API read says the same once the workflow is closed.
     expect(await progressOf(s, 'budget-tokens')).toMatchObject({ status: 'budget-exhausted', budget: { reached: expect.stringContaining('token budget reached') } });
   }, 240_000);
@@ -66,5 +69,22 @@ describe('a sweep with a budget', () => {
     expect(final.budget?.reached).toBeUndefined();
     expect(final.budget?.used.tokens).toBe((await s.ledger!.sweepTotals('budget-ample')).totalTokens);
     expect(final.budget!.used.tokens).toBeGreaterThan(0);
+  }, 240_000);
+
+  it('stops on a cost budget the same way (USD from the price table)', async () => {
+    const BUDGET_USD = 0.002;
+    const spec = { ...miniSpec({ window: 1, maxAttempts: 1, configurations: [{ name: 'small', config: { retrieval: 'none', repairRounds: 0, cache: false } }] }), budget: { costUsd: BUDGET_USD } };
+    await startOnStack(s, spec, { id: 'budget-cost' });
+    const final = (await s.withWorkers(() => s.client.workflow.getHandle('budget-cost').result())) as SweepProgress;
+    const runs = await s.results.runs('budget-cost');
+    const perRun = await Promise.all(runs.map(async (r) => (await s.ledger!.runTotals(r.workflowId)).costUsd!));
+    const spent = perRun.reduce((a, b) => a + b, 0);
+    console.log(`cost budget $${BUDGET_USD}: ${runs.length} of 8 runs ($${perRun.map((c) => c.toFixed(6)).join(' + ')} = $${spent.toFixed(6)})`);
+    expect(runs.length).toBeLessThan(8);
+    expect(spent).toBeGreaterThanOrEqual(BUDGET_USD);
+    expect(spent - perRun[perRun.length - 1]!).toBeLessThan(BUDGET_USD);
+    expect(final).toMatchObject({ status: 'budget-exhausted', done: runs.length, failed: 0 });
+    expect(final.budget?.reached).toBe(`cost budget reached: $${spent.toFixed(4)} used of $${BUDGET_USD}`);
+    expect(final.budget?.used.costUsd).toBeCloseTo(spent, 9);
   }, 240_000);
 });

@@ -22,6 +22,7 @@ import { createLeanWorker, createLlmWorker, createMainWorker, WORKFLOWS_PATH } f
 import { startFormalization } from '../../api/runs';
 import { SqlReplyLedger } from '../../engines/results/llm-ledger';
 import { meteredFetch, type ReplyLedger } from '../../engines/llm/metered-fetch';
+import type { PriceTable } from '../../engines/llm/usage';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI, type FakeOpenAIOptions } from '../fakes/openai-server';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 import type { FakeReplScript } from '../fakes/fake-repl-rules';
@@ -86,6 +87,8 @@ export interface StackOptions {
   /** true: the LLM client goes through the reply cache and the call ledger, kept in a results
    * database (SQLite) in the stack's data directory, as the main worker's does. */
   ledger?: boolean;
+  /** USD per million tokens by model, for the ledger (DRIFTLINE_LLM_PRICES). */
+  prices?: PriceTable;
   /** The main worker's LLM client built by the caller (e.g. by infra/deps for a configured
    * provider), handed the stack's ledger with `ledger: true`; the fake is then not used. */
   llmClient?: (ledger?: ReplyLedger) => LlmClient;
@@ -141,7 +144,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const ledger = options.ledger ? new SqlReplyLedger(results.driver) : undefined;
   const llmClient = options.llmClient
     ? options.llmClient(ledger)
-    : createLlmClient(options.llmConfigured === false ? null : { ...settings, ...(ledger ? { fetch: meteredFetch({ provider: llm.url, ledger }) } : {}) });
+    : createLlmClient(options.llmConfigured === false ? null : { ...settings, ...(ledger ? { fetch: meteredFetch({ provider: llm.url, ledger, ...(options.prices ? { prices: options.prices } : {}) }) } : {}) });
   const runSettings = options.llmClient ? llmClient.settings : settings;
   const activities = {
     ...createActivities({
