@@ -7,6 +7,7 @@ import type { Worker } from '@temporalio/worker';
 import { createReadinessCheck } from '../api/readiness';
 import { buildServer, type ReadinessReport } from '../api/server';
 import { createStack, FIXTURE_LIBRARY, startTemporal } from './helpers/stack';
+import { createLlmWorker, LLM_ACTIVITY_NAMES } from '../infra/workers';
 
 let env: TestWorkflowEnvironment;
 
@@ -82,6 +83,39 @@ describe('/readyz against the real dev server', () => {
       }
     } finally {
       await api.close();
+      await s.close();
+    }
+  });
+});
+
+describe('/readyz and the LLM providers\' queues', () => {
+  it('names a provider queue nobody polls, and is content once an LLM worker polls it', async () => {
+    const s = await createStack(env);
+    const check = createReadinessCheck({
+      client: env.client,
+      namespace: env.namespace ?? 'default',
+      unbuiltIndexes: () => [],
+      missing: [],
+      mainQueue: s.mainQueue,
+      leanQueue: s.leanQueue,
+      llmQueues: ['llm-readyz-a', 'llm-readyz-b'],
+    });
+    const workers = await s.createWorkers();
+    const runs = workers.map((w) => w.run());
+    let llm: Worker | undefined;
+    let llmRun: Promise<void> | undefined;
+    try {
+      await until(async () => (await check()).checks.mainWorker?.ok === true && (await check()).checks.leanWorker?.ok === true);
+      const none = await check();
+      expect(none.ready).toBe(false);
+      expect(none.checks.llmWorkers).toEqual({ ok: false, detail: 'no worker polls the "llm-readyz-a" task queue; no worker polls the "llm-readyz-b" task queue' });
+      llm = await createLlmWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', activities: Object.fromEntries(LLM_ACTIVITY_NAMES.map((n) => [n, async () => undefined])) as never, provider: 'readyz-a', taskQueue: 'llm-readyz-a' });
+      llmRun = llm.run();
+      await until(async () => (await check()).checks.llmWorkers?.detail === 'no worker polls the "llm-readyz-b" task queue');
+    } finally {
+      for (const w of workers) w.shutdown();
+      llm?.shutdown();
+      await Promise.all([...runs, llmRun]);
       await s.close();
     }
   });
