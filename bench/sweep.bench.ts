@@ -199,6 +199,10 @@ interface SweepTiming {
   workerCpuSeconds: number;
   serverCpuShare: number;
   workerCpuShare: number;
+  /** Server + worker CPU per run, and the rate that would take if every core were ours: the
+   * ceiling on this machine, whatever else runs on it. */
+  cpuMsPerRun: number;
+  ceilingRunsPerSecond: number;
   loadavgAfter: number[];
   /** From the histories of a sample of child runs, and of the parent's last run. */
   children?: HistoryTimings;
@@ -238,6 +242,8 @@ async function timeSweep(id: string, window: number, itemCount: number, cells: n
       workerCpuSeconds: +workerCpu.toFixed(2),
       serverCpuShare: +(serverCpu / seconds).toFixed(2),
       workerCpuShare: +(workerCpu / seconds).toFixed(2),
+      cpuMsPerRun: +(((serverCpu + workerCpu) / final.done) * 1000).toFixed(1),
+      ceilingRunsPerSecond: +(cpus().length / ((serverCpu + workerCpu) / final.done)).toFixed(2),
       loadavgAfter: loadavg().map((l) => +l.toFixed(2)),
     };
   });
@@ -375,7 +381,7 @@ else {
   const lat = (h?: HistoryTimings) =>
     h ? `act s2s p50/p95 ${h.activityScheduleToStart.p50}/${h.activityScheduleToStart.p95} ms, wft s2s ${h.workflowTaskScheduleToStart.p50}/${h.workflowTaskScheduleToStart.p95} ms, wft run ${h.workflowTaskStartToComplete.p50}/${h.workflowTaskStartToComplete.p95} ms` : '';
   const row = (name: string, t: SweepTiming) =>
-    `${name.padEnd(10)} ${String(t.runs).padStart(6)} runs  ${t.seconds.toFixed(1).padStart(7)} s  ${t.runsPerSecond.toFixed(1).padStart(6)} runs/s   CPU: server ${t.serverCpuShare}, workers ${t.workerCpuShare} cores\n             children: ${lat(t.children)}`;
+    `${name.padEnd(10)} ${String(t.runs).padStart(6)} runs  ${t.seconds.toFixed(1).padStart(7)} s  ${t.runsPerSecond.toFixed(1).padStart(6)} runs/s   CPU: server ${t.serverCpuShare}, workers ${t.workerCpuShare} cores, ${t.cpuMsPerRun} ms/run (all cores: ≤ ${t.ceilingRunsPerSecond} runs/s)\n             children: ${lat(t.children)}`;
   console.log(`commit ${commit}, ${report.cores} cores, load average at start ${machineAtStart.loadavg.join(' ')}${machineAtStart.suiteRunning ? ' (CI suite loop running)' : ''}`);
   if (report.throughput) {
     console.log('sweep throughput (instant fakes):');
