@@ -184,6 +184,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
       await v1.register(sweepRoutes, {
         ...options.sweeps,
         ...(options.llm ? { llm: options.llm } : {}),
+        ...(options.providerNames ? { providerNames: options.providerNames } : {}),
         temporal: options.temporal,
         libraries: options.libraries,
         ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),

@@ -29,6 +29,7 @@ beforeAll(async () => {
     // Bundling workflows in this process stalls its event loop; load shedding has its own test.
     pressure: { maxEventLoopDelayMs: 0 },
     temporalUiUrl: UI,
+    providerNames: ['default'],
     // Benchmark paths resolve against the data directory: the fixtures' here.
     sweeps: { results: stack.results, dataDir: dirname(MINI_BENCHMARK) },
   });
@@ -73,6 +74,7 @@ describe('POST /v1/sweeps refuses', () => {
     ['a library not configured', sweepFile({ library: 'nowhere' }), /library: "nowhere" is not configured; known: mini/],
     ['an id with a slash', sweepFile({ id: 'a/b' }), /- id: use letters, digits/],
     ['a body that is not an object', [1, 2], /the body must be a sweep file as a JSON object/],
+    ['an LLM provider not configured', sweepFile({ configurations: { a: { providers: { judge: 'elsewhere' } } } }), /configurations\.a: "providers\.judge": no LLM provider "elsewhere" is configured \(configured: "default"\)/],
   ])('%s', async (_name, body, detail) => {
     expectProblem(await post('/v1/sweeps', body), 400, detail);
   });

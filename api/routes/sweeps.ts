@@ -1,5 +1,6 @@
 // Benchmark sweeps over HTTP: start one from a sweep file's content, read its progress, pause,
 // resume or cancel it, and get its report (HTML, Markdown, JSON or the per-run CSV).
+import { runProvidersProblem } from '../../common/run-config';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -27,6 +28,8 @@ export interface SweepRoutesOptions {
   leanTaskQueue?: string;
   /** The workers' LLM settings, handed to every run of a sweep. */
   llm?: LlmBudget;
+  /** The LLM providers configured (a configuration's `providers` may name only these). */
+  providerNames?: string[];
   temporalUiUrl: string;
   namespace: string;
 }
@@ -202,6 +205,11 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       if (query.id && spec.id && query.id !== spec.id) throw new HttpProblem(400, `the query's id ("${query.id}") and the body's "id" ("${spec.id}") differ; send one, or the same in both`);
       if (!options.libraries.includes(spec.library)) throw new HttpProblem(400, `library: "${spec.library}" is not configured; known: ${options.libraries.join(', ')}`);
       insideDataDir(spec, options.dataDir);
+      // A run on a provider nobody serves would wait on its queue for ever: refuse it now.
+      for (const c of spec.configurations) {
+        const problem = options.providerNames ? runProvidersProblem(c.config, options.providerNames) : null;
+        if (problem) throw new HttpProblem(400, `configurations.${c.name}: ${problem}`);
+      }
       const items = await loadBenchmarks(spec.benchmarks).catch((err: Error) => {
         throw new HttpProblem(400, err.message);
       });
