@@ -160,9 +160,7 @@ async function buildStoreIndex(cfg: Config, library: string, opts: EvalRetrieval
 async function decompositions(cfg: Config, items: readonly BenchmarkItem[], quiet: boolean): Promise<Map<string, SubQuery[]>> {
   // The decomposer's provider and model as configured (DRIFTLINE_ROLE_DECOMPOSER or the default).
   const llm = createConfiguredLlm(cfg);
-  // With no provider configured the client knows no models; the cache is still keyed by the
-  // configured decomposer model, so cached decompositions serve an offline evaluation.
-  const model = llm.configured ? llm.modelFor('decomposer') : (cfg.llm.roles.decomposer?.model ?? cfg.llm.models.decomposer);
+  const model = llm.modelFor('decomposer');
   const cache = new DecompositionCache(join(cfg.dataDir, 'cache', 'decompositions.jsonl'));
   const out = new Map<string, SubQuery[]>();
   const missing = items.filter((it) => {

@@ -116,8 +116,9 @@ export async function closeLocalModels(): Promise<void> {
 export function createConfiguredLlm(config: Config, ledger?: ReplyLedger): LlmClient {
   const file = providerStatusPath(config);
   const onProviderChange = (status: ProviderStatus) => writeProviderStatus(file, status);
+  // With no provider the client is unconfigured (runs fail at once saying what to set) but still
+  // knows the configured model names, which key cached replies and decompositions.
   const providers = Object.entries(config.llm.providers);
-  if (providers.length === 0) return createLlmClient(null);
   const roles: Partial<Record<LlmRole, RoleRoute>> = {};
   for (const role of LLM_ROLE_NAMES) {
     const route = config.llm.roles[role];
