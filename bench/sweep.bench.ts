@@ -8,7 +8,7 @@
 //     the parent workflow's largest history length over its continueAsNew runs.
 // CPU seconds of the dev server and of this process (workers + client) show where time goes.
 //
-//   npx tsx bench/sweep.bench.ts [--json] [--big-runs N] [--no-big] [--parts throughput,overhead,big]
+//   npx tsx bench/sweep.bench.ts [--json] [--big-runs N] [--no-big] [--parts throughput,overhead,big] [--windows 1,4,16]
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -263,7 +263,10 @@ const report: Record<string, unknown> = {
 // 1. Throughput by window.
 if (parts.has('throughput')) {
   const throughput: Record<string, SweepTiming> = {};
-  for (const [window, n] of [[1, 20], [4, 60], [16, 160]] as const) {
+  const windows = (flag('--windows') ?? '1,4,16').split(',').map(Number);
+  const itemsFor: Record<number, number> = { 1: 20, 4: 60, 16: 160 };
+  for (const window of windows) {
+    const n = itemsFor[window] ?? window * 10;
     log(`throughput: window ${window}, ${n * 2} runs …`);
     throughput[`window${window}`] = await timeSweep(`tp-${window}`, window, n, 2);
     log(`  ${JSON.stringify(throughput[`window${window}`])}`);

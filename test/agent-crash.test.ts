@@ -6,6 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 import { answer, FAKE_MODELS, toolCall } from './fakes/openai-server';
+import { activityTypesOf } from './helpers/history';
 
 const CLI = fileURLToPath(new URL('../bin/cli.ts', import.meta.url));
 const GOOD = 'import Mathlib\n\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry';
@@ -86,7 +87,6 @@ it('completes an agent run whose main worker was SIGKILLed mid-loop, asking no c
   expect(lengths).toEqual([2, 4, 6, 6, 8]);
   // The Lean tools that had run were not run again either.
   const history = await stack.client.workflow.getHandle(id).fetchHistory();
-  const scheduled = (history.events ?? []).map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
-  expect(scheduled).toEqual(['agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'inspectName', 'agentStep', 'judge', 'llmUsage']);
+  expect(activityTypesOf(history)).toEqual(['agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'inspectName', 'agentStep', 'judge', 'llmUsage']);
   expect(stack.llm.callsTo(FAKE_MODELS.judge)).toBe(1);
 }, 180_000);

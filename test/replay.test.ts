@@ -1,5 +1,5 @@
 // Workflow code must stay deterministic: recorded histories replay against today's code.
-// Re-record after an intended, versioned change with: RECORD_HISTORIES=1 npx vitest run test/workflow-formalize.test.ts test/workflow-lean-tools.test.ts test/index-build.test.ts test/workflow-agent.test.ts
+// Re-record after an intended, versioned change with: RECORD_HISTORIES=1 npx vitest run test/workflow-formalize.test.ts test/workflow-lean-tools.test.ts test/index-build.test.ts test/workflow-agent.test.ts test/workflow-sweep.test.ts
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,15 +15,20 @@ const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 describe('replay of recorded histories', () => {
   it('has recorded histories of every path that matters to replay', () => {
     // A completed run, repair rounds (with name resolution), an equivalence check, a skipped
-    // compile, an index build, and an agent run (formalizeAgent).
+    // compile, an index build, an agent run (formalizeAgent) and a sweep; and runs recorded
+    // before the ledger read became a local activity (the 'llm-usage-local' patch), which
+    // still replay on the old path.
     expect(files.sort()).toEqual([
       'build-index.json',
+      'formalize-agent-before-usage-local.json',
       'formalize-agent-completed.json',
       'formalize-compile-skipped.json',
+      'formalize-completed-before-usage-local.json',
       'formalize-completed.json',
       'formalize-equivalence.json',
       'formalize-name-resolution.json',
       'formalize-repairs-exhausted.json',
+      'sweep-completed.json',
     ]);
   });
 

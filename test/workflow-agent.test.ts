@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { activityTypesOf } from './helpers/history';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { getFormalization } from '../api/runs';
@@ -31,9 +32,7 @@ async function history(s: TestStack, id: string) {
 }
 
 async function activityTypes(s: TestStack, id: string): Promise<string[]> {
-  return ((await history(s, id)).events ?? [])
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-    .filter((name): name is string => Boolean(name));
+  return activityTypesOf(await history(s, id));
 }
 
 /** The agent's requests, and what each one's last message said (tool results, refusals). */

@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { INDEX_KEY, LIBRARY_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { createStack, startTemporal, type TestStack } from './helpers/stack';
 import { FAKE_MODELS } from './fakes/openai-server';
-import { activityRuns, recordHistory } from './helpers/history';
+import { activityRuns, activityTypesOf, recordHistory } from './helpers/history';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 const GOOD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';
@@ -22,10 +22,7 @@ async function stack(options: Parameters<typeof createStack>[1] = {}): Promise<T
 }
 
 async function activityTypes(s: TestStack, id: string): Promise<string[]> {
-  const history = await s.client.workflow.getHandle(id).fetchHistory();
-  return (history.events ?? [])
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-    .filter((name): name is string => Boolean(name));
+  return activityTypesOf(await s.client.workflow.getHandle(id).fetchHistory());
 }
 
 beforeAll(async () => {
@@ -57,6 +54,9 @@ describe('formalize workflow', () => {
 
     const types = await activityTypes(s, id);
     expect(types).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge', 'llmUsage']);
+    // The ledger read is a local activity: a marker, no activity task and no workflow task of its own.
+    const runs = await activityRuns(s.client, id);
+    expect(runs.filter((r) => r.local).map((r) => r.type)).toEqual(['llmUsage']);
 
     const description = await s.client.workflow.getHandle(id).describe();
     expect(description.typedSearchAttributes.get(STAGE_KEY)).toBe('done');

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createStack, startTemporal, type TestStack } from './helpers/stack';
 import { defaultBrain, FAKE_MODELS, type FakeRequest } from './fakes/openai-server';
-import { recordHistory } from './helpers/history';
+import { activityTypesOf, recordHistory } from './helpers/history';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 const GOOD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';
@@ -30,10 +30,7 @@ function formalizerNeedingSuggestion(req: FakeRequest) {
 }
 
 async function activityTypes(s: TestStack, id: string): Promise<string[]> {
-  const history = await s.client.workflow.getHandle(id).fetchHistory();
-  return (history.events ?? [])
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-    .filter((name): name is string => Boolean(name));
+  return activityTypesOf(await s.client.workflow.getHandle(id).fetchHistory());
 }
 
 describe('repair with Lean name tools', () => {

@@ -9,6 +9,7 @@ import { signalSweep } from '../api/sweeps';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from './fakes/openai-server';
 import { miniSpec, progressOf, startOnStack, waitFor } from './helpers/sweep';
+import { recordHistory } from './helpers/history';
 
 let env: TestWorkflowEnvironment;
 const stacks: TestStack[] = [];
@@ -45,6 +46,13 @@ describe('sweep workflow', () => {
     const final = await runToEnd(s, 'sw-basic');
 
     expect(final).toMatchObject({ status: 'completed', total: 32, done: 32, failed: 0, running: 0 });
+    // A child's result is recorded by a local activity: the parent's history holds its answer
+    // (a marker), not the whole result as an activity's input.
+    const parentEvents = (await s.client.workflow.getHandle('sw-basic').fetchHistory()).events ?? [];
+    const scheduled = parentEvents.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.activityTaskScheduledEventAttributes!.activityType!.name);
+    expect(scheduled).not.toContain('recordSweepRun');
+    expect(parentEvents.filter((e) => e.markerRecordedEventAttributes?.markerName === 'core_local_activity').length).toBeGreaterThanOrEqual(32);
+    await recordHistory(s.client, 'sw-basic', 'sweep-completed');
     expect(final.perConfig.drift).toMatchObject({ total: 16, done: 16, failed: 0 });
     const runs = await s.results.runs('sw-basic');
     expect(runs).toHaveLength(32);

@@ -8,6 +8,7 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertMemo,
@@ -51,6 +52,11 @@ const llmProxy = (taskQueue: string | undefined) => proxyActivities<MainActiviti
 
 const search = proxyActivities<MainActivities>({
   startToCloseTimeout: '2m',
+  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+});
+// The ledger read, as a local activity since the 'llm-usage-local' patch (as in `formalize`).
+const { llmUsage: llmUsageLocal } = proxyLocalActivities<MainActivities>({
+  startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
@@ -228,7 +234,8 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   }
 
   // What the run's LLM calls used (replies from the cache included), from the ledger.
-  const usage = patched('llm-usage') ? await search.llmUsage({ runId: workflowInfo().workflowId }) : undefined;
+  const readUsage = patched('llm-usage') ? (patched('llm-usage-local') ? llmUsageLocal : search.llmUsage) : undefined;
+  const usage = readUsage ? await readUsage({ runId: workflowInfo().workflowId }) : undefined;
   if (usage) upsertMemo({ usage: usage.usage, cache: usage.cache });
 
   const outcome: Outcome = loop.summary.ending === 'budget-exhausted' ? 'budget-exhausted' : outcomeOf(compiled, checked, verdict);

@@ -17,17 +17,31 @@ export interface ActivityRun {
   /** When the finishing attempt started (ms since the epoch). */
   startedAt?: number;
   closedAt?: number;
+  /** A local activity: it ran inside a workflow task and left only a marker with its answer. */
+  local?: true;
 }
 
 function ms(time: temporal.api.history.v1.IHistoryEvent['eventTime']): number {
   return Number(time?.seconds ?? 0) * 1000 + Math.floor((time?.nanos ?? 0) / 1e6);
 }
 
-/** Every scheduled activity of a history, in schedule order, with its final attempt. */
+/** What a local activity's marker says of it (the SDK core writes it as JSON). */
+function localActivityOf(event: temporal.api.history.v1.IHistoryEvent): { type: string; attempt: number } | undefined {
+  const marker = event.markerRecordedEventAttributes;
+  if (marker?.markerName !== 'core_local_activity') return undefined;
+  const data = marker.details?.data?.payloads?.[0]?.data;
+  if (!data) return undefined;
+  const parsed = JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type: string; attempt: number };
+  return { type: parsed.activity_type, attempt: parsed.attempt };
+}
+
+/** Every activity of a history, scheduled or local, in order, with its final attempt. */
 export function activityRunsOf(history: History): ActivityRun[] {
   const runs = new Map<string, ActivityRun>();
   for (const e of history.events ?? []) {
     const id = String(e.eventId);
+    const local = localActivityOf(e);
+    if (local) runs.set(id, { type: local.type, attempt: local.attempt, scheduledAt: ms(e.eventTime), closedAt: ms(e.eventTime), local: true });
     if (e.activityTaskScheduledEventAttributes) {
       runs.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', scheduledAt: ms(e.eventTime) });
     }
@@ -63,4 +77,9 @@ export async function recordHistory(client: Client, workflowId: string, name: st
   const file = `${HISTORIES_DIR}${name}.json`;
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, historyToJSON(history));
+}
+
+/** The activity types of a history in order, local activities included. */
+export function activityTypesOf(history: History): string[] {
+  return activityRunsOf(history).map((run) => run.type);
 }
