@@ -14,6 +14,7 @@ const T = {
   EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: 10,
   EVENT_TYPE_ACTIVITY_TASK_STARTED: 11,
   EVENT_TYPE_ACTIVITY_TASK_COMPLETED: 12,
+  EVENT_TYPE_MARKER_RECORDED: 25,
 } as const;
 
 function ms(event: Event | undefined): number {
@@ -48,6 +49,8 @@ export interface HistoryTimings {
   /** Per workflow: first to last event. */
   workflowMs: Percentiles;
   activitiesPerWorkflow: number;
+  /** Local activities (a marker each, run inside a workflow task). */
+  localActivitiesPerWorkflow: number;
   workflowTasksPerWorkflow: number;
   eventsPerWorkflow: number;
 }
@@ -60,6 +63,7 @@ export async function historyTimings(client: Client, ids: string[]): Promise<His
   const wftRun: number[] = [];
   const total: number[] = [];
   let activities = 0;
+  let localActivities = 0;
   let tasks = 0;
   let events = 0;
   for (const id of ids) {
@@ -78,6 +82,9 @@ export async function historyTimings(client: Client, ids: string[]): Promise<His
           break;
         case T.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
           actRun.push(ms(e) - ms(byId.get(Number(e.activityTaskCompletedEventAttributes?.startedEventId))));
+          break;
+        case T.EVENT_TYPE_MARKER_RECORDED:
+          if (e.markerRecordedEventAttributes?.markerName === 'core_local_activity') localActivities++;
           break;
         case T.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED:
           tasks++;
@@ -101,6 +108,7 @@ export async function historyTimings(client: Client, ids: string[]): Promise<His
     workflowTaskStartToComplete: percentiles(wftRun),
     workflowMs: percentiles(total),
     activitiesPerWorkflow: +(activities / n).toFixed(1),
+    localActivitiesPerWorkflow: +(localActivities / n).toFixed(1),
     workflowTasksPerWorkflow: +(tasks / n).toFixed(1),
     eventsPerWorkflow: +(events / n).toFixed(1),
   };
