@@ -23,14 +23,18 @@ export interface DevServerOptions {
 
 /** `start-dev` settings that make the file-backed dev server cheaper per workflow task:
  * SQLite in WAL mode with synchronous=NORMAL (a commit is not fsynced: durable through a killed
- * or crashed process, only the last commits can be lost to a power cut or kernel crash), and
- * eager activity dispatch (an activity scheduled by a workflow task on the same worker's queue
- * comes back in the task's reply instead of through another poll). Measured by
- * `bench/sweep.bench.ts --parts tuning` (DESIGN.md, "Sweep throughput"). */
+ * or crashed process, only the last commits can be lost to a power cut or kernel crash), eager
+ * activity dispatch (an activity scheduled by a workflow task on the same worker's queue comes
+ * back in the task's reply instead of through another poll), and a transfer queue that may read
+ * new tasks more than 20 times a second (its default): every workflow task an activity's result
+ * schedules passes through it, and at 20 reads/s it waited ≈ 25 ms on average before a worker
+ * could see it. Measured by `bench/sweep.bench.ts --parts tuning,overhead` (DESIGN.md, "Sweep
+ * throughput"). */
 export const DEV_SERVER_TUNING = [
   '--sqlite-pragma', 'journal_mode=wal',
   '--sqlite-pragma', 'synchronous=normal',
   '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
+  '--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000',
 ];
 
 export interface DevServer {
