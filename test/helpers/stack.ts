@@ -18,6 +18,7 @@ import { NameDirectory } from '../../engines/lean/name-directory';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type LlmBudget, type RunConfig } from '../../common/types';
 import { requireTemporalCli } from '../../infra/temporal-cli';
+import { DEV_SERVER_TUNING } from '../../infra/temporal-server';
 import { createLeanWorker, createLlmWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
 import { startFormalization } from '../../api/runs';
 import { SqlReplyLedger } from '../../engines/results/llm-ledger';
@@ -51,6 +52,8 @@ export async function startTemporal(): Promise<TestWorkflowEnvironment> {
       ip: '127.0.0.1',
       ui: false,
       searchAttributes: ALL_SEARCH_ATTRIBUTE_KEYS,
+      // The dispatch settings `npm start` gives its dev server: tests see the server users run.
+      extraArgs: DEV_SERVER_TUNING,
     },
   });
 }
