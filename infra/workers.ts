@@ -28,6 +28,9 @@ export interface MainWorkerOptions {
   /** A prebuilt bundle (tests build one and share it); default: bundle WORKFLOWS_PATH. */
   workflowBundle?: WorkflowBundleOption;
   maxConcurrentActivityTaskExecutions?: number;
+  /** Workflows kept in memory between tasks (the SDK's default unless set); 0 replays a
+   * workflow's whole history at every task (tests use it to prove replay is deterministic). */
+  maxCachedWorkflows?: number;
 }
 
 export async function createMainWorker(options: MainWorkerOptions): Promise<Worker> {
@@ -38,6 +41,7 @@ export async function createMainWorker(options: MainWorkerOptions): Promise<Work
     activities: options.activities,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     maxConcurrentActivityTaskExecutions: options.maxConcurrentActivityTaskExecutions ?? 16,
+    ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
   });
 }
 

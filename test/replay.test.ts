@@ -7,7 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
-import { workflowBundle } from './helpers/stack';
+import { quietRuntime, workflowBundle } from './helpers/stack';
+
+// Replay workers would otherwise log each state change of each replay (hundreds of lines in CI).
+quietRuntime();
 
 const DIR = fileURLToPath(new URL('./fixtures/histories/', import.meta.url));
 const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));

@@ -14,9 +14,7 @@ import {
   isCancellation,
   log,
   ParentClosePolicy,
-  patched,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   sleep,
   startChild,
@@ -40,15 +38,6 @@ const { sweepItems, recordSweepRun } = proxyActivities<SweepActivities>({
   startToCloseTimeout: '2m',
   // Both activities heartbeat while they wait; a killed worker is noticed in seconds.
   heartbeatTimeout: '10s',
-  retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
-});
-
-// A child's result in hand is written by a local activity (runs since the 'sweep-record-local'
-// patch): a quick idempotent write needs no trip through a task queue, and the result stays
-// out of the sweep's history (a local activity records only its answer). Waiting on a carried
-// child heartbeats, so that stays a regular activity.
-const { recordSweepRun: recordSweepRunLocal } = proxyLocalActivities<SweepActivities>({
-  startToCloseTimeout: '1m',
   retry: { initialInterval: '1s', backoffCoefficient: 2, maximumInterval: '30s' },
 });
 
@@ -232,8 +221,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       failure = rootCause(err);
     }
     // The result goes to the record activity as it is: no second read of it from Temporal.
-    const record = patched('sweep-record-local') ? recordSweepRunLocal : recordSweepRun;
-    return record({ ...id, ...(failure !== undefined ? { failure } : { result }), ...(input.budget ? { totals: true } : {}) });
+    return recordSweepRun({ ...id, ...(failure !== undefined ? { failure } : { result }), ...(input.budget ? { totals: true } : {}) });
   };
 
   // A unit started by an earlier run: the record activity waits for it and writes its record.

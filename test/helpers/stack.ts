@@ -33,7 +33,8 @@ export const FIXTURE_LIBRARY = 'mini';
 export const FAKE_TRANSLATOR = 'fake-translator';
 
 let runtimeInstalled = false;
-function quietRuntime(): void {
+/** The Temporal runtime logs warnings and errors only (not every worker's state changes). */
+export function quietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
@@ -101,6 +102,8 @@ export interface StackOptions {
   /** LLM provider queues (`llm-<provider>`) served by workers of the stack, each with its rate
    * limit; runs are told `roles` (role → provider) so their LLM activities go there. */
   providers?: { queues: Array<{ provider: string; requestsPerSecond?: number }>; roles: LlmBudget['providers'] };
+  /** The main worker's workflow cache; 0: every workflow task replays the whole history. */
+  maxCachedWorkflows?: number;
 }
 
 export interface TestStack {
@@ -168,6 +171,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
       activities,
       taskQueue: mainQueue,
       workflowBundle: await workflowBundle(),
+      ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
     })]),
     ...(which === 'lean'
       ? []
