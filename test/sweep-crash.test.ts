@@ -5,7 +5,6 @@
 // and the records equal those of the same sweep run without interruption.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +21,7 @@ import { defaultBrain, FAKE_MODELS, startFakeOpenAI, type FakeHandler, type Fake
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
 import { waitFor } from './helpers/sweep';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
+import { freePort } from './helpers/ports';
 
 const CLI = fileURLToPath(new URL('../bin/cli.ts', import.meta.url));
 const ITEMS = 100;
@@ -38,17 +38,6 @@ const workers: Record<'main' | 'lean', { child?: ChildProcess; starts: number; s
   main: { starts: 0, stopping: false },
   lean: { starts: 0, stopping: false },
 };
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
 
 /** The real `driftline worker --queue Q` process; started again whenever it exits. */
 function superviseWorker(queue: 'main' | 'lean'): void {

@@ -1,28 +1,17 @@
 // A throwaway PostgreSQL cluster for tests: initdb into a temp directory, started with pg_ctl
-// on a free loopback port, removed afterwards. Uses Debian's server binaries (`.ci/run`
+// on a free loopback port (below the ephemeral range: helpers/ports.ts), removed afterwards. Uses Debian's server binaries (`.ci/run`
 // installs the `postgresql` package). As root, the server runs as the `postgres` user.
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports';
 
 function pgBinDir(): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
   if (!versions[0]) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql; install Debian\'s `postgresql` package (.ci/run does)');
   return join(root, versions[0], 'bin');
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
 }
 
 export interface TestPostgres {
