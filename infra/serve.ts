@@ -3,17 +3,13 @@
 // API in-process beside the dev server and workers.
 import type { FastifyInstance } from 'fastify';
 import { registryCatalog } from '../api/library-catalog';
-import { createReadinessCheck } from '../api/readiness';
-import { llmTaskQueue } from '../common/run-config-schema';
+import { apiOptionsFor, readinessFor } from './api-options';
 import { buildServer } from '../api/server';
-import { apiListenHost, missingServices, runLlmSettings, temporalUiUrl, type Config } from './config';
+import { apiListenHost, type Config } from './config';
 import { connectClient } from './connect';
-import { buildRetrieval, createIndexStore, defaultProviderURL, providerStatusPath } from './deps';
-import { readProviderStatus } from '../engines/llm/provider-status-file';
+import { buildRetrieval, createIndexStore } from './deps';
 import { createLogger } from './logging';
 import { openResults } from './results';
-import { PROJECT_ROOT } from './temporal-cli';
-import { sharedDataDir } from '../engines/sweeps/sweep-file';
 
 const log = createLogger('driftline-api');
 
@@ -27,37 +23,15 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
   // Sweeps are recorded in the results database the workers write to (PostgreSQL when they run
   // on other machines).
   const results = await openResults(config);
-  const app = await buildServer({
-    temporal: client,
-    libraries: config.libraries.map((l) => l.name),
-    defaultLibrary: config.libraries[0]!.name,
-    maxStatementChars: config.api.maxStatementChars,
-    // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-budget.ts).
-    llm: runLlmSettings(config),
-    providerNames: Object.keys(config.llm.providers),
-    readiness: createReadinessCheck({
-      client,
-      namespace: config.temporal.namespace,
-      unbuiltIndexes: async () => {
-        const aliases = await Promise.all(config.libraries.map((l) => store.getAlias(l.name)));
-        return config.libraries.filter((_, i) => !aliases[i]).map((l) => l.name);
-      },
-      missing: missingServices(config),
-      llmQueues: Object.keys(config.llm.providers).map(llmTaskQueue),
-      // Shown when the workers share this data directory (they write the provider's status there).
-      llm: () => {
-        const url = defaultProviderURL(config);
-        return url ? readProviderStatus(providerStatusPath(config), url) : undefined;
-      },
-    }),
-    catalog: registryCatalog(registry),
-    apiKeys: config.api.keys,
-    rateLimit: { max: config.api.rateLimitPerMinute, timeWindowMs: 60_000 },
-    temporalUiUrl: temporalUiUrl(config),
-    namespace: config.temporal.namespace,
-    sweeps: { results, dataDir: sharedDataDir(PROJECT_ROOT), currentIndexVersion: (library: string) => store.getAlias(library) },
-    logger: false,
+  const readiness = readinessFor(config, client, {
+    unbuiltIndexes: async () => {
+      const aliases = await Promise.all(config.libraries.map((l) => store.getAlias(l.name)));
+      return config.libraries.filter((_, i) => !aliases[i]).map((l) => l.name);
+    },
   });
+  const app = await buildServer(
+    apiOptionsFor(config, { client, readiness, catalog: registryCatalog(registry), results, currentIndexVersion: (library: string) => store.getAlias(library) }),
+  );
   app.addHook('onClose', async () => {
     await store.close();
     await registry.close();

@@ -6,21 +6,18 @@ import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createReadinessCheck } from '../api/readiness';
-import { llmTaskQueue } from '../common/run-config-schema';
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import { buildServer } from '../api/server';
 import { registryCatalog } from '../api/library-catalog';
-import { apiListenHost, ConfigError, loadConfig, missingServices, runLlmSettings, temporalUiUrl, type Config } from './config';
+import { apiOptionsFor, readinessFor } from './api-options';
+import { apiListenHost, ConfigError, loadConfig, missingServices, temporalUiUrl, type Config } from './config';
 import { connectClient } from './connect';
-import { buildRetrieval, defaultProviderURL, providerStatusPath } from './deps';
-import { readProviderStatus } from '../engines/llm/provider-status-file';
+import { buildRetrieval } from './deps';
 import { createLogger } from './logging';
-import { PROJECT_ROOT, requireTemporalCli } from './temporal-cli';
+import { requireTemporalCli } from './temporal-cli';
 import { openResults } from './results';
 import type { ResultsDb } from '../engines/results/results-db';
-import { sharedDataDir } from '../engines/sweeps/sweep-file';
 import { startDevServer, type DevServer } from './temporal-server';
 import { writeWorkflowBundle } from './workers';
 import { dieWithParent } from './child-guard';
@@ -194,37 +191,22 @@ export async function startStack(): Promise<void> {
   client = await connectClient(config).catch((err: Error) => abort(err.message));
   // Sweeps are recorded here (and by the main worker, which opens the same database).
   results = await openResults(config).catch((err: Error) => abort(err.message));
-  const missing = missingServices(config);
-  const readiness = createReadinessCheck({
-      client,
-      namespace: config.temporal.namespace,
-      unbuiltIndexes: () => indexes.unbuilt(),
-      llmQueues: Object.keys(config.llm.providers).map(llmTaskQueue),
-      missing,
-      // Ready means the worker processes running now poll, not ones that died a moment ago.
-      workerIdentities: () => Object.fromEntries(workers.map((w) => [w.queue, workerIdentity(w.child)])),
-      llm: () => {
-        const url = defaultProviderURL(config);
-        return url ? readProviderStatus(providerStatusPath(config), url) : undefined;
-      },
-      warnings: () => [loadWatch?.describe()].filter((w): w is string => Boolean(w)),
-    });
-  app = await buildServer({
-    temporal: client,
-    libraries: config.libraries.map((l) => l.name),
-    defaultLibrary: config.libraries[0]!.name,
-    maxStatementChars: config.api.maxStatementChars,
-    llm: runLlmSettings(config),
-    providerNames: Object.keys(config.llm.providers),
-    readiness,
-    logger: false,
-    catalog: registryCatalog(indexes),
-    apiKeys: config.api.keys,
-    rateLimit: { max: config.api.rateLimitPerMinute, timeWindowMs: 60_000 },
-    temporalUiUrl: devServer?.uiUrl ?? temporalUiUrl(config),
-    namespace: config.temporal.namespace,
-    sweeps: { results, dataDir: sharedDataDir(PROJECT_ROOT), currentIndexVersion: (library: string) => indexes.store.getAlias(library) },
+  const readiness = readinessFor(config, client, {
+    unbuiltIndexes: () => indexes.unbuilt(),
+    // Ready means the worker processes running now poll, not ones that died a moment ago.
+    workerIdentities: () => Object.fromEntries(workers.map((w) => [w.queue, workerIdentity(w.child)])),
+    warnings: () => [loadWatch?.describe()].filter((w): w is string => Boolean(w)),
   });
+  app = await buildServer(
+    apiOptionsFor(config, {
+      client,
+      readiness,
+      catalog: registryCatalog(indexes),
+      results,
+      currentIndexVersion: (library: string) => indexes.store.getAlias(library),
+      temporalUiUrl: devServer?.uiUrl,
+    }),
+  );
   // Without API keys anyone who can reach the port could start runs: loopback only then.
   const listen = apiListenHost(config);
   if (listen.host !== config.api.host) {
@@ -258,7 +240,7 @@ export async function startStack(): Promise<void> {
     ...(devServer ? [`  Temporal UI  ${devServer.uiUrl}`] : []),
     `  Temporal     ${config.temporal.address} (namespace ${config.temporal.namespace})`,
     `  libraries    ${config.libraries.map((l) => l.name).join(', ')} (default ${config.libraries[0]!.name})`,
-    ...missing.map((m) => `  not configured: ${m}`),
+    ...missingServices(config).map((m) => `  not configured: ${m}`),
     '  Try: npx driftline formalize "Every prime greater than 2 is odd."',
     '  Ctrl-C stops everything.',
     '',

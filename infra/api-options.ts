@@ -1,0 +1,68 @@
+// What the API server and its readiness check are built from, read from the configuration once
+// for both ways of running the API: `npm start` (infra/start.ts, the whole stack) and
+// `driftline api` (infra/serve.ts, the API alone beside workers elsewhere).
+import type { Client } from '@temporalio/client';
+import type { ApiOptions } from '../api/server';
+import { createReadinessCheck, type ReadinessDeps } from '../api/readiness';
+import type { LibraryCatalog } from '../api/library-catalog';
+import { llmTaskQueue } from '../common/run-config-schema';
+import type { ResultsDb } from '../engines/results/results-db';
+import { readProviderStatus } from '../engines/llm/provider-status-file';
+import { sharedDataDir } from '../engines/sweeps/sweep-file';
+import { missingServices, runLlmSettings, temporalUiUrl, type Config } from './config';
+import { defaultProviderURL, providerStatusPath } from './deps';
+import { PROJECT_ROOT } from './temporal-cli';
+
+/** The readiness check over the configured libraries, services and provider queues; the caller
+ * says how to find unbuilt indexes and, when it supervises them, the worker processes. */
+export function readinessFor(
+  config: Config,
+  client: Client,
+  extra: Pick<ReadinessDeps, 'unbuiltIndexes'> & Partial<Pick<ReadinessDeps, 'workerIdentities' | 'warnings'>>,
+): ReturnType<typeof createReadinessCheck> {
+  return createReadinessCheck({
+    client,
+    namespace: config.temporal.namespace,
+    missing: missingServices(config),
+    llmQueues: Object.keys(config.llm.providers).map(llmTaskQueue),
+    // What the main worker learnt about the default provider: it writes it to the data
+    // directory, which the API shares with it.
+    llm: () => {
+      const url = defaultProviderURL(config);
+      return url ? readProviderStatus(providerStatusPath(config), url) : undefined;
+    },
+    ...extra,
+  });
+}
+
+/** `buildServer`'s options from the configuration and the services the caller opened. */
+export function apiOptionsFor(
+  config: Config,
+  services: {
+    client: Client;
+    readiness: ApiOptions['readiness'];
+    catalog: LibraryCatalog;
+    results: ResultsDb;
+    currentIndexVersion: (library: string) => Promise<string | undefined>;
+    /** The Web UI of the dev server `npm start` runs; default: the configured one. */
+    temporalUiUrl?: string;
+  },
+): ApiOptions {
+  return {
+    temporal: services.client,
+    libraries: config.libraries.map((l) => l.name),
+    defaultLibrary: config.libraries[0]!.name,
+    maxStatementChars: config.api.maxStatementChars,
+    // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-budget.ts).
+    llm: runLlmSettings(config),
+    providerNames: Object.keys(config.llm.providers),
+    readiness: services.readiness,
+    logger: false,
+    catalog: services.catalog,
+    apiKeys: config.api.keys,
+    rateLimit: { max: config.api.rateLimitPerMinute, timeWindowMs: 60_000 },
+    temporalUiUrl: services.temporalUiUrl ?? temporalUiUrl(config),
+    namespace: config.temporal.namespace,
+    sweeps: { results: services.results, dataDir: sharedDataDir(PROJECT_ROOT), currentIndexVersion: services.currentIndexVersion },
+  };
+}
