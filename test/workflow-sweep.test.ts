@@ -8,7 +8,7 @@ import type { SweepInput, SweepProgress } from '../common/sweep';
 import { signalSweep } from '../api/sweeps';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from './fakes/openai-server';
-import { miniSpec, progressOf, startOnStack, waitFor } from './helpers/sweep';
+import { MINI_BENCHMARK, miniSpec, progressOf, startOnStack, waitFor } from './helpers/sweep';
 import { recordHistory } from './helpers/history';
 
 let env: TestWorkflowEnvironment;
@@ -75,15 +75,17 @@ describe('sweep workflow', () => {
 
   it('replays deterministically: with no workflow cache every task replays the whole history, and the sweep still completes', async () => {
     // A sweep (and its children) whose commands depended on timing would fail a replay here
-    // with a nondeterminism error and never finish; window 6 keeps several children and their
-    // records in flight at once. (It did not catch the local record activity that failed a
+    // with a nondeterminism error and never finish; window 6 keeps every child and its
+    // record in flight at once. (It did not catch the local record activity that failed a
     // 10,000-run sweep's replay at an item-page boundary: that needs > 100 items.)
     const s = await stack({ maxCachedWorkflows: 0 });
-    await startOnStack(s, miniSpec({ samples: 1, window: 6 }), { id: 'sw-replay' });
+    // Four items × 2 configurations: every task replays the history from its start, so the cost
+    // grows with the square of the sweep's length.
+    await startOnStack(s, miniSpec({ benchmarks: [{ path: MINI_BENCHMARK, format: 'rautoformalizer', limit: 4 }], samples: 1, window: 6 }), { id: 'sw-replay' });
     const final = await runToEnd(s, 'sw-replay');
-    expect(final).toMatchObject({ status: 'completed', total: 16, done: 16, failed: 0 });
+    expect(final).toMatchObject({ status: 'completed', total: 8, done: 8, failed: 0 });
     const runs = await s.results.runs('sw-replay');
-    expect(new Set(runs.map((r) => r.workflowId)).size).toBe(16);
+    expect(new Set(runs.map((r) => r.workflowId)).size).toBe(8);
   }, 180_000);
 
   it('records a failing child with its reason after retrying it, and retries one that fails once', async () => {
