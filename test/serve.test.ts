@@ -1,88 +1,101 @@
-// `driftline serve`: the API alone, as a deployment runs it beside workers on other machines
-// (infra/serve.ts). Against the real dev server with no worker polling and no index built, the
-// process serves its routes, /readyz names what is missing, and SIGTERM ends it cleanly.
+// `driftline serve`, the API process of a deployment (infra/compose.yaml): against a Temporal
+// server it did not start, with no workers of its own, it serves the page and the API and says
+// in /readyz what is missing (infra/api-options.ts builds its options, as for `npm start`).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal } from './helpers/stack';
-import { freePort } from './helpers/ports';
+import { freePort } from './helpers/worker-processes';
 
-const CLI = fileURLToPath(new URL('../bin/cli.ts', import.meta.url));
-
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 let env: TestWorkflowEnvironment;
-let api: ChildProcess | undefined;
-let dir: string;
+let child: ChildProcess;
+let dataDir: string;
+let base: string;
+let output = '';
 
 beforeAll(async () => {
   env = await startTemporal();
-  dir = mkdtempSync(join(tmpdir(), 'driftline-serve-'));
-});
-
-afterAll(async () => {
-  api?.kill('SIGKILL');
-  await env?.teardown();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-async function waitForHealth(url: string, child: ChildProcess, output: () => string): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`driftline serve exited with ${child.exitCode}: ${output()}`);
-    try {
-      if ((await fetch(`${url}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 300));
-  }
-  throw new Error(`driftline serve did not answer /healthz in 90 s: ${output()}`);
-}
-
-it('serves the API alone: routes answer, /readyz names the missing workers and index, SIGTERM stops it', async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'driftline-serve-'));
   const port = await freePort();
-  let output = '';
-  api = spawn(process.execPath, ['--import', 'tsx', CLI, 'serve'], {
+  base = `http://127.0.0.1:${port}`;
+  child = spawn(process.execPath, [join(ROOT, 'bin/driftline.js'), 'serve'], {
+    cwd: ROOT,
     env: {
       ...process.env,
       TEMPORAL_ADDRESS: env.address,
       PORT: String(port),
-      DRIFTLINE_DATA_DIR: join(dir, 'data'),
+      DRIFTLINE_DATA_DIR: dataDir,
       DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`,
-      // A provider nobody serves: its queue must be named as missing a worker.
+      TEMPORAL_UI_URL: 'http://temporal-ui.example:8233',
+      // A provider nobody serves: its task queue must be named as missing a worker.
       OPENAI_BASE_URL: 'http://127.0.0.1:9/v1',
       OPENAI_API_KEY: 'k',
+      DRIFTLINE_LOG_PRETTY: '0',
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  api.stdout!.on('data', (d: Buffer) => (output += d.toString()));
-  api.stderr!.on('data', (d: Buffer) => (output += d.toString()));
-  const url = `http://127.0.0.1:${port}`;
-  await waitForHealth(url, api, () => output);
+  child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${base}/healthz`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (child.exitCode !== null) throw new Error(`driftline serve exited (${child.exitCode}):\n${output}`);
+    if (Date.now() > deadline) throw new Error(`driftline serve did not answer:\n${output}`);
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}, 120_000);
 
-  const ready = await fetch(`${url}/readyz`);
-  expect(ready.status).toBe(503);
-  const report = (await ready.json()) as { ready: boolean; checks: Record<string, { ok: boolean; detail?: string }> };
-  expect(report.ready).toBe(false);
-  expect(report.checks.temporal).toEqual({ ok: true });
-  expect(report.checks.mainWorker!.detail).toMatch(/no worker polls the "driftline" task queue/);
-  expect(report.checks.leanWorker!.detail).toMatch(/no worker polls the "lean" task queue/);
-  expect(report.checks.llmWorkers!.detail).toMatch(/"llm-default"/);
-  expect(report.checks.index!.detail).toMatch(/no premise index is built for "mini"/);
+afterAll(async () => {
+  if (child && child.exitCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await env?.teardown();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
 
-  // The routes built from the configuration: libraries, the OpenAPI document, sweeps.
-  const libraries = (await (await fetch(`${url}/v1/libraries`)).json()) as { items?: Array<{ name: string }> } | Array<{ name: string }>;
-  const names = (Array.isArray(libraries) ? libraries : libraries.items ?? []).map((l) => l.name);
-  expect(names).toContain(FIXTURE_LIBRARY);
-  const doc = (await (await fetch(`${url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
-  expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/formalizations', '/v1/sweeps']));
-  expect((await fetch(`${url}/v1/sweeps/no-such-sweep`)).status).toBe(404);
+describe('driftline serve', () => {
+  it('serves the page and its settings, linking runs to the configured Temporal UI', async () => {
+    const page = await fetch(`${base}/`);
+    expect(page.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(await page.text()).toContain('driftline');
+    const config = (await (await fetch(`${base}/web/config.json`)).json()) as Record<string, unknown>;
+    expect(config).toMatchObject({ libraries: [FIXTURE_LIBRARY], defaultLibrary: FIXTURE_LIBRARY, temporalUiUrl: 'http://temporal-ui.example:8233' });
+  });
 
-  const exited = new Promise<number | null>((resolve) => api!.once('exit', (code) => resolve(code)));
-  api.kill('SIGTERM');
-  expect(await exited).toBe(0);
-  api = undefined;
-}, 180_000);
+  it('is not ready without workers and an index, and says so', async () => {
+    const response = await fetch(`${base}/readyz`);
+    expect(response.status).toBe(503);
+    const report = (await response.json()) as { checks: Record<string, { ok: boolean; detail?: string }> };
+    expect(report.checks.temporal?.ok).toBe(true);
+    expect(report.checks.mainWorker?.detail).toMatch(/no worker polls the "driftline" task queue/);
+    expect(report.checks.leanWorker?.detail).toMatch(/no worker polls the "lean" task queue/);
+    expect(report.checks.llmWorkers?.detail).toMatch(/"llm-default"/);
+    expect(report.checks.index?.ok).toBe(false);
+    expect(report.checks.index?.detail).toContain(FIXTURE_LIBRARY);
+  });
+
+  it('serves the routes built from the configuration: libraries, the OpenAPI document, sweeps', async () => {
+    const libraries = (await (await fetch(`${base}/v1/libraries`)).json()) as { items?: Array<{ name: string }> } | Array<{ name: string }>;
+    expect((Array.isArray(libraries) ? libraries : libraries.items ?? []).map((l) => l.name)).toContain(FIXTURE_LIBRARY);
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/formalizations', '/v1/sweeps']));
+    expect((await fetch(`${base}/v1/sweeps/no-such-sweep`)).status).toBe(404);
+  });
+
+  it('stops on SIGTERM', async () => {
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+  });
+});
