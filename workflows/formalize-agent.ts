@@ -6,14 +6,11 @@ import {
   CancellationScope,
   defineQuery,
   isCancellation,
-  patched,
   proxyActivities,
-  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertMemo,
   upsertSearchAttributes,
-  workflowInfo,
 } from '@temporalio/workflow';
 import { NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
@@ -37,6 +34,7 @@ import type {
 } from '../common/types';
 import { LEAN_TASK_QUEUE, MAX_AGENT_STEPS } from '../common/types';
 import { runAgentLoop, type AgentOps } from './agent-loop';
+import { readRunUsage } from './llm-usage';
 
 export const agentProgressQuery = defineQuery<Progress>('progress');
 
@@ -52,11 +50,6 @@ const llmProxy = (taskQueue: string | undefined) => proxyActivities<MainActiviti
 
 const search = proxyActivities<MainActivities>({
   startToCloseTimeout: '2m',
-  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
-});
-// The ledger read, as a local activity since the 'llm-usage-local' patch (as in `formalize`).
-const { llmUsage: llmUsageLocal } = proxyLocalActivities<MainActivities>({
-  startToCloseTimeout: '30s',
   retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
@@ -234,8 +227,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   }
 
   // What the run's LLM calls used (replies from the cache included), from the ledger.
-  const readUsage = patched('llm-usage') ? (patched('llm-usage-local') ? llmUsageLocal : search.llmUsage) : undefined;
-  const usage = readUsage ? await readUsage({ runId: workflowInfo().workflowId }) : undefined;
+  const usage = await readRunUsage();
   if (usage) upsertMemo({ usage: usage.usage, cache: usage.cache });
 
   const outcome: Outcome = loop.summary.ending === 'budget-exhausted' ? 'budget-exhausted' : outcomeOf(compiled, checked, verdict);

@@ -1,6 +1,6 @@
 // The `formalize` workflow: one formalization run, from an informal statement to a judged Lean
 // statement. Deterministic code only: every side effect is an activity.
-import { ActivityFailure, ApplicationFailure, defineQuery, patched, proxyActivities, proxyLocalActivities, setCurrentDetails, setHandler, upsertMemo, upsertSearchAttributes, log, workflowInfo } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setCurrentDetails, setHandler, upsertMemo, upsertSearchAttributes, log } from '@temporalio/workflow';
 import { LLM_FAILURE, NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
@@ -18,7 +18,6 @@ import type {
   LlmBudget,
   LeanActivities,
   MainActivities,
-  LlmUsageReport,
   Outcome,
   Premise,
   Progress,
@@ -27,6 +26,7 @@ import type {
   ToolUse,
 } from '../common/types';
 import { LEAN_TASK_QUEUE } from '../common/types';
+import { readRunUsage } from './llm-usage';
 
 export const progressQuery = defineQuery<Progress>('progress');
 
@@ -51,13 +51,6 @@ const llmStages = (budget: LlmBudget | undefined, taskQueue: string | undefined)
   heartbeatTimeout: '15s',
   retry: llmRetry,
 });
-
-// Reading the run's LLM ledger is a quick database query. Runs since the 'llm-usage-local'
-// patch read it as a local activity: no task queue round trip, and one workflow task fewer per
-// run (what a sweep's throughput is made of); older histories replay the scheduled activity.
-const usageOptions = { startToCloseTimeout: '30s', retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE } };
-const { llmUsage } = proxyActivities<MainActivities>(usageOptions);
-const { llmUsage: llmUsageLocal } = proxyLocalActivities<MainActivities>(usageOptions);
 
 /** A failure that ends the run `budget-exhausted` rather than failing it. */
 function isBudgetExhausted(err: unknown): boolean {
@@ -277,12 +270,8 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   const outcome = outcomeOf(compiled, checked, verdict, budgetSpent);
   enter('done');
   // What the run's LLM calls used (replies from the cache included), from the ledger.
-  let llm: LlmUsageReport | undefined;
-  if (patched('llm-usage')) {
-    const read = patched('llm-usage-local') ? llmUsageLocal : llmUsage;
-    llm = await read({ runId: workflowInfo().workflowId });
-    upsertMemo({ usage: llm.usage, cache: llm.cache });
-  }
+  const llm = await readRunUsage();
+  if (llm) upsertMemo({ usage: llm.usage, cache: llm.cache });
   upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }, ...(indexVersion ? [{ key: INDEX_KEY, value: indexVersion }] : [])]);
   showState({ outcome, ...(verdict ? { grade: verdict.grade } : {}) });
   return {
