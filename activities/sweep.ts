@@ -1,5 +1,6 @@
 // Activities of the sweep workflow: reading a sweep's items from the results database, and
 // writing each finished child's record once (idempotent, keyed by the child's workflow ID).
+import { rootCauseMessage } from '../common/failures';
 import { Context, heartbeat, sleep } from '@temporalio/activity';
 import type { RecordedRun, RecordRunInput, SweepActivities } from '../common/sweep';
 import type { FormalizeResult } from '../common/types';
@@ -11,16 +12,6 @@ export interface SweepActivityDeps {
   results: ResultsDb;
 }
 
-/** The message that says what went wrong: the innermost cause of a Temporal failure. */
-export function rootCauseMessage(err: unknown): string {
-  let current = err as { message?: string; cause?: unknown } | undefined;
-  let message = current?.message ?? String(err);
-  while (current?.cause) {
-    current = current.cause as { message?: string; cause?: unknown };
-    if (current.message) message = current.message;
-  }
-  return message;
-}
 
 export function createSweepActivities(deps: SweepActivityDeps): SweepActivities {
   const db = deps.results;

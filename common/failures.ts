@@ -86,3 +86,15 @@ export function isRetryable(type: FailureType): boolean {
 
 /** For retry policies: failures that no retry can fix (bad input, configuration, exhausted re-asks). */
 export const NON_RETRYABLE_TYPES: string[] = FAILURE_TYPES.filter((t) => !isRetryable(t));
+
+/** The message that says what went wrong: the innermost cause's (Temporal wraps an activity's
+ * failure, and a child's, in failures that only say where it happened). */
+export function rootCauseMessage(err: unknown): string {
+  let current = err as { message?: string; cause?: unknown } | undefined;
+  let message = current?.message ?? String(err);
+  while (current?.cause) {
+    current = current.cause as { message?: string; cause?: unknown };
+    if (current.message) message = current.message;
+  }
+  return message;
+}

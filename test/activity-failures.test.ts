@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import { activityFailure, mapEngineErrors, toTemporalFailure } from '../activities/failures';
-import { EMBEDDER_FAILURE, FAILURE_TYPES, INDEX_FAILURE, LEAN_FAILURE, LLM_FAILURE, NON_RETRYABLE_TYPES } from '../common/failures';
+import { EMBEDDER_FAILURE, FAILURE_TYPES, INDEX_FAILURE, LEAN_FAILURE, LLM_FAILURE, NON_RETRYABLE_TYPES, rootCauseMessage } from '../common/failures';
 import { EngineError } from '../engines/errors';
 
 describe('engine errors become Temporal failures of the same type', () => {
@@ -38,5 +38,16 @@ describe('engine errors become Temporal failures of the same type', () => {
     }
     for (const t of ['LlmUnavailable', 'EmbedderUnavailable', 'LeanReplCrashed', 'LeanHeaderTimeout']) expect(NON_RETRYABLE_TYPES).not.toContain(t);
     expect(new Set(FAILURE_TYPES).size).toBe(FAILURE_TYPES.length);
+  });
+});
+
+describe('rootCauseMessage', () => {
+  it('says what went wrong: the innermost message, past causes without one', () => {
+    const inner = ApplicationFailure.create({ type: LLM_FAILURE.badReply, message: 'the reply had no JSON object' });
+    const silent = Object.assign(new Error(''), { cause: inner });
+    const outer = Object.assign(new Error('Activity task failed'), { cause: silent });
+    expect(rootCauseMessage(outer)).toBe('the reply had no JSON object');
+    expect(rootCauseMessage(Object.assign(new Error('only this'), { cause: new Error('') }))).toBe('only this');
+    expect(rootCauseMessage('plain text')).toBe('plain text');
   });
 });

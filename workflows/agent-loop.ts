@@ -5,6 +5,7 @@
 // The loop is written against `AgentOps`, so the same code runs inside the `formalizeAgent`
 // workflow (each op an activity, each step durable) and in-process (the benchmark's baseline).
 // Deterministic: time comes from `ops.now()`, nothing else is read from outside.
+import { rootCauseMessage } from '../common/failures';
 import type {
   AgentEnding,
   AgentStepInput,
@@ -78,16 +79,6 @@ function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   return { prompt: a.prompt + b.prompt, completion: a.completion + b.completion, total: a.total + b.total };
 }
 
-function errorMessage(err: unknown): string {
-  // Activity failures wrap the cause that says what went wrong.
-  let current = err as { message?: string; cause?: unknown } | undefined;
-  let message = current?.message ?? String(err);
-  while (current?.cause) {
-    current = current.cause as { message?: string; cause?: unknown };
-    if (current.message) message = current.message;
-  }
-  return message;
-}
 
 export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promise<AgentLoopResult> {
   let transcript: AgentTurn[] = [];
@@ -150,7 +141,7 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
     } catch (err) {
       if (ops.isFatal(err)) throw err;
       // A tool that failed after its retries is the model's problem to work around.
-      return { text: `The tool failed: ${errorMessage(err)}`, error: true };
+      return { text: `The tool failed: ${rootCauseMessage(err)}`, error: true };
     }
   };
 

@@ -3,6 +3,7 @@
 // `<sweep>/<config>/<item>/<sample>`; its record is written once by an idempotent activity.
 // Before the history grows large the workflow continues as new, carrying a cursor, counters and
 // the units still in flight, which the next run awaits through the record activity.
+import { rootCauseMessage } from '../common/failures';
 import {
   CancellationScope,
   ChildWorkflowCancellationType,
@@ -48,15 +49,6 @@ export const DEFAULT_HISTORY_LIMIT = 4000;
 /** How long one poll of a carried-over child waits inside the record activity. */
 const CARRIED_WAIT_MS = 20_000;
 
-function rootCause(err: unknown): string {
-  let current = err as { message?: string; cause?: unknown } | undefined;
-  let message = current?.message ?? String(err);
-  while (current?.cause) {
-    current = current.cause as { message?: string; cause?: unknown };
-    if (current.message) message = current.message;
-  }
-  return message;
-}
 
 function freshCursor(input: SweepInput, now: number): SweepCursor {
   const perCell = input.items * input.samples;
@@ -218,7 +210,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       // The sweep's own cancellation ends the unit unrecorded; anything else (a child cancelled
       // or terminated by hand, a failure) is a failed attempt.
       if (isCancellation(err) && cancelled) throw err;
-      failure = rootCause(err);
+      failure = rootCauseMessage(err);
     }
     // The result goes to the record activity as it is: no second read of it from Temporal.
     return recordSweepRun({ ...id, ...(failure !== undefined ? { failure } : { result }), ...(input.budget ? { totals: true } : {}) });
