@@ -46,6 +46,15 @@ describe('sweep report', () => {
     expect(html).toContain('Demo &lt;sweep&gt;');
   });
 
+  it('states the same protocol on the page and in the Markdown: split, leave-out policy, configurations, intervals', async () => {
+    const { html, markdown } = await renderSweepReport(input);
+    const configs = demo.configurations ? Object.keys(demo.configurations).join(', ') : '';
+    for (const [label, value] of [['leave-out policy', 'file'], ['library', 'connf'], ['samples per item', '2'], ['configurations', configs], ['intervals', '95% percentile bootstrap over items, B = 200']] as const) {
+      expect(markdown).toContain(`- **${label}**: ${value}`);
+      expect(html).toContain(`<dt>${label}</dt><dd>${value}`);
+    }
+  });
+
   it('links every run to its Temporal UI page by URL-encoded workflow ID', async () => {
     const { html } = await renderSweepReport(input);
     const r = demo.records[0]!;

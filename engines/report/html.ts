@@ -2,7 +2,7 @@
 // server, no scripts and nothing fetched, so it works offline and from a file:// URL.
 import type { SweepRunRecord } from '../../common/sweep';
 import type { ReportData } from './report-data';
-import { temporalRunUrl } from './report-data';
+import { protocolRows, temporalRunUrl } from './report-data';
 import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, retrievalTable, summaryTable, tagTables, type Cell, type Table } from './tables';
 
 export interface HtmlCharts {
@@ -131,26 +131,12 @@ function chart(svg: string | null | undefined): string {
 export function renderHtml(data: ReportData, records: readonly SweepRunRecord[], charts: HtmlCharts, ui?: { base: string; namespace: string }): string {
   const s = data.sweep;
   const title = s.title ?? `Sweep ${s.id}`;
-  const protocol: [string, string | undefined][] = [
-    ['sweep', s.id],
-    ['status', s.status],
-    ['benchmark', s.benchmark],
-    ['library', s.library],
-    ['index version', s.indexVersion],
-    ['leave-out policy', s.leaveOut],
-    ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
-    ['items / runs', `${data.items} / ${data.runs}`],
-    ['configurations', data.configs.join(', ')],
-    ['intervals', `95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
-    ['started', s.createdAt],
-    ['generated', data.generatedAt],
-  ];
   const sections: string[] = [];
   const nav: [string, string][] = [['summary', 'Summary']];
 
   const found = findings(data);
   sections.push(`<h2 id="summary">Summary</h2>
-<dl class="protocol">${protocol.filter(([, v]) => v !== undefined && v !== '').map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v!)}</dd>`).join('')}</dl>
+<dl class="protocol">${protocolRows(data).map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>
 ${(s.notes ?? []).map((n) => `<p class="caption">${escapeHtml(n)}</p>`).join('')}
 ${found.length > 0 ? `<ul class="findings">${found.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>` : ''}
 ${tableHtml(summaryTable(data))}

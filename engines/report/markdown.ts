@@ -1,6 +1,6 @@
 // The report as Markdown: the same tables as the HTML page (charts left out), for pasting into
 // an issue or a paper draft.
-import type { ReportData } from './report-data';
+import { protocolRows, type ReportData } from './report-data';
 import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, retrievalTable, summaryTable, tagTables, type Table } from './tables';
 
 function mdEscape(s: string): string {
@@ -24,19 +24,7 @@ export function tableMarkdown(t: Table, level = 3): string {
 export function renderMarkdown(data: ReportData): string {
   const s = data.sweep;
   const out: string[] = [`# ${s.title ?? `Sweep ${s.id}`}`, ''];
-  const protocol: [string, string | undefined][] = [
-    ['sweep', s.id],
-    ['status', s.status],
-    ['benchmark', s.benchmark],
-    ['library', s.library],
-    ['index version', s.indexVersion],
-    ['leave-out policy', s.leaveOut],
-    ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
-    ['items / runs', `${data.items} / ${data.runs}`],
-    ['intervals', `95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
-    ['generated', data.generatedAt],
-  ];
-  for (const [k, v] of protocol) if (v) out.push(`- **${k}**: ${v}`);
+  for (const [k, v] of protocolRows(data)) out.push(`- **${k}**: ${v}`);
   for (const n of s.notes ?? []) out.push(`- ${n}`);
   out.push('');
   const found = findings(data);

@@ -58,6 +58,27 @@ export interface ReportData {
   factorialError?: string;
 }
 
+/** The protocol a report's figures are read with (what ran on what, how intervals are made),
+ * as label and value; labels without a value are left out. */
+export function protocolRows(data: ReportData): [string, string][] {
+  const s = data.sweep;
+  const rows: [string, string | undefined][] = [
+    ['sweep', s.id],
+    ['status', s.status],
+    ['benchmark', s.benchmark],
+    ['library', s.library],
+    ['index version', s.indexVersion],
+    ['leave-out policy', s.leaveOut],
+    ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
+    ['items / runs', `${data.items} / ${data.runs}`],
+    ['configurations', data.configs.join(', ')],
+    ['intervals', `95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
+    ['started', s.createdAt],
+    ['generated', data.generatedAt],
+  ];
+  return rows.filter((row): row is [string, string] => row[1] !== undefined && row[1] !== '');
+}
+
 /** The Temporal Web UI page of a run. */
 export function temporalRunUrl(base: string, namespace: string, workflowId: string): string {
   return `${base.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
