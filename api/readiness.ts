@@ -8,6 +8,7 @@ const { temporal } = proto;
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/types';
 import type { ReadinessReport } from './schemas';
 import type { ProviderStatus } from '../engines/llm/provider';
+import { DEFAULT_PROVIDER } from '../engines/llm/client';
 
 export interface ReadinessDeps {
   client: Client;
@@ -24,9 +25,9 @@ export interface ReadinessDeps {
    * minutes, so without this a worker that just died would still look ready. Null: that
    * worker has no process right now (it is being restarted). */
   workerIdentities?: () => { main?: string | null; lean?: string | null };
-  /** What the main worker learnt about the LLM provider (structured-output mode, back-off);
-   * undefined when no LLM is configured or the worker has not reported yet. */
-  llm?: () => ProviderStatus | undefined;
+  /** What the main worker learnt about each configured LLM provider (structured-output mode,
+   * back-off), by provider name; a provider is absent until the worker has reported on it. */
+  llmProviders?: () => Record<string, ProviderStatus>;
   /** Things that work but need attention (e.g. Temporal overloaded); listed, not failing. */
   warnings?: () => string[];
 }
@@ -87,9 +88,18 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
       const unbuilt = await deps.unbuiltIndexes();
       return unbuilt.length === 0 ? null : `no premise index is built for ${unbuilt.map((l) => `"${l}"`).join(', ')}`;
     });
-    const llm = deps.llm?.();
-    if (llm) checks.llm = describeProvider(llm);
+    // The default provider under `llm` (as before there were several), the others as `llm:<name>`.
+    const providers = deps.llmProviders?.() ?? {};
+    for (const [name, status] of Object.entries(providers)) checks[name === DEFAULT_PROVIDER ? 'llm' : `llm:${name}`] = describeProvider(status);
+    const llm = providers[DEFAULT_PROVIDER];
     const warnings = deps.warnings?.() ?? [];
-    return { ready: Object.values(checks).every((c) => c.ok), checks, missing: deps.missing, ...(llm ? { llm } : {}), ...(warnings.length ? { warnings } : {}) };
+    return {
+      ready: Object.values(checks).every((c) => c.ok),
+      checks,
+      missing: deps.missing,
+      ...(llm ? { llm } : {}),
+      ...(Object.keys(providers).length ? { llmProviders: providers } : {}),
+      ...(warnings.length ? { warnings } : {}),
+    };
   };
 }

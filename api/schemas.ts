@@ -182,27 +182,30 @@ export const SearchResultSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/** What the main worker learnt about one LLM provider (engines/llm/provider.ts, ProviderStatus). */
+const ProviderStatusSchema = Type.Object(
+  {
+    baseURL: Type.String(),
+    structuredOutput: Type.Union([Type.Literal('json_schema'), Type.Literal('json_object'), Type.Literal('prompt')]),
+    source: Type.Union([Type.Literal('configured'), Type.Literal('probe'), Type.Literal('fallback'), Type.Literal('default')]),
+    detail: Type.String(),
+    updatedAt: Type.String(),
+    foldSystemPrompt: Type.Boolean(),
+    busyUntil: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
 export const ReadinessSchema = Type.Object(
   {
     ready: Type.Boolean(),
     checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { additionalProperties: false })),
     missing: Type.Array(Type.String()),
     warnings: Type.Optional(Type.Array(Type.String())),
-    /** The LLM provider as the main worker found it (engines/llm/provider.ts, ProviderStatus). */
-    llm: Type.Optional(
-      Type.Object(
-        {
-          baseURL: Type.String(),
-          structuredOutput: Type.Union([Type.Literal('json_schema'), Type.Literal('json_object'), Type.Literal('prompt')]),
-          source: Type.Union([Type.Literal('configured'), Type.Literal('probe'), Type.Literal('fallback'), Type.Literal('default')]),
-          detail: Type.String(),
-          updatedAt: Type.String(),
-          foldSystemPrompt: Type.Boolean(),
-          busyUntil: Type.Optional(Type.String()),
-        },
-        { additionalProperties: false },
-      ),
-    ),
+    /** The default LLM provider as the main worker found it. */
+    llm: Type.Optional(ProviderStatusSchema),
+    /** Every configured provider the main worker has reported on, by provider name. */
+    llmProviders: Type.Optional(Type.Record(Type.String(), ProviderStatusSchema)),
   },
   { additionalProperties: false },
 );

@@ -7,10 +7,10 @@ import { createReadinessCheck, type ReadinessDeps } from '../api/readiness';
 import type { LibraryCatalog } from '../api/library-catalog';
 import { llmTaskQueue } from '../common/run-config-schema';
 import type { ResultsDb } from '../engines/results/results-db';
-import { readProviderStatus } from '../engines/llm/provider-status-file';
+import { readProviderStatuses } from '../engines/llm/provider-status-file';
 import { sharedDataDir } from '../engines/sweeps/sweep-file';
 import { missingServices, runLlmSettings, temporalUiUrl, type Config } from './config';
-import { defaultProviderURL, providerStatusPath } from './deps';
+import { providerStatusPath } from './deps';
 import { PROJECT_ROOT } from './temporal-cli';
 
 /** The readiness check over the configured libraries, services and provider queues; the caller
@@ -25,11 +25,11 @@ export function readinessFor(
     namespace: config.temporal.namespace,
     missing: missingServices(config),
     llmQueues: Object.keys(config.llm.providers).map(llmTaskQueue),
-    // What the main worker learnt about the default provider: it writes it to the data
-    // directory, which the API shares with it.
-    llm: () => {
-      const url = defaultProviderURL(config);
-      return url ? readProviderStatus(providerStatusPath(config), url) : undefined;
+    // What the main worker learnt about each provider: it writes it to the data directory,
+    // which the API shares with it. Entries of providers no longer configured are left out.
+    llmProviders: () => {
+      const all = readProviderStatuses(providerStatusPath(config));
+      return Object.fromEntries(Object.keys(config.llm.providers).flatMap((name) => (all[name] ? [[name, all[name]]] : [])));
     },
     ...extra,
   });

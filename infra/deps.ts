@@ -82,10 +82,16 @@ export function providerStatusPath(config: Config): string {
   return join(config.dataDir, 'llm-provider.json');
 }
 
-/** The base URL the default provider's status is recorded under (/readyz), if there is one. */
-export function defaultProviderURL(config: Config): string | undefined {
-  const p = config.llm.providers.default;
-  return p ? (p.kind === 'local' ? LOCAL_BASE_URL : p.baseURL) : undefined;
+/**
+ * Probes every provider's structured-output mode and records each one's status where /readyz
+ * reads it, also when configuration settled the mode and nothing changed. Returns the statuses
+ * by provider name. Never throws.
+ */
+export async function probeAndRecordProviders(config: Config, llm: LlmClient): Promise<Record<string, ProviderStatus>> {
+  await llm.probe();
+  const statuses = llm.providerStatuses();
+  for (const [provider, status] of Object.entries(statuses)) writeProviderStatus(providerStatusPath(config), provider, status);
+  return statuses;
 }
 
 /** One loaded local model per file and process: a worker's clients share it. */
@@ -115,7 +121,7 @@ export async function closeLocalModels(): Promise<void> {
  */
 export function createConfiguredLlm(config: Config, ledger?: ReplyLedger): LlmClient {
   const file = providerStatusPath(config);
-  const onProviderChange = (status: ProviderStatus) => writeProviderStatus(file, status);
+  const onProviderChange = (status: ProviderStatus, provider: string) => writeProviderStatus(file, provider, status);
   // With no provider the client is unconfigured (runs fail at once saying what to set) but still
   // knows the configured model names, which key cached replies and decompositions.
   const providers = Object.entries(config.llm.providers);

@@ -7,8 +7,7 @@ import { createSweepActivities } from '../activities/sweep';
 import { openResults } from './results';
 import type { Config } from './config';
 import { connectWorker } from './connect';
-import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, providerStatusPath } from './deps';
-import { writeProviderStatus } from '../engines/llm/provider-status-file';
+import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, probeAndRecordProviders } from './deps';
 import { createLeanWorker, createLlmWorker, createMainWorker } from './workers';
 
 export type QueueChoice = 'main' | 'lean' | 'llm' | 'all';
@@ -56,14 +55,14 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
       });
       runs.push(worker.run());
     }
-    // Which structured-output mode the provider takes, learnt once now rather than from the
+    // Which structured-output mode each provider takes, learnt once now rather than from the
     // first refused request; calls that need it meanwhile wait for the answer.
     const llmLog = createLogger('driftline-llm');
-    void deps.llm.probe().then((status) => {
-      if (!status) return;
-      writeProviderStatus(providerStatusPath(config), status);
-      llmLog.info({ baseURL: status.baseURL, structuredOutput: status.structuredOutput, source: status.source, detail: status.detail }, 'LLM structured-output mode');
-    });
+    void probeAndRecordProviders(config, deps.llm).then((statuses) => {
+      for (const [provider, status] of Object.entries(statuses)) {
+        llmLog.info({ provider, baseURL: status.baseURL, structuredOutput: status.structuredOutput, source: status.source, detail: status.detail }, 'LLM structured-output mode');
+      }
+    }, (err: unknown) => llmLog.warn({ err }, 'could not record the LLM providers for /readyz'));
   }
   if (queue === 'lean' || queue === 'all') {
     const log = createLogger('driftline-lean');

@@ -98,8 +98,8 @@ export interface LlmSettings {
   foldSystemPrompt?: boolean;
   /** Pause after a timeout before calling this provider again; default 60 s. */
   busyBackoffMs?: number;
-  /** Told about every change of the default provider's status (for /readyz). */
-  onProviderChange?: (status: ProviderStatus) => void;
+  /** Told about every change of each provider's status, with the provider's name (for /readyz). */
+  onProviderChange?: (status: ProviderStatus, provider: string) => void;
   /** The provider takes a GBNF grammar for free-text replies in the request's `grammar` field (a
    * llama.cpp extension of the chat-completions protocol; the local provider takes it too). */
   acceptsGrammar?: boolean;
@@ -142,6 +142,10 @@ interface Request {
 }
 
 /** A provider as the client holds it: its settings, its OpenAI client and what was learnt. */
+function onChangeOf(name: string, onProviderChange: LlmSettings['onProviderChange']): ((status: ProviderStatus) => void) | undefined {
+  return onProviderChange ? (status) => onProviderChange(status, name) : undefined;
+}
+
 class Endpoint {
   readonly openai: OpenAI;
   readonly provider: Provider;
@@ -192,13 +196,12 @@ export class LlmClient {
             ...(settings.fetch ? { fetch: settings.fetch } : {}),
           },
           settings,
-          settings.onProviderChange,
+          onChangeOf(DEFAULT_PROVIDER, settings.onProviderChange),
         ),
       );
     }
     for (const [name, provider] of Object.entries(settings.providers ?? {})) {
-      const onChange = name === DEFAULT_PROVIDER ? settings.onProviderChange : undefined;
-      this.endpoints.set(name, new Endpoint(name, provider, settings, onChange));
+      this.endpoints.set(name, new Endpoint(name, provider, settings, onChangeOf(name, settings.onProviderChange)));
     }
   }
 
@@ -210,6 +213,11 @@ export class LlmClient {
   /** The default provider's state (the first one's when there is no default). */
   get provider(): Provider | null {
     return (this.endpoints.get(DEFAULT_PROVIDER) ?? [...this.endpoints.values()][0])?.provider ?? null;
+  }
+
+  /** Each provider's status, by name: what the start probe (or configuration) settled. */
+  providerStatuses(): Record<string, ProviderStatus> {
+    return Object.fromEntries([...this.endpoints].map(([name, endpoint]) => [name, endpoint.provider.status()]));
   }
 
   /** Provider names, the default first. */
