@@ -297,7 +297,13 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
           const progress = await getSweepProgress(temporal, results, id);
           throw new HttpProblem(409, `sweep "${id}" has ended (${progress?.status ?? status.toLowerCase()}); it cannot ${signal}`, { id });
         }
-        await signalSweep(temporal, id, signal);
+        try {
+          await signalSweep(temporal, id, signal);
+        } catch (err) {
+          // It ended between the check above and the signal (a resumed sweep may finish at once).
+          if (err instanceof WorkflowNotFoundError) throw new HttpProblem(409, `sweep "${id}" has ended (just now); it cannot ${signal}`, { id });
+          throw err;
+        }
         return reply.status(202).send({ id, signal, links: links(id) });
       },
     );
