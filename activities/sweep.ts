@@ -12,7 +12,6 @@ export interface SweepActivityDeps {
   results: ResultsDb;
 }
 
-
 export function createSweepActivities(deps: SweepActivityDeps): SweepActivities {
   const db = deps.results;
   const ledger = new SqlReplyLedger(db.driver);

@@ -141,11 +141,12 @@ interface Request {
   signal?: AbortSignal;
 }
 
-/** A provider as the client holds it: its settings, its OpenAI client and what was learnt. */
+/** The status listener of one provider: the client's, told that provider's name. */
 function onChangeOf(name: string, onProviderChange: LlmSettings['onProviderChange']): ((status: ProviderStatus) => void) | undefined {
   return onProviderChange ? (status) => onProviderChange(status, name) : undefined;
 }
 
+/** A provider as the client holds it: its settings, its OpenAI client and what was learnt. */
 class Endpoint {
   readonly openai: OpenAI;
   readonly provider: Provider;
