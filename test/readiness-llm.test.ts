@@ -105,7 +105,7 @@ describe('/readyz and the LLM provider', () => {
     expect(report.llmProviders!.small).toMatchObject({ baseURL: other.url, structuredOutput: 'prompt', source: 'configured' });
     expect(report.llm).toEqual(report.llmProviders!.default);
     expect(report.checks.llm!.detail).toMatch(/^structured output: json_object \(probe: /);
-    expect(report.checks['llm:small']).toMatchObject({ ok: true, detail: expect.stringMatching(/^structured output: prompt \(configured/) });
+    expect(report.checks['llm:small']).toMatchObject({ ok: true, detail: expect.stringMatching(/^structured output: prompt \(configured: set by configuration \(.*DRIFTLINE_PROVIDERS\)\)$/) });
     expect(report.checks['llm:gone']).toBeUndefined();
     // Only the refusing server saw the probe's requests.
     expect(other.requests.length).toBe(0);

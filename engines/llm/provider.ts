@@ -62,7 +62,7 @@ export class Provider {
     } else {
       this.current = options.structuredOutput;
       this.source = 'configured';
-      this.detail = 'set by DRIFTLINE_LLM_STRUCTURED_OUTPUT';
+      this.detail = "set by configuration (DRIFTLINE_LLM_STRUCTURED_OUTPUT, or the provider's structuredOutput in DRIFTLINE_PROVIDERS)";
     }
   }
 
