@@ -244,6 +244,17 @@ async function fromDatabase(db: ResultsDb, row: SweepRow, status: SweepStatus): 
 }
 
 /** Sends `pause`, `resume` or `cancel` to a running sweep. */
+/** A signal found the sweep's workflow closed: it ended after the caller last saw it running. */
+export class SweepEndedError extends Error {
+  override name = 'SweepEndedError';
+}
+
 export async function signalSweep(client: Client, id: string, signal: 'pause' | 'resume' | 'cancel'): Promise<void> {
-  await client.workflow.getHandle(id).signal(signal);
+  try {
+    await client.workflow.getHandle(id).signal(signal);
+  } catch (err) {
+    // Callers check the status first; a resumed sweep may still finish before the signal lands.
+    if (err instanceof WorkflowNotFoundError) throw new SweepEndedError(`sweep "${id}" has ended (just now); it cannot ${signal}`);
+    throw err;
+  }
 }

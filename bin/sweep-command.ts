@@ -13,7 +13,7 @@ import { PROJECT_ROOT } from '../infra/temporal-cli';
 import { runLlmSettings, temporalUiUrl, type Config } from '../infra/config';
 import { sweepReportInput } from '../api/sweep-report';
 import { writeSweepReport } from '../engines/report/write-report';
-import { getSweepProgress, signalSweep, startSweep, SweepRequestError } from '../api/sweeps';
+import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../api/sweeps';
 import { loadBenchmarks } from '../engines/benchmarks/load';
 import { readSweepFile, sharedDataDir, type SweepSpec } from '../engines/sweeps/sweep-file';
 import type { ResultsDb } from '../engines/results/results-db';
@@ -175,7 +175,12 @@ async function signalCommand(id: string, signal: 'pause' | 'resume' | 'cancel'):
     const p = await getSweepProgress(client, db, id);
     if (!p) fail(`no sweep "${id}"`);
     if (FINAL.has(p.status)) fail(`sweep ${id} is ${p.status}; it cannot ${signal}`);
-    await signalSweep(client, id, signal);
+    try {
+      await signalSweep(client, id, signal);
+    } catch (err) {
+      if (err instanceof SweepEndedError) fail(err.message);
+      throw err;
+    }
     process.stdout.write(`sweep ${id}: ${signal} sent\n`);
   });
 }

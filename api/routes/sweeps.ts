@@ -5,7 +5,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { isAbsolute, join, relative, resolve } from 'node:path';
-import { getSweepProgress, signalSweep, startSweep, SweepRequestError } from '../sweeps';
+import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../sweeps';
 import { sweepReportInput } from '../sweep-report';
 import { temporalUiLink } from '../runs';
 import { HttpProblem, problemResponses } from '../problem';
@@ -300,8 +300,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         try {
           await signalSweep(temporal, id, signal);
         } catch (err) {
-          // It ended between the check above and the signal (a resumed sweep may finish at once).
-          if (err instanceof WorkflowNotFoundError) throw new HttpProblem(409, `sweep "${id}" has ended (just now); it cannot ${signal}`, { id });
+          if (err instanceof SweepEndedError) throw new HttpProblem(409, err.message, { id });
           throw err;
         }
         return reply.status(202).send({ id, signal, links: links(id) });
