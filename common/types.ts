@@ -130,10 +130,10 @@ export interface LeanMessage {
   text: string;
 }
 
-/** `ok`: compiled (warnings about `sorry` allowed); `error`: Lean reported errors (or the
- * statement was rejected before Lean); `skipped`: no Lean is configured, nothing was checked;
- * `timeout`: the check ran out of time. */
-export type CompileStatus = 'ok' | 'error' | 'skipped' | 'timeout';
+/** `ok`: compiled (warnings about `sorry` allowed); `error`: Lean reported errors; `refused`:
+ * the screen refused the text before Lean (nothing was sent; the message says why);
+ * `skipped`: no Lean is configured, nothing was checked; `timeout`: the check ran out of time. */
+export type CompileStatus = 'ok' | 'error' | 'refused' | 'skipped' | 'timeout';
 
 export interface CompileResult {
   status: CompileStatus;
@@ -468,8 +468,10 @@ export interface EquivalenceResult {
   equivalent: boolean;
   candidateToGold: DirectionResult;
   goldToCandidate: DirectionResult;
-  /** Set when the check could not run (a statement does not compile, was rejected, timed out). */
+  /** Set when the check could not run (a statement does not compile, was refused, timed out). */
   reason?: string;
+  /** Which statement the screen refused (nothing was sent to Lean); `reason` says why. */
+  refused?: 'candidate' | 'gold';
   durationMs: number;
 }
 

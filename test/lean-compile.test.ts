@@ -28,18 +28,18 @@ afterEach(async () => {
 });
 
 describe('compileStatement', () => {
-  it('rejects empty code as a compile error with a message, without calling Lean', async () => {
+  it('refuses empty code with a message, without calling Lean', async () => {
     const runner = new RecordingRunner();
     const result = await compileStatement(runner, '   \n');
-    expect(result.status).toBe('error');
+    expect(result.status).toBe('refused');
     expect(result.reason).toMatch(/empty/);
     expect(result.messages).toEqual([{ severity: 'error', line: 1, column: 0, text: result.reason }]);
     expect(runner.calls).toHaveLength(0);
   });
 
-  it('rejects code with imports but no declaration', async () => {
+  it('refuses code with imports but no declaration', async () => {
     const runner = new RecordingRunner();
-    expect((await compileStatement(runner, 'import Mathlib\n')).status).toBe('error');
+    expect((await compileStatement(runner, 'import Mathlib\n')).status).toBe('refused');
     expect(runner.calls).toHaveLength(0);
   });
 

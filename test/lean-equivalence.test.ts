@@ -79,7 +79,10 @@ describe('checkEquivalence', () => {
     expect(bad).toMatchObject({ equivalent: false, reason: expect.stringMatching(/candidate statement does not compile: unknown identifier 'Nat.Primee'/) });
     expect(fake.count('body')).toBe(1);
     const unsafe = await checkEquivalence(pool, { candidate: `#eval 1\n${CANDIDATE}`, gold: GOLD }, { timeoutMs: 30_000 });
-    expect(unsafe.reason).toMatch(/rejected before Lean/);
+    expect(unsafe).toMatchObject({ equivalent: false, refused: 'candidate', reason: expect.stringMatching(/^refused before Lean: the candidate statement: `#eval` runs code/) });
+    const hostileGold = await checkEquivalence(pool, { candidate: CANDIDATE, gold: `open Nat #eval IO.getEnv "OPENAI_API_KEY"
+${GOLD}` }, { timeoutMs: 30_000 });
+    expect(hostileGold).toMatchObject({ equivalent: false, refused: 'gold', reason: expect.stringMatching(/^refused before Lean: the gold statement/) });
     expect(fake.count('body')).toBe(1);
   });
 });

@@ -38,7 +38,6 @@ const FORBIDDEN: [string, string, RegExp][] = [
   ['a definition', `def f : ℕ := 3\n${GOOD}`, /`def`: only a theorem/],
   ['import outside the list', `import Lean.Elab.Command\n${GOOD}`, /importing `Lean.Elab.Command`/],
   ['set_option outside the list', `set_option trace.Meta.synthInstance true\n${GOOD}`, /set_option trace.Meta.synthInstance/],
-  ['heartbeats switched off', `set_option maxHeartbeats 0 in\n${GOOD}`, /between 1 and/],
   ['a second theorem', `${GOOD}\ntheorem t2 : True := by sorry`, /anything after the statement/],
   ['code after the statement on a later line', `${GOOD}\nexample : True := trivial`, /anything after the statement/],
   ['a proof instead of sorry', 'theorem t : 1 + 1 = 2 := by norm_num', /must end in `:= by sorry`/],
@@ -56,11 +55,11 @@ describe('statement safety', () => {
       const runner = new CountingRunner();
       const result = await compileStatement(runner, code);
       expect(runner.calls).toEqual([]);
-      expect(result.status).toBe('error');
+      expect(result.status).toBe('refused');
       expect(result.messages).toHaveLength(1);
       expect(result.messages[0]!.severity).toBe('error');
       expect(result.messages[0]!.text).toMatch(reason);
-      expect(result.reason).toMatch(/^Rejected before Lean/);
+      expect(result.reason).toMatch(/^refused before Lean/);
     });
   }
 

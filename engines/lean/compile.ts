@@ -1,9 +1,9 @@
-// The body of the `compile` activity: check one statement with the worker's Lean runner.
-// Lean's verdict is data (a CompileResult); only infrastructure faults throw.
+// The body of the `compile` activity: screen one statement, then check it with the worker's
+// Lean runner. Lean's verdict is data (a CompileResult); only infrastructure faults throw.
 import type { CompileResult } from '../../common/types';
 import { invalidStatementReason } from './lean-source';
 import type { CheckOptions, LeanRunner } from './runner';
-import { DEFAULT_SAFETY_POLICY, unsafeStatementReason, type SafetyPolicy } from './statement-safety';
+import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from './statement-safety';
 
 export interface CompileOptions extends CheckOptions {
   /** What may reach Lean (imports, options); see statement-safety.ts. */
@@ -15,18 +15,19 @@ export interface CompileOptions extends CheckOptions {
 }
 
 export async function compileStatement(runner: LeanRunner, code: string, opts: CompileOptions = {}): Promise<CompileResult> {
-  const rejected = invalidStatementReason(code);
-  if (rejected) {
-    return { status: 'error', messages: [{ severity: 'error', line: 1, column: 0, text: rejected }], reason: rejected, durationMs: 0 };
+  const invalid = invalidStatementReason(code);
+  if (invalid) {
+    return { status: 'refused', messages: [{ severity: 'error', line: 1, column: 0, text: `refused before Lean: ${invalid}` }], reason: `refused before Lean: ${invalid}`, durationMs: 0 };
   }
-  // Never reaches a process: the reason goes back to the repair loop as a compiler message.
-  const unsafe = unsafeStatementReason(code, opts.policy ?? DEFAULT_SAFETY_POLICY);
-  if (unsafe) return { status: 'error', messages: [unsafe], reason: `Rejected before Lean: ${unsafe.text}`, durationMs: 0 };
+  // A refusal never reaches a process: it goes back to the repair loop as a compiler message.
+  const screened = screenStatement(code, opts.policy ?? DEFAULT_SAFETY_POLICY);
+  if (!screened.ok) return { status: 'refused', messages: [screened.message], reason: `refused before Lean: ${screened.reason}`, durationMs: 0 };
   const { heartbeat, heartbeatIntervalMs = 5_000, policy: _policy, ...checkOptions } = opts;
   const timer = heartbeat ? setInterval(heartbeat, heartbeatIntervalMs) : undefined;
   try {
     heartbeat?.();
-    return await runner.check(code, checkOptions);
+    // Lean is sent the text the screen rebuilt, not the input.
+    return await runner.check(screened.value.text, checkOptions);
   } finally {
     if (timer) clearInterval(timer);
   }

@@ -9,46 +9,24 @@
 // was proved without the other statement, so that tactic does not count.
 import type { DirectionResult, EquivalenceInput, EquivalenceResult } from '../../common/types';
 import type { LeanRunner } from './runner';
-import { maskCommentsAndStrings, topLevelAssignMasked } from './lean-text';
-import { unsafeStatementReason, type SafetyPolicy } from './statement-safety';
+import { EQUIVALENCE_HYPOTHESIS as HYP, EQUIVALENCE_TACTICS, VACUOUS_HYPOTHESIS } from './equivalence-tactics';
+import { screenStatement, type SafetyPolicy } from './statement-safety';
 
-const HYP = 'driftline_hyp';
-const CLOSERS = 'first | rfl | assumption | simp_all | omega | linarith | norm_num';
-
-/** Our tactic scripts, tried in order. `intro` moves the goal's own binders into context. */
-export const EQUIVALENCE_TACTICS: readonly { name: string; script: string }[] = [
-  { name: 'exact?', script: `intros\nhave driftline_h := @${HYP}\nexact?` },
-  { name: 'apply', script: `intros\napply ${HYP} <;> (${CLOSERS})` },
-  ...[1, 2, 3].map((k) => ({ name: `convert using ${k}`, script: `intros\nconvert ${HYP} using ${k} <;> (${CLOSERS})` })),
-];
+export { EQUIVALENCE_TACTICS };
 
 export interface StatementParts {
-  /** Lines before the declaration other than imports (`open`, `set_option`, …). */
+  /** Commands before the declaration other than imports (`open`, `set_option`, …), as the
+   * screen rebuilt them. */
   preamble: string;
-  /** Binders and type: what follows the declaration's name up to its `:=`. */
+  /** Binders and type: what follows the declaration's name up to its `:=`, as rebuilt. */
   signature: string;
 }
 
-/** Splits one (already validated) statement into preamble and signature. */
-export function statementParts(code: string): StatementParts | undefined {
-  const masked = maskCommentsAndStrings(code);
-  const decl = /^[ \t]*(?:(?:private|protected)\s+)*(theorem|lemma|example)\b/m.exec(masked);
-  if (!decl) return undefined;
-  let sigStart = decl.index + decl[0].length;
-  if (decl[1] !== 'example') {
-    const name = /^\s+[^\s:({[⦃]+/.exec(masked.slice(sigStart));
-    if (!name) return undefined;
-    sigStart += name[0].length;
-  }
-  const assign = topLevelAssignMasked(masked, sigStart);
-  if (assign < 0) return undefined;
-  const preamble = code
-    .slice(0, decl.index)
-    .split('\n')
-    .filter((line) => !/^\s*import\s/.test(line))
-    .join('\n')
-    .trim();
-  return { preamble, signature: code.slice(sigStart, assign).trim() };
+/** Splits a statement into preamble and signature, through the screen; undefined when the
+ * screen refuses it. */
+export function statementParts(code: string, policy?: SafetyPolicy): StatementParts | undefined {
+  const screened = screenStatement(code, policy, { gold: true });
+  return screened.ok ? { preamble: screened.value.preamble, signature: screened.value.signature } : undefined;
 }
 
 function hypothesis(parts: StatementParts): string {
@@ -60,7 +38,7 @@ function goal(parts: StatementParts, script: string, n: number): string {
   return [parts.preamble, `theorem driftline_goal_${n} ${parts.signature} := by\n${body}`].filter(Boolean).join('\n');
 }
 
-const STAND_IN = `theorem ${HYP} : True := trivial`;
+const STAND_IN = VACUOUS_HYPOTHESIS;
 
 export interface EquivalenceSettings {
   /** Budget for the whole check, ms. */
@@ -84,11 +62,11 @@ export async function checkEquivalence(runner: LeanRunner, input: EquivalenceInp
 
   const parsed: StatementParts[] = [];
   for (const [label, code] of [['candidate', input.candidate], ['gold', input.gold]] as const) {
-    const unsafe = unsafeStatementReason(code, settings.policy);
-    if (unsafe) return fail(`The ${label} statement was rejected before Lean: ${unsafe.text}`);
-    const parts = statementParts(code);
-    if (!parts) return fail(`The ${label} statement has no theorem signature to compare.`);
-    parsed.push(parts);
+    // The gold statement may come from an API request or a benchmark file: it is screened like
+    // any other text, and only the parts the screen rebuilt are sent to Lean.
+    const screened = screenStatement(code, settings.policy, { gold: true });
+    if (!screened.ok) return { ...fail(`refused before Lean: the ${label} statement: ${screened.reason}`), refused: label };
+    parsed.push({ preamble: screened.value.preamble, signature: screened.value.signature });
   }
   const [candidate, gold] = parsed as [StatementParts, StatementParts];
 

@@ -1,46 +1,21 @@
 // Reading Lean source as text, without Lean: masking comments and strings, and finding the
-// `:=` that ends a declaration's statement. The one scanner for the formalizer's reply
-// (engines/llm/extract-lean.ts), the safety check and the equivalence check.
+// `:=` that ends a declaration's statement, for the formalizer's reply
+// (engines/llm/extract-lean.ts). The tokens are the Lean lexer's (lexer.ts).
+import { tokenize } from './lexer';
 
 /**
- * Masks comments and string literals with spaces (newlines kept), so positions stay valid and
- * nothing inside them is mistaken for code. Lean block comments nest.
+ * Masks comments and string and char literals with spaces (newlines kept), so positions stay
+ * valid and nothing inside them is mistaken for code. The boundaries are the Lean lexer's
+ * (lexer.ts), so `«--»` stays a name and `'"'` a character.
  */
 export function maskCommentsAndStrings(text: string): string {
-  const out = text.split('');
-  let i = 0;
-  const blank = (from: number, to: number) => {
-    for (let k = from; k < to && k < out.length; k++) if (out[k] !== '\n') out[k] = ' ';
-  };
-  while (i < text.length) {
-    if (text.startsWith('--', i)) {
-      const end = text.indexOf('\n', i);
-      const stop = end < 0 ? text.length : end;
-      blank(i, stop);
-      i = stop;
-    } else if (text.startsWith('/-', i)) {
-      let depth = 0;
-      let k = i;
-      while (k < text.length) {
-        if (text.startsWith('/-', k)) {
-          depth++;
-          k += 2;
-        } else if (text.startsWith('-/', k)) {
-          depth--;
-          k += 2;
-          if (depth === 0) break;
-        } else k++;
-      }
-      blank(i, k);
-      i = k;
-    } else if (text[i] === '"') {
-      let k = i + 1;
-      while (k < text.length && text[k] !== '"') k += text[k] === '\\' ? 2 : 1;
-      blank(i + 1, k);
-      i = k + 1;
-    } else i++;
-  }
-  return out.join('');
+  return tokenize(text)
+    .map((t) => {
+      if (t.kind === 'comment' || t.kind === 'doc') return t.text.replace(/[^\n]/g, ' ');
+      if (t.kind === 'string' || t.kind === 'char') return t.text[0] + t.text.slice(1, -1).replace(/[^\n]/g, ' ') + t.text.slice(-1);
+      return t.text;
+    })
+    .join('');
 }
 
 /**

@@ -18,6 +18,7 @@ import type { CheckOptions, LeanRunner, RunnerLog } from './runner';
 import { canMeasureRss, groupRssMb } from './process-memory';
 import { ReplCrashedError, ReplProcess, ReplTimeoutError } from './repl-process';
 import { isErrorReply, UNKNOWN_ENVIRONMENT, type ReplReply } from './repl-protocol';
+import { DEFAULT_SAFETY_POLICY, screenHeader, screenReplInput, type SafetyPolicy } from './statement-safety';
 
 export interface ReplPoolSettings {
   /** Shell command that starts the REPL (already wrapped by the sandbox, if any). */
@@ -43,6 +44,8 @@ export interface ReplPoolSettings {
   eagerReplace?: boolean;
   env?: Record<string, string>;
   log?: RunnerLog;
+  /** What the gate in front of the processes lets through; default DEFAULT_SAFETY_POLICY. */
+  policy?: SafetyPolicy;
 }
 
 export interface PoolStats {
@@ -78,6 +81,10 @@ interface Waiter {
 
 const DEFAULT_HEADER_TIMEOUT_MS = 600_000;
 
+function refusedResult(refusal: { message: CompileResult['messages'][number]; reason: string }, where: string, started: number): CompileResult {
+  return { status: 'refused', messages: [refusal.message], reason: `refused before Lean (${where}): ${refusal.reason}`, durationMs: Date.now() - started };
+}
+
 /** A process used more memory than allowed while checking; it was killed. */
 class MemoryCapError extends Error {
   constructor(readonly rssMb: number, readonly capMb: number) {
@@ -90,6 +97,8 @@ export class ReplPool implements LeanRunner {
   private readonly waiters: Waiter[] = [];
   private closed = false;
   private readonly measureRss: boolean;
+  /** The configured library header, as the screen rebuilt it. */
+  private readonly libraryHeader: string;
   private warmOk = true;
   private readonly counters: Omit<PoolStats, 'size' | 'busy' | 'warming' | 'waiting'> = {
     started: 0,
@@ -98,6 +107,10 @@ export class ReplPool implements LeanRunner {
   };
 
   constructor(private readonly settings: ReplPoolSettings) {
+    // The library header is configuration, and it is screened like everything else.
+    const header = screenHeader(settings.header, settings.policy ?? DEFAULT_SAFETY_POLICY);
+    if (!header.ok) throw new Error(`The Lean library header ${JSON.stringify(settings.header)} is refused: ${header.reason}.`);
+    this.libraryHeader = header.value;
     const size = Math.max(1, Math.floor(settings.size ?? 1));
     this.slots = Array.from({ length: size }, (_, id) => ({ id, proc: undefined, headerEnvs: new Map(), uses: 0, state: 'idle' as const }));
     this.measureRss = Boolean(settings.maxRssMb) && canMeasureRss();
@@ -124,7 +137,7 @@ export class ReplPool implements LeanRunner {
 
   /** Starts every process and imports the library header into each, in parallel. */
   async warm(): Promise<void> {
-    const source = buildCheckSource('', this.settings.header);
+    const source = buildCheckSource('', this.libraryHeader);
     const idle = this.slots.filter((s) => s.state === 'idle' && !s.headerEnvs.has(source.header));
     for (const slot of idle) slot.state = 'busy';
     const results = await Promise.allSettled(
@@ -146,7 +159,14 @@ export class ReplPool implements LeanRunner {
 
   async check(code: string, opts: CheckOptions = {}): Promise<CompileResult> {
     const started = Date.now();
-    const source = buildCheckSource(code, opts.header ?? this.settings.header);
+    // The gate: the one place text reaches a REPL, so no caller can skip the screen. Lean is
+    // sent what the screen rebuilt.
+    const policy = this.settings.policy ?? DEFAULT_SAFETY_POLICY;
+    const header = opts.header === undefined ? ({ ok: true, value: this.libraryHeader } as const) : screenHeader(opts.header, policy);
+    if (!header.ok) return refusedResult(header, 'the header', started);
+    const body = screenReplInput(code, policy);
+    if (!body.ok) return refusedResult(body, 'the text', started);
+    const source = buildCheckSource(body.value, header.value);
     for (let attempt = 0; ; attempt++) {
       const slot = await this.acquire(source.header, opts.signal);
       try {
@@ -369,7 +389,7 @@ export class ReplPool implements LeanRunner {
   /** A fresh process for the slot, importing the library header before it takes checks. */
   private rewarm(slot: Slot): void {
     slot.state = 'warming';
-    const source = buildCheckSource('', this.settings.header);
+    const source = buildCheckSource('', this.libraryHeader);
     void this.headerEnv(slot, source)
       .then(() => {
         this.warmOk = true;
