@@ -2,6 +2,7 @@
 // OpenAPI 3 document generated from them (/openapi.json, /docs), errors as problem+json, bearer
 // API keys, per-key rate limits and load shedding.
 import Fastify, { type FastifyError, type FastifyInstance } from 'fastify';
+import type { SafetyPolicy } from '../engines/lean/statement-safety';
 import { Ajv } from 'ajv';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -41,6 +42,8 @@ export interface ApiOptions {
   llm?: LlmBudget;
   /** The LLM providers configured (a run's `config.providers` may name only these). */
   providerNames?: string[];
+  /** What the screen lets through to Lean (a refused `goldStatement` is a 400). */
+  screenPolicy?: SafetyPolicy;
   logger?: Logger | boolean;
   /** Libraries and premise search; without it the libraries routes are absent. */
   catalog?: LibraryCatalog;
@@ -177,6 +180,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
       links,
       ...(options.llm ? { llm: options.llm } : {}),
       ...(options.providerNames ? { providerNames: options.providerNames } : {}),
+      ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
     });
     await v1.register(eventRoutes, { temporal: options.temporal, keepAliveMs: options.sseKeepAliveMs });
     if (options.catalog) await v1.register(libraryRoutes, { catalog: options.catalog });

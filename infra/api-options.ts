@@ -10,7 +10,7 @@ import type { ResultsDb } from '../engines/results/results-db';
 import { readProviderStatuses } from '../engines/llm/provider-status-file';
 import { sharedDataDir } from '../engines/sweeps/sweep-file';
 import { missingServices, runLlmSettings, temporalUiUrl, type Config } from './config';
-import { providerStatusPath } from './deps';
+import { providerStatusPath, screenPolicyOf } from './deps';
 import { PROJECT_ROOT } from './temporal-cli';
 
 /** The readiness check over the configured libraries, services and provider queues; the caller
@@ -56,6 +56,7 @@ export function apiOptionsFor(
     // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-budget.ts).
     llm: runLlmSettings(config),
     providerNames: Object.keys(config.llm.providers),
+    screenPolicy: screenPolicyOf(config),
     readiness: services.readiness,
     logger: false,
     catalog: services.catalog,

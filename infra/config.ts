@@ -248,6 +248,9 @@ export const ConfigSchema = z.object({
       .union([z.array(z.string()), z.string()])
       .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean))
       .default(['Mathlib', 'ConNF', 'Batteries', 'Aesop', 'Qq', 'Init', 'Std']),
+    /** The library's command keywords as lean-image/extract dumps them (a JSON array); added to
+     * the screen's checked-in list. */
+    commandKeywordsFile: z.string().optional(),
   }),
 });
 
@@ -334,6 +337,7 @@ export const ENV_KEYS: Record<string, string> = {
   LEAN_NO_NETWORK: 'lean.noNetwork',
   LEAN_EQUIVALENCE_TIMEOUT_MS: 'lean.equivalenceTimeoutMs',
   LEAN_ALLOWED_IMPORTS: 'lean.allowedImports',
+  LEAN_COMMAND_KEYWORDS: 'lean.commandKeywordsFile',
   DRIFTLINE_EMBEDDER: 'embeddings.embedder',
   DRIFTLINE_EMBEDDING_MODEL: 'embeddings.model',
   DRIFTLINE_EMBEDDINGS_BASE_URL: 'embeddings.baseURL',

@@ -19,7 +19,8 @@ import type { IndexStore } from '../engines/retrieval/stores/store';
 import { createLeanRunner } from '../engines/lean/lean-runner';
 import type { RunnerLog } from '../engines/lean/runner';
 import { NameDirectory } from '../engines/lean/name-directory';
-import { DEFAULT_SAFETY_POLICY } from '../engines/lean/statement-safety';
+import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
+import { loadCommandKeywords } from '../engines/lean/command-keywords';
 import { writeProviderStatus } from '../engines/llm/provider-status-file';
 import type { ProviderStatus } from '../engines/llm/provider';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';
@@ -189,8 +190,19 @@ export async function buildMainWorkerDeps(config: Config, log?: IndexLog): Promi
   return { llm, translator: translatorFor(config, llm), indexes: registry, ledger };
 }
 
+/** What the screen lets through, from the configuration: one policy for the Lean worker's
+ * gate, its activities and the API's check of a gold statement. */
+export function screenPolicyOf(config: Config): SafetyPolicy {
+  return {
+    ...DEFAULT_SAFETY_POLICY,
+    allowedImports: config.lean.allowedImports,
+    commandKeywords: loadCommandKeywords(config.lean.commandKeywordsFile),
+  };
+}
+
 export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {
   const lean = config.lean;
+  const policy = screenPolicyOf(config);
   return {
     lean: createLeanRunner({
       replCmd: lean.replCmd,
@@ -202,11 +214,12 @@ export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps
       maxUses: lean.maxUses,
       maxRssMb: lean.maxRssMb || undefined,
       sandbox: { noNetwork: lean.noNetwork, maxAddressSpaceMb: lean.maxAddressSpaceMb },
+      policy,
       log,
     }),
     timeoutMs: lean.timeoutMs,
     names: new NameDirectory(config.libraries.map((l) => ({ name: l.name, corpusPath: l.corpus }))),
-    policy: { ...DEFAULT_SAFETY_POLICY, allowedImports: lean.allowedImports },
+    policy,
     equivalenceTimeoutMs: lean.equivalenceTimeoutMs,
   };
 }

@@ -76,6 +76,10 @@ describe('POST /v1/formalizations', () => {
     ['an unknown agent tool', { statement: 'p is prime', config: { mode: 'agent', tools: ['write_file', 'shell'] } }, /config.tools/],
     ['agent tools without write_file', { statement: 'p is prime', config: { mode: 'agent', tools: ['run_lean'] } }, /"tools" must include "write_file"/],
     ['a step budget over 50', { statement: 'p is prime', config: { mode: 'agent', maxSteps: 51 } }, /config.maxSteps/],
+    // A gold statement is raw Lean: the screen refuses it before any run starts.
+    ['a gold statement that runs #eval', { statement: 'p is prime', goldStatement: 'open Nat #eval IO.getEnv "OPENAI_API_KEY"\ntheorem t : True := by sorry' }, /goldStatement is refused before Lean \(line 1, column 9\): `#eval` runs code/],
+    ['a gold statement hiding a command behind «--»', { statement: 'p is prime', goldStatement: 'theorem t : True := by sorry «--» #exit' }, /goldStatement is refused before Lean.*(#exit|anything after)/],
+    ['a gold statement with a second declaration', { statement: 'p is prime', goldStatement: 'instance : Inhabited Nat := ⟨0⟩\ntheorem t : True := by sorry' }, /goldStatement is refused before Lean.*`instance`/],
   ])('answers 400 to %s, saying what is wrong', async (_name, body, message) => {
     const response = await post(body);
     expect(response.statusCode).toBe(400);

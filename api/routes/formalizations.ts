@@ -1,5 +1,6 @@
 // Formalization runs: start (idempotent by id), read, cancel, list.
 import type { FastifyPluginAsync } from 'fastify';
+import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from '../../engines/lean/statement-safety';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import {
@@ -36,6 +37,8 @@ export interface FormalizationRoutesOptions {
   providerNames?: string[];
   /** Run starts in flight with Temporal at once, and how many more may wait (then 503). */
   startConcurrency?: { inFlight: number; waiting: number };
+  /** What the screen lets through to Lean: a gold statement it refuses is a 400. */
+  screenPolicy?: SafetyPolicy;
 }
 
 const NameList = Type.Array(Type.String({ minLength: 1, maxLength: 500 }), { maxItems: 1000 });
@@ -117,6 +120,12 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
       if (agentProblem) throw new HttpProblem(400, agentProblem);
       const providerProblem = options.providerNames ? runProvidersProblem(input.config ?? {}, options.providerNames) : null;
       if (providerProblem) throw new HttpProblem(400, providerProblem);
+      // A gold statement is raw Lean from the caller: it never reaches Lean unless the screen
+      // accepts it, and a refusal is the caller's to fix.
+      if (input.goldStatement !== undefined) {
+        const gold = screenStatement(input.goldStatement, options.screenPolicy ?? DEFAULT_SAFETY_POLICY, { gold: true });
+        if (!gold.ok) throw new HttpProblem(400, `goldStatement is refused before Lean (line ${gold.message.line}, column ${gold.message.column}): ${gold.reason}`);
+      }
       const startRequest: StartRequest = {
         statement: input.statement,
         library,
