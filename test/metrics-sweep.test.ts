@@ -119,12 +119,17 @@ describe('paired comparisons', () => {
     expect(cmp.some((c) => c.metric === 'typecheck@k')).toBe(false);
   });
 
-  it('compares retrieval F1 with a paired bootstrap', () => {
+  it('compares retrieval F1 with the exact sign-flip test and a paired bootstrap interval', () => {
     const f = cmp.find((c) => c.metric === 'f1')!;
     // A: F1 of {P} vs {P,Q} = ⅔ on every item; B: 1 on items 0–4, ⅔ on 5–9 → mean diff −⅙
     expect(f.diff.estimate).toBeCloseTo(-1 / 6, 12);
     expect(f.diff.hi).toBeLessThan(0);
-    expect(f.p).toBeLessThan(0.05);
+    // Five items differ, all the same way: 2 of the 2^5 sign assignments are as extreme, so
+    // p = 0.0625 (the paired bootstrap called this significant).
+    expect(f.test).toBe('sign-flip-exact');
+    expect(f.p).toBe(0.0625);
+    expect(f.significant).toBe(false);
+    expect(f.verdict).toBe('within-noise');
     expect(f.mcnemar).toBeUndefined();
   });
 

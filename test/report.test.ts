@@ -49,7 +49,7 @@ describe('sweep report', () => {
   it('states the same protocol on the page and in the Markdown: split, leave-out policy, configurations, intervals', async () => {
     const { html, markdown } = await renderSweepReport(input);
     const configs = demo.configurations ? Object.keys(demo.configurations).join(', ') : '';
-    for (const [label, value] of [['leave-out policy', 'file'], ['library', 'connf'], ['samples per item', '2'], ['configurations', configs], ['intervals', '95% percentile bootstrap over items, B = 200']] as const) {
+    for (const [label, value] of [['leave-out policy', 'file'], ['library', 'connf'], ['samples per item', '2'], ['configurations', configs], ['intervals', 'rates whose items each succeed or fail (one sample, and every @k): 95% Wilson score intervals'], ['tests', 'rates: McNemar']] as const) {
       expect(markdown).toContain(`- **${label}**: ${value}`);
       expect(html).toContain(`<dt>${label}</dt><dd>${value}`);
     }

@@ -27,11 +27,12 @@ export interface BootstrapOptions {
   level?: number;
 }
 
-/** A point estimate with its percentile interval. */
+/** A point estimate with its interval (percentile bootstrap unless `method` says otherwise). */
 export interface Interval {
   estimate: number;
   lo: number;
   hi: number;
+  method?: 'wilson' | 'bootstrap';
 }
 
 /** Linear-interpolation quantile of sorted values (R's type 7, numpy's default). */

@@ -1,6 +1,8 @@
 // Metrics of a sweep per configuration, and per configuration and tag value, computed from the
-// run records alone. Every rate and mean carries a 95% percentile-bootstrap interval over items
-// (seeded: the same records always give the same report). Rates are fractions in [0, 1].
+// run records alone. A rate whose per-item values are all 0 or 1 (one sample per item, and
+// every @k) carries a 95% Wilson score interval, which holds at any n; other rates and means a
+// 95% percentile-bootstrap interval over items (seeded: the same records always give the same
+// report). `Interval.method` says which. Rates are fractions in [0, 1].
 //
 // @1 is the mean over items of the share of an item's samples that succeed; @k (k = samples
 // per item) counts an item when any sample succeeds. Failed runs (the child failed after the
@@ -10,6 +12,15 @@ import type { Stage } from '../../common/types';
 import type { SweepRunRecord } from '../../common/sweep';
 import { bootstrap, mean, meanInterval, quantile, type BootstrapOptions, type Interval } from './bootstrap';
 import { at1, atK, byItem, eligible, MEASURED, retrievalRuns, retrievalScores, SUCCESS, type ItemRuns, type RateName } from './item-outcomes';
+import { wilsonInterval } from './exact-tests';
+
+/** A rate over items: Wilson when every item is a success or a failure, else the bootstrap. */
+export function rateInterval(values: readonly number[], opts: BootstrapOptions = {}): Interval {
+  if (values.every((v) => v === 0 || v === 1)) {
+    return { ...wilsonInterval(values.filter((v) => v === 1).length, values.length, opts.level ?? 0.95), method: 'wilson' };
+  }
+  return { ...meanInterval(values, opts), method: 'bootstrap' };
+}
 
 export interface RateMetric {
   at1: Interval;
@@ -146,8 +157,8 @@ export function rateMetric(items: readonly ItemRuns[], rate: RateName, opts: Boo
   const counted = items.filter((it) => eligible(rate, it));
   const ok = SUCCESS[rate];
   return {
-    at1: meanInterval(counted.map((it) => at1(it, ok)), opts),
-    atK: meanInterval(counted.map((it) => atK(it, ok)), opts),
+    at1: rateInterval(counted.map((it) => at1(it, ok)), opts),
+    atK: rateInterval(counted.map((it) => atK(it, ok)), opts),
     k: Math.max(0, ...counted.map((it) => it.runs.length)),
     items: counted.length,
   };

@@ -75,7 +75,7 @@ export function ratesChartSpec(data: ReportData): TopLevelSpec | null {
   }
   if (rows.length === 0) return null;
   const groups = [...new Set(rows.map((r) => r.group))];
-  return intervalBarSpec(rows, groups, data.configs, 'Rates per configuration (95% bootstrap intervals over items)');
+  return intervalBarSpec(rows, groups, data.configs, 'Rates per configuration (95% intervals over items: Wilson, or bootstrap for shares of samples)');
 }
 
 /** Retrieval precision, recall and F1 (macro) per configuration. */

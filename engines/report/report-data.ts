@@ -72,7 +72,8 @@ export function protocolRows(data: ReportData): [string, string][] {
     ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
     ['items / runs', `${data.items} / ${data.runs}`],
     ['configurations', data.configs.join(', ')],
-    ['intervals', `95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
+    ['intervals', `rates whose items each succeed or fail (one sample, and every @k): 95% Wilson score intervals, which hold at any n; other rates and means: 95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
+    ['tests', "rates: McNemar's exact test; retrieval F1: the paired sign-flip test, exact up to 20 items with differences, Monte Carlo beyond; Holm across pairs; no verdict where the test cannot reach p < 0.05 on the items at hand"],
     ['started', s.createdAt],
     ['generated', data.generatedAt],
   ];

@@ -56,7 +56,7 @@ export function summaryTable(data: ReportData): Table {
   return {
     id: 'results',
     title: 'Results per configuration',
-    caption: `In %, each with its 95% percentile-bootstrap interval over items (B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}). @1 averages each item's samples. Failed runs count as failures of every rate. Retrieval F1 is the macro average over items.`,
+    caption: `In %, each with its 95% interval over items: Wilson score where every item succeeds or fails, else percentile bootstrap (B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}). @1 averages each item's samples. Failed runs count as failures of every rate. Retrieval F1 is the macro average over items.`,
     header,
     rows: groups.map((g) => [g.config, String(g.items), String(g.runs), String(g.failedRuns), ...cols.map((c) => c.value(g))]),
     numeric: header.map((_, i) => i).filter((i) => i > 0),
@@ -105,6 +105,8 @@ export function retrievalTable(data: ReportData): Table | null {
 }
 
 export function comparisonVerdict(c: PairedComparison): string {
+  if (c.verdict === 'tie') return 'tie';
+  if (c.verdict === 'too-few') return `too few items (n = ${c.items}) for a verdict`;
   if (!c.significant) return 'within noise';
   return c.diff.estimate > 0 ? `${c.a} higher` : `${c.b} higher`;
 }
@@ -115,7 +117,7 @@ function metricTitle(metric: PairedComparison['metric']): string {
   return rateLabel(rate, at === '1' ? '1' : 'k');
 }
 
-const COMPARISONS_CAPTION = "Rates: McNemar's exact test on the first sample of each item (@1) or on @k; b / c = items only the first / only the second configuration got right. Retrieval F1: paired bootstrap of the per-item difference. Differences in percentage points with 95% paired-bootstrap intervals; p-values Holm-adjusted over all pairs compared on the same metric. \"within noise\" means adjusted p ≥ 0.05.";
+const COMPARISONS_CAPTION = "Rates: McNemar's exact test on the first sample of each item (@1) or on @k; b / c = items only the first / only the second configuration got right. Retrieval F1: the paired sign-flip test on the per-item differences (exact up to 20 items, Monte Carlo beyond). Differences in percentage points with 95% paired-bootstrap intervals; p-values Holm-adjusted over all pairs compared on the same metric. \"within noise\" means adjusted p ≥ 0.05; \"too few items\" means the test cannot reach 0.05 on this many items whatever they show.";
 
 function comparisonRow(c: PairedComparison, flip: boolean): Cell[] {
   const [hi, lo] = flip ? [c.b, c.a] : [c.a, c.b];
@@ -236,8 +238,15 @@ export function factorialTables(a: FactorialAnalysis, design?: FactorialDesign):
   return [cells, effects, simple];
 }
 
-/** Plain-language findings: the leader on each measured metric and whether its lead over the
- * runner-up is more than noise. */
+/** The test behind a comparison, in words. */
+function testName(c: PairedComparison): string {
+  if (c.test === 'mcnemar-exact') return "McNemar's exact test";
+  if (c.test === 'sign-flip-exact') return 'exact sign-flip test';
+  return `sign-flip test, ${c.permutations ?? '?'} random sign assignments`;
+}
+
+/** Plain-language findings: on each measured metric, the best configuration against the
+ * runner-up, with a verdict only where the items can carry one. Every verdict states n. */
 export function findings(data: ReportData): string[] {
   const out: string[] = [];
   const groups = data.metrics.configs;
@@ -248,9 +257,26 @@ export function findings(data: ReportData): string[] {
     const [first, second] = [ranked[0]!, ranked[1]!];
     const c = data.comparisons.find((x) => x.metric === metric && ((x.a === first.config && x.b === second.config) || (x.a === second.config && x.b === first.config)));
     const gap = (value(first)! - value(second)!) * 100;
-    let verdict = '';
-    if (c) verdict = c.significant ? ` — a real difference (Holm-adjusted p = ${pValue(c.pHolm)})` : ` — within noise (Holm-adjusted p = ${pValue(c.pHolm)}; interval of the difference ${ptsInterval(c.diff)} pts)`;
-    out.push(`${title}: ${first.config} leads with ${pct(value(first))}%, ${gap.toFixed(1)} pts ahead of ${second.config}${verdict}.`);
+    const n = c ? `n = ${c.items} item${c.items === 1 ? '' : 's'}` : 'no items in common';
+    if (Math.abs(gap) < 1e-9) {
+      out.push(`${title}: ${first.config} and ${second.config} tie at ${pct(value(first))}% (${n}).`);
+      return;
+    }
+    const head = `${title}: ${first.config} ${pct(value(first))}%, ${gap.toFixed(1)} pts above ${second.config} (${n})`;
+    if (!c) {
+      out.push(`${head}; no paired test: they share no items.`);
+      return;
+    }
+    const test = testName(c);
+    if (c.verdict === 'too-few') {
+      out.push(`${head}: too few items for a verdict (${test} cannot go below p = ${Number(c.minP.toPrecision(3))} on ${c.items} item${c.items === 1 ? '' : 's'}).`);
+      return;
+    }
+    out.push(
+      c.significant
+        ? `${head} — a real difference (${test}, Holm-adjusted p = ${pValue(c.pHolm)}).`
+        : `${head} — within noise (${test}, Holm-adjusted p = ${pValue(c.pHolm)}; interval of the difference ${ptsInterval(c.diff)} pts).`,
+    );
   };
   lead('faithful@1', 'Faithful@1', (g) => g.faithful?.at1.estimate);
   lead('typecheck@1', 'Typecheck@1', (g) => g.typecheck?.at1.estimate);
