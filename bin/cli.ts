@@ -5,6 +5,9 @@
 // what the compiled entry imports).
 import { Command, Option } from 'commander';
 import { addRunConfigOptions } from './run-config-options';
+import { exitQuietlyOnClosedPipe } from './closed-pipe';
+
+exitQuietlyOnClosedPipe();
 
 const program = new Command();
 program.name('driftline').description('Informal mathematics to Lean 4 statements, as durable Temporal runs (DRIFT).');

@@ -18,7 +18,7 @@ import { loadBenchmarks } from '../engines/benchmarks/load';
 import { readSweepFile, sharedDataDir, type SweepSpec } from '../engines/sweeps/sweep-file';
 import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
-import type { SweepProgress } from '../common/sweep';
+import type { SweepCounts, SweepProgress } from '../common/sweep';
 import { runProvidersProblem } from '../common/run-config';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
@@ -105,7 +105,7 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
   });
 }
 
-async function statusCommand(id: string, opts: { json?: boolean; once?: boolean }): Promise<void> {
+async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean }): Promise<void> {
   await withServices(async (_cfg, db, client) => {
     const read = async () => {
       const p = await getSweepProgress(client, db, id);
@@ -117,26 +117,43 @@ async function statusCommand(id: string, opts: { json?: boolean; once?: boolean 
       return;
     }
     let p = await read();
-    if (opts.once || FINAL.has(p.status)) {
+    if (!opts.watch || FINAL.has(p.status)) {
       process.stdout.write(describe(p));
       return;
     }
-    // A live bar per configuration and one for the whole sweep, redrawn every second.
+    if (!process.stdout.isTTY) {
+      // Into a file or a pipe: one line whenever something changed, no redrawing.
+      let last = '';
+      for (;;) {
+        const line = `${new Date().toISOString()} ${summaryLine(p)}`;
+        const key = summaryLine({ ...p, rate: 0, etaSeconds: null });
+        if (key !== last) process.stdout.write(`${line}\n`);
+        last = key;
+        if (FINAL.has(p.status)) break;
+        await new Promise((r) => setTimeout(r, 1000));
+        p = await read();
+      }
+      process.stdout.write(describe(p));
+      return;
+    }
+    // On a terminal: a live bar per configuration and one for the whole sweep, redrawn.
     const bars = new cliProgress.MultiBar(
       {
         format: ' {name} {bar} {percentage}% | {value}/{total} | failed {failed} | {running} running | {rate} runs/s | ETA {eta_text}',
         hideCursor: true,
         clearOnComplete: false,
         stopOnComplete: false,
-        noTTYOutput: !process.stderr.isTTY,
-        notTTYSchedule: 5000,
       },
       cliProgress.Presets.shades_classic,
     );
     const width = Math.max(5, ...Object.keys(p.perConfig).map((n) => n.length));
     const pad = (s: string) => s.padEnd(width);
-    const total = bars.create(p.total, p.done, { name: pad('all'), failed: p.failed, running: p.running, rate: p.rate.toFixed(2), eta_text: formatDuration(p.etaSeconds) });
-    const per = new Map(Object.entries(p.perConfig).map(([name, c]) => [name, bars.create(c.total, c.done, { name: pad(name), failed: c.failed, running: c.running, rate: '', eta_text: '' })]));
+    const fields = (q: SweepProgress, c?: SweepCounts) => {
+      const { rate, etaSeconds } = c ? configRate(q, c) : q;
+      return { failed: (c ?? q).failed, running: (c ?? q).running, rate: rate.toFixed(2), eta_text: q.status === 'paused' ? 'paused' : formatDuration(etaSeconds) };
+    };
+    const total = bars.create(p.total, p.done, { name: pad('all'), ...fields(p) });
+    const per = new Map(Object.entries(p.perConfig).map(([name, c]) => [name, bars.create(c.total, c.done, { name: pad(name), ...fields(p, c) })]));
     const stop = () => {
       bars.stop();
       process.exit(0);
@@ -145,13 +162,25 @@ async function statusCommand(id: string, opts: { json?: boolean; once?: boolean 
     while (!FINAL.has(p.status)) {
       await new Promise((r) => setTimeout(r, 1000));
       p = await read();
-      total.update(p.done, { failed: p.failed, running: p.running, rate: p.rate.toFixed(2), eta_text: p.status === 'paused' ? 'paused' : formatDuration(p.etaSeconds) });
-      for (const [name, c] of Object.entries(p.perConfig)) per.get(name)?.update(c.done, { failed: c.failed, running: c.running });
+      total.update(p.done, fields(p));
+      for (const [name, c] of Object.entries(p.perConfig)) per.get(name)?.update(c.done, fields(p, c));
     }
     bars.stop();
     process.removeListener('SIGINT', stop);
     process.stdout.write(describe(p));
   });
+}
+
+/** A configuration's share of the sweep's rate (its finished runs over all finished runs), and
+ * the time its remaining runs take at that rate. */
+function configRate(p: SweepProgress, c: SweepCounts): { rate: number; etaSeconds: number | null } {
+  const rate = p.done > 0 ? (p.rate * c.done) / p.done : 0;
+  const left = c.total - c.done;
+  return { rate, etaSeconds: left === 0 ? 0 : rate > 0 ? left / rate : null };
+}
+
+function summaryLine(p: SweepProgress): string {
+  return `sweep ${p.sweepId}: ${p.status}, ${p.done}/${p.total} runs done, ${p.failed} failed, ${p.running} running, ${p.rate.toFixed(2)} runs/s, ETA ${formatDuration(p.etaSeconds)}`;
 }
 
 /** The sweep's LLM budget in words: what was used of it, and why no more runs start. */
@@ -164,8 +193,11 @@ function budgetText(p: SweepProgress): string {
 }
 
 function describe(p: SweepProgress): string {
-  const lines = [`sweep ${p.sweepId}: ${p.status}, ${p.done}/${p.total} runs done, ${p.failed} failed, ${p.running} running, ${p.rate.toFixed(2)} runs/s, ETA ${formatDuration(p.etaSeconds)}`];
-  for (const [name, c] of Object.entries(p.perConfig)) lines.push(`  ${name}: ${c.done}/${c.total} done, ${c.failed} failed, ${c.running} running`);
+  const lines = [summaryLine(p)];
+  for (const [name, c] of Object.entries(p.perConfig)) {
+    const { rate, etaSeconds } = configRate(p, c);
+    lines.push(`  ${name}: ${c.done}/${c.total} done, ${c.failed} failed, ${c.running} running, ${rate.toFixed(2)} runs/s, ETA ${formatDuration(etaSeconds)}`);
+  }
   if (p.budget) lines.push(`  budget: ${budgetText(p)}`);
   return `${lines.join('\n')}\n`;
 }
@@ -248,10 +280,11 @@ export function registerSweepCommands(program: Command): void {
     .action(startCommand);
   sweep
     .command('status')
-    .description('show a sweep\'s progress: a live bar per configuration with rate and ETA, until it ends')
+    .description("print a sweep's progress once (per configuration: done, failed, running, rate, ETA); --watch follows it to its end")
     .argument('<id>')
     .option('--json', 'print one JSON object (status, total, done, failed, running, perConfig, rate, etaSeconds) and exit')
-    .option('--once', 'print the progress once and exit')
+    .option('--watch', 'follow the sweep until it ends: live bars on a terminal, one line per change otherwise')
+    .addOption(new Option('--once', 'the default: print the progress once').hideHelp())
     .action(statusCommand);
   for (const signal of ['pause', 'resume', 'cancel'] as const) {
     const what = { pause: 'stop starting new runs (running ones finish)', resume: 'start runs again after a pause', cancel: 'stop the sweep: no new runs, running ones are cancelled' }[signal];

@@ -86,12 +86,26 @@ describe('driftline sweep', () => {
       expect((await cli('sweep', 'pause', 'cli-sweep')).stdout).toMatch(/pause sent/);
       await waitFor('paused', async () => (await progressOf(stack, 'cli-sweep')).status === 'paused');
       expect(JSON.parse((await cli('sweep', 'status', 'cli-sweep', '--json')).stdout).status).toBe('paused');
+      // `status` prints once and returns, also while the sweep is not over.
+      const once = await cli('sweep', 'status', 'cli-sweep');
+      expect(once.code, once.stderr).toBe(0);
+      expect(once.stdout).toMatch(/^sweep cli-sweep: paused, \d+\/24 runs done/);
+      expect(once.stdout).toMatch(/ {2}drift: \d+\/12 done, 0 failed, \d+ running, \d+\.\d\d runs\/s, ETA /);
+      // `--watch` follows the sweep to its end; into a pipe it prints a line per change only.
+      // It starts while the sweep is paused, so it sees the resume and the runs after it.
+      const watching = cli('sweep', 'status', 'cli-sweep', '--watch');
+      await new Promise((r) => setTimeout(r, 4000));
       expect((await cli('sweep', 'resume', 'cli-sweep')).code).toBe(0);
-      // The live status follows the sweep to its end and prints a summary.
-      const live = await cli('sweep', 'status', 'cli-sweep');
+      const live = await watching;
       expect(live.code, live.stderr).toBe(0);
       expect(live.stdout).toMatch(/sweep cli-sweep: completed, 24\/24 runs done, 0 failed/);
-      expect(live.stdout).toMatch(/zero: 12\/12 done/);
+      expect(live.stdout).toMatch(/zero: 12\/12 done, 0 failed, 0 running, \d+\.\d\d runs\/s, ETA 0:00/);
+      const changes = live.stdout.split('\n').filter((l) => /^\d{4}-\d\d-\d\dT/.test(l)).map((l) => l.replace(/^\S+ /, '').replace(/, [\d.]+ runs\/s, ETA .*$/, ''));
+      expect(changes[0]).toMatch(/: paused, /);
+      expect(changes.length).toBeGreaterThan(1);
+      // No line repeats the one before it (a redraw into a file would).
+      changes.forEach((line, i) => expect(line, `line ${i}`).not.toBe(changes[i - 1]));
+      expect(changes.length).toBeLessThanOrEqual(24 * 3 + 2);
     } finally {
       for (const w of workers) w.shutdown();
       await Promise.all(running);
