@@ -12,7 +12,9 @@ import { createIndexStore } from '../infra/deps';
 import { PROJECT_ROOT } from '../infra/temporal-cli';
 import { runLlmSettings, temporalUiUrl, type Config } from '../infra/config';
 import { sweepReportInput } from '../api/sweep-report';
-import { writeSweepReport } from '../engines/report/write-report';
+import { renderPaperTables, writeSweepReport } from '../engines/report/write-report';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../api/sweeps';
 import { loadBenchmarks } from '../engines/benchmarks/load';
 import { readSweepFile, sharedDataDir, type SweepSpec } from '../engines/sweeps/sweep-file';
@@ -254,7 +256,7 @@ async function exportCommand(id: string, opts: { format: 'jsonl' | 'csv'; out?: 
   );
 }
 
-async function reportCommand(id: string, opts: { out: string }): Promise<void> {
+async function reportCommand(id: string, opts: { out?: string; format: 'html' | 'latex' | 'md'; baseline?: string }): Promise<void> {
   await withServices(async (cfg, db, client) => {
     // The status is shown on the report; a sweep whose Temporal history is gone still reports.
     const progress = await getSweepProgress(client, db, id).catch(() => null);
@@ -262,6 +264,25 @@ async function reportCommand(id: string, opts: { out: string }): Promise<void> {
     const input = await sweepReportInput(db, id, { status, temporalUiUrl: temporalUiUrl(cfg), namespace: cfg.temporal.namespace });
     if (!input) fail(`no sweep "${id}" in the results database`);
     if (input.records.length === 0) fail(`sweep ${id} has no finished runs yet; nothing to report`);
+    if (opts.format !== 'html') {
+      // The paper's tables: to stdout, or DIR/tables.tex (tables.md) with --out.
+      let text: string;
+      try {
+        text = renderPaperTables(input, opts.format, opts.baseline);
+      } catch (err) {
+        fail((err as Error).message);
+      }
+      if (!opts.out) {
+        process.stdout.write(text);
+        return;
+      }
+      await mkdir(opts.out, { recursive: true });
+      const path = join(opts.out, opts.format === 'latex' ? 'tables.tex' : 'tables.md');
+      await writeFile(path, text);
+      process.stdout.write(`tables of sweep ${id}: ${path}\n`);
+      return;
+    }
+    if (!opts.out) fail('the HTML report is a directory of files: give --out DIR (or --format latex|md for the tables alone)');
     const { files } = await writeSweepReport(opts.out, input);
     process.stdout.write(`report of sweep ${id} (${input.records.length} runs${progress && progress.status !== 'completed' ? `, sweep ${progress.status}` : ''}):\n${files.map((f) => `  ${f}`).join('\n')}\n`);
   });
@@ -300,8 +321,10 @@ export function registerSweepCommands(program: Command): void {
     .action(exportCommand);
   sweep
     .command('report')
-    .description('write the sweep\'s report (DIR/index.html, Markdown, CSV, JSON)')
+    .description("write the sweep's report (DIR/index.html, Markdown, CSV, JSON, LaTeX tables), or with --format latex|md the paper's tables alone")
     .argument('<id>')
-    .requiredOption('--out <dir>', 'directory to write the report into')
+    .option('--out <dir>', 'directory to write the report (or the tables) into')
+    .addOption(new Option('--format <format>', "html: the whole report; latex or md: the paper's tables (to stdout without --out)").choices(['html', 'latex', 'md']).default('html'))
+    .option('--baseline <config>', 'the configuration the ablation table compares against (default: the first)')
     .action(reportCommand);
 }

@@ -2,7 +2,8 @@ import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { renderSweepReport, writeSweepReport } from '../engines/report/write-report';
+import { renderPaperTables, renderSweepReport, writeSweepReport } from '../engines/report/write-report';
+import { latexText } from '../engines/report/paper-tables';
 import { temporalRunUrl } from '../engines/report/report-data';
 import { csvField } from '../engines/report/csv';
 import { runRecord } from './helpers/sweep-records';
@@ -23,13 +24,43 @@ describe('sweep report', () => {
     generatedAt: '2026-11-30T08:00:00.000Z',
   };
 
+  it("writes the paper's tables as well-formed LaTeX tabulars with the page's numbers", async () => {
+    const { html, latex } = await renderSweepReport(input);
+    const tabulars = [...latex.matchAll(/\\begin\{tabular\}\{([lr]+)\}\n([\s\S]*?)\\end\{tabular\}/g)];
+    expect(tabulars.length).toBeGreaterThanOrEqual(3); // main, ablation, factorial effects
+    expect(latex.match(/\\begin\{table\}/g)!.length).toBe(latex.match(/\\end\{table\}/g)!.length);
+    for (const [, spec, body] of tabulars) {
+      const lines = body!.split('\n').filter(Boolean);
+      expect(lines[0]).toBe('\\toprule');
+      expect(lines.at(-1)).toBe('\\bottomrule');
+      // Every row has one cell per column: unescaped `&` count = columns − 1.
+      for (const row of lines.filter((l) => l.endsWith('\\\\'))) expect(row.split(/(?<!\\)&/).length, row).toBe(spec!.length);
+    }
+    // The main table's cells are the numbers the page shows (same intervals).
+    const main = tabulars[0]![2]!.split('\n').filter((l) => l.endsWith('\\\\')).slice(1);
+    expect(main.length).toBe(Object.keys(demo.configurations!).length);
+    for (const row of main) {
+      for (const cell of row.replace(/ \\\\$/, '').split(' & ').slice(2)) expect(html, cell).toContain(cell.replace(/--/g, '–'));
+    }
+    expect(latex).toMatch(/\\caption\{Differences against /);
+    expect(latexText('50% of a_b & {c} #1')).toBe('50\\% of a\\_b \\& \\{c\\} \\#1');
+  });
+
+  it('renders the tables against a chosen baseline, and refuses an unknown one', () => {
+    const names = Object.keys(demo.configurations!);
+    const md = renderPaperTables(input, 'md', names[1]);
+    expect(md).toContain(`**Differences against ${names[1]}.**`);
+    expect(md).toMatch(/^\| Configuration \| n \|/m);
+    expect(() => renderPaperTables(input, 'latex', 'nope')).toThrow(/no configuration "nope"/);
+  });
+
   it('writes index.html, Markdown, CSV and JSON into the directory', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'driftline-report-'));
     dirs.push(dir);
     const out = join(dir, 'nested', 'report');
     const { files } = await writeSweepReport(out, input);
-    expect(files.map((f) => f.slice(out.length + 1)).sort()).toEqual(['index.html', 'metrics.csv', 'report.json', 'report.md', 'runs.csv']);
-    expect((await readdir(out)).sort()).toEqual(['index.html', 'metrics.csv', 'report.json', 'report.md', 'runs.csv']);
+    expect(files.map((f) => f.slice(out.length + 1)).sort()).toEqual(['index.html', 'metrics.csv', 'report.json', 'report.md', 'runs.csv', 'tables.tex']);
+    expect((await readdir(out)).sort()).toEqual(['index.html', 'metrics.csv', 'report.json', 'report.md', 'runs.csv', 'tables.tex']);
     const json = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
     expect(json.configs).toHaveLength(8);
     expect(json.factorial.map((f: { response: string }) => f.response)).toEqual(['faithful@1', 'typecheck@1', 'beq@1', 'f1']);

@@ -9,6 +9,7 @@ import { metricsCsv, runsCsv } from './csv';
 import { renderHtml } from './html';
 import { renderMarkdown } from './markdown';
 import { buildReportData, type ReportData, type SweepReportInput } from './report-data';
+import { paperTables, renderLatexTables, renderMarkdownTables } from './paper-tables';
 
 export type { SweepReportInput, SweepReportMeta } from './report-data';
 
@@ -19,6 +20,8 @@ export interface RenderedReport {
   metricsCsv: string;
   runsCsv: string;
   json: string;
+  /** The paper's tables (paper-tables.ts), baseline the first configuration. */
+  latex: string;
 }
 
 export const REPORT_FILES = {
@@ -27,6 +30,7 @@ export const REPORT_FILES = {
   metricsCsv: 'metrics.csv',
   runsCsv: 'runs.csv',
   json: 'report.json',
+  latex: 'tables.tex',
 } as const;
 
 export async function renderSweepReport(input: SweepReportInput): Promise<RenderedReport> {
@@ -48,7 +52,15 @@ export async function renderSweepReport(input: SweepReportInput): Promise<Render
     metricsCsv: metricsCsv(data),
     runsCsv: runsCsv(input.records, ui),
     json: `${JSON.stringify(data, null, 2)}\n`,
+    latex: renderLatexTables(paperTables(data, { ...(input.sweep.design ? { design: input.sweep.design } : {}) }), input.sweep.id),
   };
+}
+
+/** The paper's tables alone, against a chosen baseline configuration. */
+export function renderPaperTables(input: SweepReportInput, format: 'latex' | 'md', baseline?: string): string {
+  if (input.records.length === 0) throw new Error(`sweep ${input.sweep.id} has no finished runs yet; nothing to report`);
+  const tables = paperTables(buildReportData(input), { ...(baseline ? { baseline } : {}), ...(input.sweep.design ? { design: input.sweep.design } : {}) });
+  return format === 'latex' ? renderLatexTables(tables, input.sweep.id) : renderMarkdownTables(tables);
 }
 
 export type ReportFormat = 'html' | 'md' | 'json' | 'csv';
