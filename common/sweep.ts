@@ -50,7 +50,10 @@ export interface SweepRunRecord {
   tags: Record<string, string>;
   /** Wall-clock milliseconds spent per stage, summed over repair rounds. */
   stageMs: Partial<Record<Stage, number>>;
+  /** Tokens and US dollars of the run's LLM calls (cache hits cost nothing). */
   usage?: { promptTokens: number; completionTokens: number; totalTokens: number; costUsd?: number };
+  /** The run's LLM calls answered from the reply cache, and those sent to a provider. */
+  cache?: { hits: number; misses: number };
   formalStatement: string;
   /** Why the run failed, for `failed` records. */
   error?: string;

@@ -69,6 +69,20 @@ describe('a sweep with a budget', () => {
     expect(final.budget?.reached).toBeUndefined();
     expect(final.budget?.used.tokens).toBe((await s.ledger!.sweepTotals('budget-ample')).totalTokens);
     expect(final.budget!.used.tokens).toBeGreaterThan(0);
+    // Every record carries its run's usage from the ledger: tokens, USD and cache use, and the
+    // report's per-configuration totals are their sums.
+    const runs = await s.results.runs('budget-ample');
+    for (const r of runs) {
+      const ledger = await s.ledger!.runTotals(r.workflowId);
+      expect(r.usage, r.workflowId).toMatchObject({ totalTokens: ledger.totalTokens, promptTokens: ledger.promptTokens, completionTokens: ledger.completionTokens });
+      expect(r.usage!.costUsd).toBeCloseTo(ledger.costUsd!, 12);
+      expect(r.cache).toEqual({ hits: expect.any(Number), misses: expect.any(Number) });
+    }
+    const { computeSweepMetrics } = await import('../engines/metrics/sweep-metrics');
+    const small = computeSweepMetrics(runs).configs.find((g) => g.config === 'small')!;
+    expect(small.usage!.totalTokens).toBe(final.budget!.used.tokens);
+    expect(small.usage!.totalCostUsd).toBeCloseTo(runs.reduce((a, r) => a + r.usage!.costUsd!, 0), 12);
+    expect(small.usage!.cacheHits! + small.usage!.cacheMisses!).toBe(runs.reduce((a, r) => a + r.cache!.hits + r.cache!.misses, 0));
   }, 240_000);
 
   it('stops on a cost budget the same way (USD from the price table)', async () => {

@@ -56,6 +56,9 @@ export interface UsageMetric {
   meanCompletionTokens: number;
   meanTotalTokens: number;
   totalTokens: number;
+  /** LLM calls answered from the reply cache and sent to a provider, over runs that say. */
+  cacheHits?: number;
+  cacheMisses?: number;
   /** Present when every counted run reported a cost. */
   meanCostUsd?: number;
   totalCostUsd?: number;
@@ -240,6 +243,11 @@ function usage(runs: readonly SweepRunRecord[]): UsageMetric | null {
     meanTotalTokens: mean(u.map((x) => x.totalTokens)),
     totalTokens: u.reduce((a, x) => a + x.totalTokens, 0),
   };
+  const cached = withUsage.filter((r) => r.cache);
+  if (cached.length > 0) {
+    out.cacheHits = cached.reduce((a, r) => a + r.cache!.hits, 0);
+    out.cacheMisses = cached.reduce((a, r) => a + r.cache!.misses, 0);
+  }
   if (u.every((x) => typeof x.costUsd === 'number')) {
     out.totalCostUsd = u.reduce((a, x) => a + x.costUsd!, 0);
     out.meanCostUsd = out.totalCostUsd / u.length;

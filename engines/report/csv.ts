@@ -44,6 +44,8 @@ function metricRows(g: GroupMetrics): (string | number)[][] {
   }
   if (g.usage) {
     rows.push([...base, 'tokens_per_run', g.usage.meanTotalTokens, '', '', g.usage.runs]);
+    rows.push([...base, 'tokens_total', g.usage.totalTokens, '', '', g.usage.runs]);
+    if (g.usage.cacheHits !== undefined) rows.push([...base, 'llm_cache_hits', g.usage.cacheHits, '', '', g.usage.runs]);
     if (g.usage.totalCostUsd !== undefined) rows.push([...base, 'cost_usd_total', g.usage.totalCostUsd, '', '', g.usage.runs]);
   }
   return rows;

@@ -70,11 +70,14 @@ export function detailTable(data: ReportData): Table {
   const usage = groups.some((g) => g.usage);
   const cost = groups.some((g) => g.usage?.totalCostUsd !== undefined);
   const header = ['configuration', ...cols.map((c) => c.title), 'repair rounds / run', 'latency p50 / p95'];
-  if (usage) header.push('tokens / run');
+  const cached = groups.some((g) => g.usage?.cacheHits !== undefined);
+  if (usage) header.push('tokens / run', 'tokens');
+  if (cached) header.push('LLM calls from cache');
   if (cost) header.push('cost (USD)');
   const rows = groups.map((g) => {
     const row: Cell[] = [g.config, ...cols.map((c) => c.value(g)), plainInterval(g.repairRounds), `${ms(g.latency.total?.p50)} / ${ms(g.latency.total?.p95)}`];
-    if (usage) row.push(g.usage ? Math.round(g.usage.meanTotalTokens).toLocaleString('en-US') : '–');
+    if (usage) row.push(g.usage ? Math.round(g.usage.meanTotalTokens).toLocaleString('en-US') : '–', g.usage ? g.usage.totalTokens.toLocaleString('en-US') : '–');
+    if (cached) row.push(g.usage?.cacheHits !== undefined ? `${g.usage.cacheHits} of ${g.usage.cacheHits + (g.usage.cacheMisses ?? 0)}` : '–');
     if (cost) row.push(g.usage?.totalCostUsd !== undefined ? `${g.usage.totalCostUsd.toFixed(2)} (${g.usage.meanCostUsd!.toFixed(4)}/run)` : '–');
     return row;
   });

@@ -13,7 +13,7 @@ export const CSV_COLUMNS = [
   'sweepId', 'config', 'configHash', 'item', 'sample', 'workflowId', 'outcome', 'compiled', 'checked', 'equivalent',
   'judgeGrade', 'faithful', 'repairRounds', 'attempts', 'premises', 'goldPremises', 'tags',
   ...TIMED_STAGES.map((s) => `ms_${s}`),
-  'promptTokens', 'completionTokens', 'costUsd', 'formalStatement', 'error', 'finishedAt',
+  'promptTokens', 'completionTokens', 'costUsd', 'cacheHits', 'cacheMisses', 'formalStatement', 'error', 'finishedAt',
 ] as const;
 
 /** RFC 4180: quote a field when it holds a comma, quote or line break; double the quotes. */
@@ -29,7 +29,7 @@ function row(r: SweepRunRecord): unknown[] {
     r.judgeGrade, r.faithful, r.repairRounds, r.attempts.map((a) => (a.compiled ? 1 : 0)).join(' '), r.premises.join(' '), r.goldPremises.join(' '),
     Object.entries(r.tags).map(([k, v]) => `${k}=${v}`).join(' '),
     ...TIMED_STAGES.map((s) => r.stageMs[s]),
-    r.usage?.promptTokens, r.usage?.completionTokens, r.usage?.costUsd, r.formalStatement, r.error, r.finishedAt,
+    r.usage?.promptTokens, r.usage?.completionTokens, r.usage?.costUsd, r.cache?.hits, r.cache?.misses, r.formalStatement, r.error, r.finishedAt,
   ];
 }
 

@@ -32,13 +32,15 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     goldPremises: id.item.goldPremises,
     tags: id.item.tags,
     stageMs: result.timings ?? {},
-    ...(result.agent
-      ? {
-          agentSteps: result.agent.steps,
-          compiledAtStep: result.agent.compiledAtStep,
-          usage: { promptTokens: result.agent.tokens.prompt, completionTokens: result.agent.tokens.completion, totalTokens: result.agent.tokens.total },
-        }
-      : {}),
+    ...(result.agent ? { agentSteps: result.agent.steps, compiledAtStep: result.agent.compiledAtStep } : {}),
+    // What the run's LLM calls used, from its ledger (every run has one); an agent run recorded
+    // before the ledger existed still has its steps' token counts.
+    ...(result.usage
+      ? { usage: { ...result.usage } }
+      : result.agent
+        ? { usage: { promptTokens: result.agent.tokens.prompt, completionTokens: result.agent.tokens.completion, totalTokens: result.agent.tokens.total } }
+        : {}),
+    ...(result.cache ? { cache: { ...result.cache } } : {}),
     formalStatement: result.formalStatement,
     finishedAt: finishedAt.toISOString(),
   };
