@@ -27,6 +27,8 @@ export function compileOutput(result: CompileResult): string {
       return bounded(`Lean accepted the file.${lines ? `\n${lines}` : ''}`);
     case 'error':
       return bounded(`Lean did not accept the file:\n${lines || result.reason || 'no message'}`);
+    case 'refused':
+      return bounded(`The statement screen refused the file before Lean; nothing was sent to Lean:\n${lines || result.reason || 'no message'}`);
     case 'timeout':
       return bounded(`Lean ran out of time on the file.${result.reason ? ` ${result.reason}` : ''}${lines ? `\n${lines}` : ''}`);
     case 'skipped':
