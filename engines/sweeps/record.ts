@@ -2,6 +2,7 @@
 // holds. Pure: the record activity calls it, tests call it directly.
 import type { BenchmarkItem, SweepCell, SweepRunRecord } from '../../common/sweep';
 import type { FormalizeResult } from '../../common/types';
+import { refusalReason } from '../../common/verdict';
 
 export interface RunIdentity {
   sweepId: string;
@@ -12,7 +13,8 @@ export interface RunIdentity {
 }
 
 export function recordFromResult(id: RunIdentity, result: FormalizeResult, finishedAt: Date): SweepRunRecord {
-  const attempts = result.attempts.map((a) => ({ round: a.round, compiled: a.compile.status === 'ok' }));
+  const attempts = result.attempts.map((a) => ({ round: a.round, compiled: a.compile.status === 'ok', status: a.compile.status }));
+  const last = result.attempts.at(-1);
   return {
     sweepId: id.sweepId,
     config: id.cell.name,
@@ -40,6 +42,7 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
         }
       : {}),
     formalStatement: result.formalStatement,
+    ...(result.outcome === 'refused' ? { refusal: last?.compile.status === 'refused' ? refusalReason(last.compile) : 'refused by the screen' } : {}),
     finishedAt: finishedAt.toISOString(),
   };
 }
