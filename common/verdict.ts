@@ -1,7 +1,7 @@
 // Who decided about a statement, in words: Lean (ok, error, timeout), the statement screen
 // before Lean (refused), or nobody (skipped). Shared by the workflows' Temporal UI details, the
 // CLI and the sweep report, so a refusal is never worded as "Lean rejected it". Pure.
-import type { CompileResult, EquivalenceResult } from './types';
+import type { CompileResult, EquivalenceResult, JudgeVerdict, Outcome } from './types';
 
 const REFUSAL_PREFIX = /^\s*(?:refused|rejected) before Lean:\s*/i;
 
@@ -39,4 +39,16 @@ export function equivalenceVerdict(e: EquivalenceResult): string {
   if (e.refused) return `not checked: the ${e.refused} statement was ${refusalLabel({ reason: e.reason ?? '', messages: [] })}`;
   if (e.equivalent) return 'equivalent (Lean proved both directions)';
   return `not shown equivalent${e.reason ? `: ${e.reason}` : ''}`;
+}
+
+/** A run's outcome from its last attempt: a spent budget first, then the screen's refusal
+ * (whether or not Lean is configured, Lean never saw the attempt), then Lean's verdict and the
+ * judge's. Shared by the pipeline and agent workflows. */
+export function runOutcome(o: { compiled: boolean; checked: boolean; verdict: JudgeVerdict | null; budgetSpent?: boolean; refused?: boolean }): Outcome {
+  if (o.budgetSpent) return 'budget-exhausted';
+  if (o.refused) return 'refused';
+  if (!o.checked) return 'unchecked';
+  if (!o.compiled) return 'not-compiled';
+  if (!o.verdict) return 'compiled';
+  return o.verdict.faithful ? 'faithful' : 'unfaithful';
 }

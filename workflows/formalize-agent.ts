@@ -15,7 +15,7 @@ import {
 import { NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { llmMeterFor, llmQueueFor, resolveRunConfig, runProviders } from '../common/run-config';
-import { refusalReason } from '../common/verdict';
+import { refusalReason, runOutcome } from '../common/verdict';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
 import type {
   Attempt,
@@ -65,14 +65,6 @@ const leanProxy = (taskQueue: string) =>
 
 /** Tool results shown to the model from the library search. */
 const SEARCH_TOP_K = 8;
-
-function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | null, refused = false): Outcome {
-  if (refused) return 'refused';
-  if (!checked) return 'unchecked';
-  if (!compiled) return 'not-compiled';
-  if (!verdict) return 'compiled';
-  return verdict.faithful ? 'faithful' : 'unfaithful';
-}
 
 export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeResult> {
   const config = resolveRunConfig(input.config);
@@ -240,8 +232,8 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   const usage = await readRunUsage();
   if (usage) upsertMemo({ usage: usage.usage, cache: usage.cache });
 
-  const outcome: Outcome =
-    refusal !== null ? 'refused' : loop.summary.ending === 'budget-exhausted' ? 'budget-exhausted' : outcomeOf(compiled, checked, verdict);
+  // A refusal is the verdict even when the budget ran out: it is what the last attempt got.
+  const outcome: Outcome = runOutcome({ compiled, checked, verdict, refused: refusal !== null, budgetSpent: refusal === null && loop.summary.ending === 'budget-exhausted' });
   enter('done');
   upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }, ...(indexVersion ? [{ key: INDEX_KEY, value: indexVersion }] : [])]);
   showState({ outcome, ...(refusal !== null ? { refusal } : {}), ...(verdict ? { grade: verdict.grade } : {}) });

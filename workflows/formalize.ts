@@ -4,7 +4,7 @@ import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setC
 import { LLM_FAILURE, NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
-import { refusalLabel, refusalReason } from '../common/verdict';
+import { refusalLabel, refusalReason, runOutcome } from '../common/verdict';
 import { llmMeterFor, llmQueueFor, resolveRunConfig } from '../common/run-config';
 import { DEFAULT_LLM_BUDGET, llmActivityTimeoutMs } from '../common/llm-budget';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
@@ -19,7 +19,6 @@ import type {
   LlmBudget,
   LeanActivities,
   MainActivities,
-  Outcome,
   Premise,
   Progress,
   Stage,
@@ -82,16 +81,6 @@ const leanTools = (taskQueue: string) => proxyActivities<LeanActivities>({
 
 /** At most this many unknown identifiers are resolved per repair round. */
 const MAX_NAMES_PER_ROUND = 3;
-
-function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | null, budgetSpent = false, refused = false): Outcome {
-  if (budgetSpent) return 'budget-exhausted';
-  // The screen decided, not Lean: whether or not Lean is configured, it never saw the attempt.
-  if (refused) return 'refused';
-  if (!checked) return 'unchecked';
-  if (!compiled) return 'not-compiled';
-  if (!verdict) return 'compiled';
-  return verdict.faithful ? 'faithful' : 'unfaithful';
-}
 
 export async function formalize(input: FormalizeInput): Promise<FormalizeResult> {
   const config = resolveRunConfig(input.config);
@@ -278,7 +267,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     notes.push(`budget: ${(err as ActivityFailure).cause?.message ?? 'spent'}; the run stopped at ${progress.stage}`);
   }
 
-  const outcome = outcomeOf(compiled, checked, verdict, budgetSpent, refusal !== null);
+  const outcome = runOutcome({ compiled, checked, verdict, budgetSpent, refused: refusal !== null });
   enter('done');
   // What the run's LLM calls used (replies from the cache included), from the ledger.
   const llm = await readRunUsage();
