@@ -200,7 +200,7 @@ describeInBrowser('the web page', () => {
     expect(await result.locator('.refusal').textContent()).toMatch(/^Refused by the screen: not allowed: `#eval` runs code/);
     expect(await result.getByRole('list', { name: 'Screen messages' }).textContent()).toMatch(/error 1:0 refused before Lean: not allowed: `#eval` runs code/);
     expect(await page.locator('li.stage[data-stage="compile"] .state').textContent()).toBe('refused by the screen before Lean');
-    const text = (await page.locator('main').textContent()) ?? '';
+    const text = `${await page.locator('#stages').textContent()}${await result.textContent()}`;
     expect(text).not.toMatch(/Did not compile|Lean rejected|Compiler messages/);
     // The recent runs list has it under its own outcome.
     await page.getByRole('button', { name: 'Refresh' }).click();
