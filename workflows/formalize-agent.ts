@@ -225,7 +225,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     ]);
     verdict = judged;
     equivalent = beq;
-    if (beq) tools.push({ tool: 'equivalence', round: loop.summary.steps, input: input.goldStatement!, output: [beq.equivalent ? 'equivalent' : 'not equivalent'] });
+    if (beq) tools.push({ tool: 'equivalence', round: loop.summary.steps, input: input.goldStatement!, output: [beq.refused ? `${beq.refused} refused by the screen` : beq.equivalent ? 'equivalent' : 'not equivalent'] });
   }
 
   // What the run's LLM calls used (replies from the cache included), from the ledger.

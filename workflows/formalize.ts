@@ -259,7 +259,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
       ]);
       verdict = judged;
       equivalent = beq;
-      if (beq) tools.push({ tool: 'equivalence', round: attempts.length - 1, input: input.goldStatement!, output: [beq.equivalent ? 'equivalent' : 'not equivalent'] });
+      if (beq) tools.push({ tool: 'equivalence', round: attempts.length - 1, input: input.goldStatement!, output: [beq.refused ? `${beq.refused} refused by the screen` : beq.equivalent ? 'equivalent' : 'not equivalent'] });
     }
   } catch (err) {
     if (!isBudgetExhausted(err)) throw err;

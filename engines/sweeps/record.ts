@@ -25,7 +25,8 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     outcome: result.outcome,
     compiled: result.compiled,
     checked: result.checked,
-    equivalent: result.equivalence ? result.equivalence.equivalent : null,
+    // A statement the screen refused was never checked: not measured, rather than not equivalent.
+    equivalent: result.equivalence && !result.equivalence.refused ? result.equivalence.equivalent : null,
     judgeGrade: result.judge ? result.judge.grade : null,
     faithful: result.judge ? result.judge.faithful : null,
     attempts,
