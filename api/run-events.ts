@@ -26,7 +26,8 @@ export interface RunEvent {
   /** The n-th activity of the run (1-based): an agent's steps count up here. */
   step?: number;
   time: string;
-  /** compile: `ok` | `error` | `timeout` | `skipped`, and how many errors Lean reported. */
+  /** compile: `ok` | `error` | `refused` (by the screen, before Lean) | `timeout` | `skipped`,
+   * and how many error messages came back (a refusal has one, the screen's). */
   compile?: { status: string; errors: number };
   /** judge: the grade and verdict. */
   judge?: { grade: number; faithful: boolean };

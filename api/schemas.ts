@@ -4,13 +4,14 @@ import { Type, type Static } from '@fastify/type-provider-typebox';
 
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
 export const RUN_EVENT_TYPES = ['run.started', 'stage.started', 'stage.completed', 'stage.failed', 'run.completed', 'run.failed', 'run.canceled'] as const;
-export const OUTCOMES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'unchecked', 'budget-exhausted'] as const;
+export const OUTCOMES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'refused', 'unchecked', 'budget-exhausted'] as const;
 export const StatusSchema = Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled')]);
 export const OutcomeSchema = Type.Union([
   Type.Literal('faithful'),
   Type.Literal('unfaithful'),
   Type.Literal('compiled'),
   Type.Literal('not-compiled'),
+  Type.Literal('refused'),
   Type.Literal('unchecked'),
   Type.Literal('budget-exhausted'),
 ]);

@@ -2,6 +2,7 @@
 import type { RunEvent } from '../api/run-events';
 import type { RunSummary, RunView } from '../api/runs';
 import type { FormalizeResult } from '../common/types';
+import { equivalenceVerdict, refusalReason } from '../common/verdict';
 
 const STAGE_LABELS: Record<string, string> = {
   decompose: 'decompose: splitting the statement into atomic concepts',
@@ -30,7 +31,9 @@ export function stagePrinter(write: (line: string) => void): (event: RunEvent) =
       write(`  • ${STAGE_LABELS[event.stage] ?? event.stage}${round}`);
     } else if (event.type === 'stage.completed' && event.compile) {
       const { status, errors } = event.compile;
-      write(`      ${status === 'ok' ? 'compiled' : status}${errors ? ` (${errors} error${errors === 1 ? '' : 's'})` : ''}`);
+      // The screen decided, not Lean: never worded as a compile error.
+      if (status === 'refused') write('      refused by the screen before Lean (Lean never saw it)');
+      else write(`      ${status === 'ok' ? 'compiled' : status === 'error' ? 'Lean rejected it' : status}${errors ? ` (${errors} error${errors === 1 ? '' : 's'})` : ''}`);
     } else if (event.type === 'stage.failed') {
       write(`      ${event.activity ?? event.stage} failed: ${event.error ?? 'unknown error'}`);
     }
@@ -40,10 +43,21 @@ export function stagePrinter(write: (line: string) => void): (event: RunEvent) =
 export function printResult(result: FormalizeResult, out: NodeJS.WritableStream = process.stdout): void {
   out.write('\n');
   out.write(`${result.formalStatement}\n\n`);
-  const compiled = !result.checked ? 'not checked (no Lean REPL configured)' : result.compiled ? 'yes' : 'no';
-  out.write(`compiled:  ${compiled}  (${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'})\n`);
   const last = result.attempts.at(-1);
-  if (result.checked && !result.compiled && last) {
+  const refused = result.outcome === 'refused';
+  const compiled = refused
+    ? 'no: refused by the screen before Lean (Lean never saw it)'
+    : !result.checked
+      ? 'not checked (no Lean REPL configured)'
+      : result.compiled
+        ? 'yes'
+        : 'no: Lean rejected it';
+  out.write(`outcome:   ${refused ? `refused by the screen: ${last ? refusalReason(last.compile) : 'no reason given'}` : result.outcome}\n`);
+  out.write(`compiled:  ${compiled}  (${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'})\n`);
+  if (refused && last) {
+    // The screen's message, at the place it refused.
+    for (const m of last.compile.messages) out.write(`screen:    ${m.line}:${m.column}: ${m.severity}: ${m.text.split('\n').join('\n           ')}\n`);
+  } else if (result.checked && !result.compiled && last) {
     // What Lean said about the last attempt: the reason it did not compile.
     if (last.compile.reason) out.write(`lean:      ${last.compile.reason}\n`);
     for (const m of last.compile.messages) {
@@ -55,10 +69,7 @@ export function printResult(result: FormalizeResult, out: NodeJS.WritableStream 
     out.write(`judge:     ${result.judge.grade}/10, ${result.judge.faithful ? 'faithful' : 'not faithful'}\n`);
     out.write(`           ${result.judge.explanation}\n`);
   }
-  if (result.equivalence) {
-    const e = result.equivalence;
-    out.write(`gold:      ${e.equivalent ? 'equivalent (Lean proved both directions)' : `not shown equivalent${e.reason ? `: ${e.reason}` : ''}`}\n`);
-  }
+  if (result.equivalence) out.write(`gold:      ${equivalenceVerdict(result.equivalence)}\n`);
   if (result.agent) {
     const a = result.agent;
     out.write(`agent:     ${a.ending}${a.budget ? ` (${a.budget})` : ''} after ${a.steps} step${a.steps === 1 ? '' : 's'}, ${a.tokens.total} tokens\n`);

@@ -6,6 +6,7 @@ import { temporalUiUrl, type Config } from '../infra/config';
 import { cancelFormalization, getFormalization, listFormalizations, RunClosedError, RunNotFoundError, temporalUiLink, type ListFilter } from '../api/runs';
 import type { Client } from '@temporalio/client';
 import { printRunTable, printRunView } from './run-output';
+import { OUTCOMES } from '../api/schemas';
 
 function limit(value: string): number {
   const n = Number(value);
@@ -39,7 +40,7 @@ export function registerRunsCommands(program: Command): void {
     .command('list')
     .description("runs from Temporal's visibility store, newest first")
     .addOption(new Option('--status <status>', 'only runs with this status').choices(['running', 'completed', 'failed', 'canceled']))
-    .addOption(new Option('--outcome <outcome>', 'only runs with this outcome').choices(['faithful', 'unfaithful', 'compiled', 'not-compiled', 'unchecked']))
+    .addOption(new Option('--outcome <outcome>', 'only runs with this outcome').choices([...OUTCOMES]))
     .option('--library <name>', 'only runs on this library')
     .option('--sweep <id>', 'only runs of this sweep')
     .option('-n, --limit <n>', 'runs per page (1-200)', limit, 20)

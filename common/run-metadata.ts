@@ -77,8 +77,12 @@ export interface RunState {
   round: number;
   indexVersion?: string;
   outcome?: Outcome;
-  /** Lean's verdict on the last attempt, once known. */
+  /** Outcome `refused`: the screen's reason. */
+  refusal?: string;
+  /** The verdict on the last attempt (Lean's, or the screen's refusal), once known. */
   compile?: string;
+  /** Who gave `compile`: Lean (the default), or the statement screen before Lean. */
+  compileBy?: 'lean' | 'screen';
   grade?: number;
   /** Agent runs: the LLM step in progress and the last tool called. */
   step?: number;
@@ -90,6 +94,7 @@ const OUTCOME_WORDS: Record<Outcome, string> = {
   unfaithful: 'unfaithful (compiles, judged unfaithful)',
   compiled: 'compiled (not judged)',
   'not-compiled': 'NOT COMPILED (Lean rejected the last attempt)',
+  refused: 'REFUSED by the screen before Lean (Lean never saw the last attempt)',
   unchecked: 'unchecked (no Lean configured)',
   'budget-exhausted': 'BUDGET EXHAUSTED (the agent ran out of steps, tokens or time)',
 };
@@ -98,7 +103,7 @@ const OUTCOME_WORDS: Record<Outcome, string> = {
 export function runCurrentDetails(state: RunState): string {
   const lines = [
     state.outcome
-      ? `**Outcome** ${OUTCOME_WORDS[state.outcome]}`
+      ? `**Outcome** ${OUTCOME_WORDS[state.outcome]}${state.outcome === 'refused' && state.refusal ? `: ${state.refusal}` : ''}`
       : state.step
         ? `**Stage** ${state.stage} (step ${state.step}${state.lastTool ? `, last tool ${state.lastTool}` : ''})`
         : `**Stage** ${state.stage}${state.round > 0 ? ` (repair round ${state.round})` : ''}`,
@@ -106,7 +111,7 @@ export function runCurrentDetails(state: RunState): string {
     `**Index version** ${state.indexVersion ?? (state.config.retrieval === 'none' ? 'none (retrieval off)' : 'not opened yet')}`,
     `**Configuration** \`${describeConfig(state.config)}\`: ${configInWords(state.config)}`,
   ];
-  if (state.compile) lines.push(`**Lean** ${state.compile}`);
+  if (state.compile) lines.push(`${state.compileBy === 'screen' ? '**Screen** (Lean never saw it)' : '**Lean**'} ${state.compile}`);
   if (state.grade !== undefined) lines.push(`**Judge** grade ${state.grade}/10`);
   return lines.join('\n\n');
 }

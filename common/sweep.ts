@@ -1,12 +1,13 @@
 // Types shared by the sweep workflow, the results database, the metrics and the report.
 // This module imports only types, so the workflow bundle can use it safely.
-import type { FormalizeResult, LeaveOutPolicy, LlmBudget, Outcome, RunConfig, Stage } from './types';
+import type { CompileStatus, FormalizeResult, LeaveOutPolicy, LlmBudget, Outcome, RunConfig, Stage } from './types';
 
 /** How a sweep hides an item's own neighbourhood from retrieval (defined with FormalizeInput). */
 export type { LeaveOutPolicy } from './types';
 
-/** The outcome of one sweep run: a formalize outcome, `failed` (the child failed after the
- * sweep's retries; `error` says why), or `budget-exhausted` (a step/token/time budget ran out). */
+/** The outcome of one sweep run: a formalize outcome (`refused`: the screen refused the last
+ * attempt before Lean; `refusal` says why), `failed` (the child failed after the sweep's
+ * retries; `error` says why), or `budget-exhausted` (a step/token/time budget ran out). */
 export type SweepOutcome = Outcome | 'failed' | 'budget-exhausted';
 
 /** One finished (configuration, item, sample) of a sweep: the row the results database holds,
@@ -33,8 +34,12 @@ export interface SweepRunRecord {
   judgeGrade: number | null;
   /** compiled ∧ grade ≥ threshold; null when the judge did not run. */
   faithful: boolean | null;
-  /** Compile result per round, in order (round 0 = first attempt): the repair-budget curve. */
-  attempts: { round: number; compiled: boolean }[];
+  /** Compile result per round, in order (round 0 = first attempt): the repair-budget curve;
+   * `status` says who decided (Lean, the screen's `refused`, or `skipped`: no Lean); records
+   * written before it was kept lack it. */
+  attempts: { round: number; compiled: boolean; status?: CompileStatus }[];
+  /** Outcome `refused`: the screen's reason for refusing the last attempt before Lean. */
+  refusal?: string;
   /** Repair rounds used (attempts − 1). */
   repairRounds: number;
   /** Agent mode: steps taken, and the step at which the working file first compiled. */

@@ -131,14 +131,15 @@ export interface LeanMessage {
 }
 
 /** `ok`: compiled (warnings about `sorry` allowed); `error`: Lean reported errors; `refused`:
- * the screen refused the text before Lean (nothing was sent; the message says why);
+ * the statement screen refused the text before Lean, nothing was sent to Lean (one error
+ * message at the offending place, its text starting `refused before Lean:`, and `reason`);
  * `skipped`: no Lean is configured, nothing was checked; `timeout`: the check ran out of time. */
 export type CompileStatus = 'ok' | 'error' | 'refused' | 'skipped' | 'timeout';
 
 export interface CompileResult {
   status: CompileStatus;
   messages: LeanMessage[];
-  /** Why the check was skipped or rejected, in words. */
+  /** Why the check was skipped or refused, in words. */
   reason?: string;
   durationMs: number;
 }
@@ -182,8 +183,10 @@ export interface Progress {
   lastTool?: string | null;
 }
 
-/** `budget-exhausted`: an agent run spent its steps, tokens or time before an accepted answer. */
-export type Outcome = 'faithful' | 'unfaithful' | 'compiled' | 'not-compiled' | 'unchecked' | 'budget-exhausted';
+/** `not-compiled`: Lean rejected the last attempt; `refused`: the statement screen refused the
+ * last attempt before Lean (whether or not Lean is configured; Lean never saw it);
+ * `budget-exhausted`: an agent run spent its steps, tokens or time before an accepted answer. */
+export type Outcome = 'faithful' | 'unfaithful' | 'compiled' | 'not-compiled' | 'refused' | 'unchecked' | 'budget-exhausted';
 
 export interface FormalizeResult {
   statement: string;
@@ -195,7 +198,8 @@ export interface FormalizeResult {
   formalStatement: string;
   /** true iff Lean accepted the last attempt. */
   compiled: boolean;
-  /** false when no Lean is configured: the statement was not checked. */
+  /** Whether Lean checked the last attempt: false when no Lean is configured or the screen
+   * refused the attempt before Lean. */
   checked: boolean;
   outcome: Outcome;
   attempts: Attempt[];
@@ -335,6 +339,8 @@ export interface JudgeInput {
   compiled: boolean;
   /** false when no Lean is configured: meaning is graded, but nothing can be called faithful. */
   checked?: boolean;
+  /** The screen refused the statement before Lean, for this reason: never faithful either. */
+  refused?: string;
   meter?: LlmMeter;
 }
 
@@ -470,7 +476,7 @@ export interface EquivalenceResult {
   goldToCandidate: DirectionResult;
   /** Set when the check could not run (a statement does not compile, was refused, timed out). */
   reason?: string;
-  /** Which statement the screen refused (nothing was sent to Lean); `reason` says why. */
+  /** Which statement the screen refused before Lean (then `reason` starts `refused before Lean:`). */
   refused?: 'candidate' | 'gold';
   durationMs: number;
 }

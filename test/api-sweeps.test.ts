@@ -72,7 +72,7 @@ describe('POST /v1/sweeps refuses', () => {
     ['a missing library', { benchmark: sweepFile().benchmark, configurations: { a: {} } }, /library/],
     ['no configurations', { benchmark: sweepFile().benchmark, library: FIXTURE_LIBRARY }, /declare "configurations"/],
     ['an unknown format', sweepFile({ benchmark: { path: 'mini.dev.jsonl', format: 'csv' } }), /benchmark\.format/],
-    ['a bad record, naming file and line', sweepFile({ benchmark: { path: 'bad-line.jsonl', format: 'rautoformalizer' } }), /bad-line\.jsonl:3: informal_stmt/],
+    ['a bad record, naming file and line', sweepFile({ benchmark: { path: 'bad-line.jsonl', format: 'rautoformalizer' } }), /^"bad-line\.jsonl":3: not a record of the benchmark's format \(look at informal_stmt, mathlib_dependencies\)$/],
     ['a missing benchmark file', sweepFile({ benchmark: { path: 'nowhere.jsonl', format: 'rautoformalizer' } }), /nowhere\.jsonl/],
     ['a benchmark outside the data directory', sweepFile({ benchmark: { path: '/etc/passwd', format: 'rautoformalizer' } }), /data directory only/],
     ['a relative path leaving the data directory', sweepFile({ benchmark: { path: '../corpus/mini.jsonl', format: 'rautoformalizer' } }), /data directory only/],

@@ -14,8 +14,14 @@ import { buildServer } from '../api/server';
 import { defaultBrain, type FakeReply } from './fakes/openai-server';
 import { browserAvailable, launchBrowser, screenshotPath } from './helpers/browser';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
+import { HOSTILE_REPLY, refusingCompile } from './helpers/refusing-lean';
+import { createLeanActivities } from '../activities';
+import { createLeanWorker } from '../infra/workers';
+import { startFormalization } from '../api/runs';
+import { FAKE_MODELS } from './fakes/openai-server';
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
+const REFUSING_QUEUE = `lean-refusing-${process.pid}`;
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 
 let env: TestWorkflowEnvironment;
@@ -56,7 +62,15 @@ beforeAll(async () => {
     pressure: { maxEventLoopDelayMs: 0 },
   });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
-  const workers = await stack.createWorkers();
+  // A Lean worker whose compile refuses what the screen refuses (the contract of issue 22),
+  // for the refused run below; it never starts a REPL for a refused statement.
+  const refusing = await createLeanWorker({
+    connection: env.nativeConnection,
+    namespace: env.namespace ?? 'default',
+    activities: refusingCompile(createLeanActivities({ lean: stack.lean, timeoutMs: 20_000 })),
+    taskQueue: REFUSING_QUEUE,
+  });
+  const workers = [...(await stack.createWorkers()), refusing];
   const running = workers.map((w) => w.run());
   stopWorkers = async () => {
     for (const w of workers) w.shutdown();
@@ -164,6 +178,38 @@ describeInBrowser('the web page', () => {
     expect(errors).toEqual([]);
     await page.close();
   }, 180_000);
+
+  it('shows a statement the screen refused as refused by the screen, with its reason, never as a compile failure', async () => {
+    stack.llm.script(FAKE_MODELS.formalizer, { content: HOSTILE_REPLY });
+    const id = await startFormalization(
+      env.client,
+      { statement: STATEMENT, library: FIXTURE_LIBRARY, config: { repairRounds: 0, judge: false }, leanTaskQueue: REFUSING_QUEUE, llm: stack.runLlm },
+      stack.mainQueue,
+    );
+    await env.client.workflow.getHandle(id).result();
+    const page = await browser.newPage({ viewport: { width: 1200, height: 900 } });
+    const errors: string[] = [];
+    page.on('pageerror', (err) => errors.push(err.message));
+    await page.goto(`${base}/#run=${encodeURIComponent(id)}`);
+    const result = page.locator('.result');
+    await result.locator('.outcome').waitFor({ timeout: 30_000 });
+    await page.screenshot({ path: screenshotPath('page-refused.png'), fullPage: true });
+
+    expect(await result.locator('.outcome .badge').textContent()).toBe('refused');
+    expect(await result.locator('.outcome').textContent()).toBe('refused Refused by the screen before Lean (Lean never saw the last attempt)');
+    expect(await result.locator('.refusal').textContent()).toMatch(/^Refused by the screen: not allowed: `#eval` runs code/);
+    expect(await result.getByRole('list', { name: 'Screen messages' }).textContent()).toMatch(/error 1:0 refused before Lean: not allowed: `#eval` runs code/);
+    expect(await page.locator('li.stage[data-stage="compile"] .state').textContent()).toBe('refused by the screen before Lean');
+    const text = `${await page.locator('#stages').textContent()}${await result.textContent()}`;
+    expect(text).not.toMatch(/Did not compile|Lean rejected|Compiler messages/);
+    // The recent runs list has it under its own outcome.
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    const row = page.locator('#recent tbody tr', { hasText: id });
+    await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(1);
+    expect(await row.locator('.badge').allTextContents()).toEqual(['completed', 'refused']);
+    expect(errors).toEqual([]);
+    await page.close();
+  }, 120_000);
 
   it('says what is wrong with an empty statement, and fits a phone screen', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });

@@ -144,6 +144,40 @@ describe('sweep report', () => {
     expect(html).toContain('0.04 (0.0100/run)');
   });
 
+  it("labels refused runs as the screen's verdict and says whether Lean ran at all", async () => {
+    const refused = (item: string) =>
+      runRecord({ config: 'A', item, outcome: 'refused', checked: false, refusal: '`#eval` starts a command', attempts: [{ round: 0, compiled: false, status: 'refused' }] });
+    // No Lean configured: every attempt skipped or refused.
+    const noLean = [
+      refused('i0'),
+      runRecord({ config: 'A', item: 'i1', outcome: 'unchecked', checked: false, attempts: [{ round: 0, compiled: false, status: 'skipped' }] }),
+    ];
+    const a = await renderSweepReport({ sweep: { id: 'no-lean' }, records: noLean, bootstrap: { resamples: 50 } });
+    expect(a.data.lean.line).toBe('not configured, nothing was compiled (1 attempt refused by the screen before Lean)');
+    expect(a.markdown).toContain('- **Lean**: not configured, nothing was compiled (1 attempt refused by the screen before Lean)');
+    expect(a.html).toContain('<dt>Lean</dt><dd>not configured, nothing was compiled (1 attempt refused by the screen before Lean)</dd>');
+    // The outcome table names who decided.
+    expect(a.markdown).toMatch(/\| configuration \| refused by the screen \| not checked \(no Lean\) \|\n\| --- \| ---: \| ---: \|\n\| A \| 1 \| 1 \|/);
+    expect(a.html).toMatch(/<span class="badge o-refused" title="[^"]*refused by the screen before Lean: `#eval` starts a command[^"]*">R<\/span>/);
+    expect(a.html).not.toContain('did not compile');
+    expect(a.runsCsv.split('\r\n')[0]).toContain(',refusal,');
+    expect(a.runsCsv).toContain('`#eval` starts a command');
+
+    // Every attempt refused, Lean configured or not: Lean never ran.
+    const allRefused = await renderSweepReport({ sweep: { id: 'refused' }, records: [refused('i0'), refused('i1')], bootstrap: { resamples: 50 } });
+    expect(allRefused.data.lean.line).toBe('never ran: the screen refused every attempt before Lean (2)');
+
+    // Lean ran on some: how many attempts each decided.
+    const mixed = [
+      refused('i0'),
+      runRecord({ config: 'A', item: 'i1', compiled: true, attempts: [{ round: 0, compiled: false, status: 'refused' }, { round: 1, compiled: true, status: 'ok' }] }),
+      runRecord({ config: 'A', item: 'i2', compiled: false, attempts: [{ round: 0, compiled: false }] }),
+    ];
+    const m = await renderSweepReport({ sweep: { id: 'mixed' }, records: mixed, bootstrap: { resamples: 50 } });
+    expect(m.data.lean.line).toBe('ran on 2 of 4 attempts (the last attempt of 2 of 3 runs); 2 attempts refused by the screen before Lean');
+    expect(m.markdown).toMatch(/\| configuration \| compiled, not judged \| Lean rejected \| refused by the screen \|/);
+  });
+
   it('works without a Temporal UI (no links) and refuses a sweep with no runs', async () => {
     const records = [runRecord({ config: 'A', item: '<b>x</b>', compiled: true })];
     const { html } = await renderSweepReport({ sweep: { id: 's' }, records, bootstrap: { resamples: 50 } });

@@ -46,4 +46,14 @@ describe('run metadata for the Temporal UI', () => {
     expect(done).toContain('**Index version** connf-03d63981038f-lexical-s1t1');
     expect(done).toContain('**Lean** round 3: error (2 errors)');
   });
+
+  it('details of a refused run say the screen decided, never Lean', () => {
+    const refused = runCurrentDetails({
+      library: 'connf', config: DEFAULT_RUN_CONFIG, stage: 'done', round: 1, outcome: 'refused', refusal: '`#eval` runs code',
+      compile: 'round 1: refused by the screen: `#eval` runs code', compileBy: 'screen',
+    });
+    expect(refused).toMatch(/^\*\*Outcome\*\* REFUSED by the screen before Lean \(Lean never saw the last attempt\): `#eval` runs code/);
+    expect(refused).toContain('**Screen** (Lean never saw it) round 1: refused by the screen: `#eval` runs code');
+    expect(refused).not.toMatch(/NOT COMPILED|\*\*Lean\*\*|Lean rejected/);
+  });
 });

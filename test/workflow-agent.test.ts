@@ -12,6 +12,7 @@ import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { getFormalization } from '../api/runs';
 import { createStack, FAKE_TRANSLATOR, startTemporal, type TestStack } from './helpers/stack';
 import { answer, FAKE_MODELS, toolCall, type FakeRequest } from './fakes/openai-server';
+import { HOSTILE_FILE, refusingCompile } from './helpers/refusing-lean';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 const BAD = 'import Mathlib\n\ntheorem prime_two_le (p : ℕ) (hp : Nat.Primee p) : 2 ≤ p := by sorry';
@@ -195,6 +196,44 @@ describe('formalizeAgent workflow', () => {
     expect(result.compiled).toBe(true);
     const description = await s.client.workflow.getHandle(id).describe();
     expect(description.typedSearchAttributes.get(OUTCOME_KEY)).toBe('budget-exhausted');
+  });
+
+  it('ends refused when the screen refused every write_file: the file was never written, Lean saw nothing', async () => {
+    const s = await stack({ repl: { unknownIdentifiers: ['Nat.Primee'] } });
+    s.llm.script(FAKE_MODELS.agent, toolCall('write_file', { code: HOSTILE_FILE }), answer('{"status": "success"}', { repeat: true }));
+    const id = await s.start(STATEMENT, { mode: 'agent', maxSteps: 3 });
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.outcome).toBe('refused');
+    expect(result.compiled).toBe(false);
+    expect(result.checked).toBe(false);
+    // The refused write is the run's one attempt, with the screen's message.
+    expect(result.formalStatement).toBe(HOSTILE_FILE);
+    expect(result.attempts).toHaveLength(1);
+    expect(result.attempts[0]!.compile).toMatchObject({ status: 'refused', reason: expect.stringMatching(/`#eval` runs code/) });
+    expect(result.notes.join('\n')).toMatch(/compile: refused by the screen: not allowed: `#eval` runs code/);
+    expect(result.steps![0]).toMatchObject({ tool: 'write_file', error: true, output: expect.stringMatching(/^The file was not written/) });
+    expect(s.repl!.count('begin')).toBe(0);
+    expect(s.repl!.count('body')).toBe(0);
+    const description = await s.client.workflow.getHandle(id).describe();
+    expect(description.typedSearchAttributes.get(OUTCOME_KEY)).toBe('refused');
+  });
+
+  it('ends refused when the last file written is refused at run_lean, and tells the model who refused it', async () => {
+    // The compile double refuses what the screen refuses; write_file's screen is told to pass
+    // everything here, so the refusal comes from the compile (as when the two screens differ).
+    const s = await stack({ wrapLean: (a) => ({ ...refusingCompile(a), screenStatement: async () => null }) });
+    s.llm.script(FAKE_MODELS.agent, toolCall('write_file', { code: HOSTILE_FILE }), toolCall('run_lean'), answer('{"status": "success"}', { repeat: true }));
+    const id = await s.start(STATEMENT, { mode: 'agent', maxSteps: 4, judge: false });
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.outcome).toBe('refused');
+    expect(result.checked).toBe(false);
+    expect(result.attempts.map((a) => a.compile.status)).toEqual(['refused']);
+    const requests = agentRequests(s);
+    expect(lastMessage(requests[2]!).content).toMatch(/^The statement screen refused the file before Lean; nothing was sent to Lean:\nline 1, column 0: error: refused before Lean: not allowed/);
+    expect(lastMessage(requests[3]!).content).toBe('Not accepted: the statement screen refused the file you wrote last before Lean. Fix it, write it again and run run_lean.');
+    expect(s.repl!.count('body')).toBe(0);
   });
 
   it('ends with budget-exhausted when the token budget is spent', async () => {

@@ -7,6 +7,8 @@ import { INDEX_KEY, LIBRARY_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search
 import { createStack, startTemporal, type TestStack } from './helpers/stack';
 import { FAKE_MODELS } from './fakes/openai-server';
 import { activityRuns, activityTypesOf, recordHistory } from './helpers/history';
+import { HOSTILE_REPLY, refusingCompile } from './helpers/refusing-lean';
+import type { FormalizeResult } from '../common/types';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 const GOOD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';
@@ -117,6 +119,53 @@ describe('formalize workflow', () => {
     // The judge model said 10/faithful; the rubric's rule in the code (not compiled: at most 3,
     // never faithful) decides.
     expect(result.judge).toMatchObject({ grade: 3, faithful: false });
+  });
+
+  it('ends refused, not not-compiled, when the screen refuses every attempt: the repair hears why, Lean nothing', async () => {
+    const refused: string[] = [];
+    const s = await stack({ wrapLean: (a) => refusingCompile(a, refused) });
+    s.llm.script(FAKE_MODELS.formalizer, { content: HOSTILE_REPLY }, { content: HOSTILE_REPLY });
+    const id = await s.start(STATEMENT, { repairRounds: 1 });
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.outcome).toBe('refused');
+    expect(result.compiled).toBe(false);
+    expect(result.checked).toBe(false);
+    expect(result.attempts.map((a) => a.compile.status)).toEqual(['refused', 'refused']);
+    expect(result.notes.join('\n')).toMatch(/compile: refused by the screen: not allowed: `#eval` runs code.*\(nothing was sent to Lean\)/);
+    expect(result.notes.join('\n')).not.toMatch(/skipped|Lean rejected/);
+    // The repair prompt says who refused it, with the refusal message.
+    const repair = JSON.stringify(s.llm.requests.filter((r) => r.model === FAKE_MODELS.formalizer)[1]!.messages);
+    expect(repair).toContain('refused before Lean by the statement screen');
+    expect(repair).toContain('refused before Lean: not allowed: `#eval` runs code');
+    // The judge may grade the meaning, but a refused statement is never faithful, and says why.
+    expect(result.judge).toMatchObject({ faithful: false });
+    expect(result.judge!.explanation).toMatch(/Refused by the statement screen before Lean/);
+    expect(refused).toHaveLength(2);
+    // The REPL was never sent a statement.
+    expect(s.repl!.count('begin')).toBe(0);
+    expect(s.repl!.count('body')).toBe(0);
+    const description = await s.client.workflow.getHandle(id).describe();
+    expect(description.typedSearchAttributes.get(OUTCOME_KEY)).toBe('refused');
+  });
+
+  it('ends refused also with no Lean configured, and the Temporal UI details say the screen refused it', async () => {
+    const s = await stack({ repl: false, wrapLean: (a) => refusingCompile(a) });
+    s.llm.script(FAKE_MODELS.formalizer, { content: HOSTILE_REPLY }, { content: HOSTILE_REPLY });
+    const id = await s.start(STATEMENT, { repairRounds: 1, judge: false });
+    const handle = s.client.workflow.getHandle(id);
+    const [result, metadata] = await s.withWorkers(async () => {
+      const r = (await s.result(id)) as FormalizeResult;
+      // What the Temporal UI shows as the run's current details (asked of a worker).
+      return [r, await handle.query<{ currentDetails?: string }>('__temporal_workflow_metadata')] as const;
+    });
+    expect(result.outcome).toBe('refused');
+    expect(result.checked).toBe(false);
+    expect(result.attempts.map((a) => a.compile.status)).toEqual(['refused', 'refused']);
+    const details = metadata.currentDetails ?? '';
+    expect(details).toMatch(/\*\*Outcome\*\* REFUSED by the screen before Lean \(Lean never saw the last attempt\): not allowed: `#eval` runs code/);
+    expect(details).toMatch(/\*\*Screen\*\* \(Lean never saw it\) round 1: refused by the screen: not allowed/);
+    expect(details).not.toMatch(/NOT COMPILED|Lean rejected|\*\*Lean\*\*/);
   });
 
   it('retries a 429 and a 500 from the LLM and the run succeeds', async () => {

@@ -56,7 +56,7 @@ describe('sweep workflow', () => {
     expect(prime.tags).toEqual({ split: 'dev', source: 'Demo' });
     expect(prime.premises).toContain('Nat.Prime');
     expect(prime.stageMs.formalize).toBeGreaterThanOrEqual(0);
-    expect(prime.attempts).toEqual([{ round: 0, compiled: true }]);
+    expect(prime.attempts).toEqual([{ round: 0, compiled: true, status: 'ok' }]);
     const even = runs.find((r) => r.config === 'drift' && r.item === 'Demo.even_double' && r.sample === 0)!;
     expect(even).toMatchObject({ outcome: 'not-compiled', compiled: false, repairRounds: 3 });
     expect(even.attempts.map((a) => a.compiled)).toEqual([false, false, false, false]);

@@ -153,6 +153,7 @@ async function init(): Promise<void> {
     top.href = temporalListUrl(config, 'WorkflowType = "formalize"')!;
     top.hidden = false;
     $<HTMLAnchorElement>('filter-not-compiled').href = temporalListUrl(config, 'DriftlineOutcome = "not-compiled"')!;
+    $<HTMLAnchorElement>('filter-refused').href = temporalListUrl(config, 'DriftlineOutcome = "refused"')!;
     $<HTMLAnchorElement>('filter-unfaithful').href = temporalListUrl(config, 'DriftlineOutcome = "unfaithful"')!;
     $<HTMLElement>('temporal-filters').hidden = false;
   }

@@ -1,6 +1,6 @@
 // DOM for stages and results. Text from the server only ever goes in as text (textContent), so a
 // statement or a compiler message can never become markup.
-import type { Attempt, FormalizeResult, LeanMessage } from '../common/types';
+import type { Attempt, CompileResult, EquivalenceResult, FormalizeResult, LeanMessage } from '../common/types';
 import type { RunEvent } from './api';
 
 type Child = Node | string | null | undefined | false;
@@ -34,7 +34,10 @@ function stageLabel(event: RunEvent): string {
 
 function stageDetail(event: RunEvent): string {
   if (event.type === 'stage.failed') return event.error ?? 'failed';
-  if (event.compile) return event.compile.status === 'error' ? `${event.compile.errors} error${event.compile.errors === 1 ? '' : 's'}` : event.compile.status;
+  if (event.compile) {
+    if (event.compile.status === 'refused') return 'refused by the screen before Lean';
+    return event.compile.status === 'error' ? `Lean: ${event.compile.errors} error${event.compile.errors === 1 ? '' : 's'}` : event.compile.status;
+  }
   if (event.judge) return `grade ${event.judge.grade}/10, ${event.judge.faithful ? 'faithful' : 'not faithful'}`;
   return 'done';
 }
@@ -76,7 +79,8 @@ const OUTCOME_WORDS: Record<string, string> = {
   faithful: 'Faithful: compiles, and the judge agrees it says what the statement says',
   unfaithful: 'Unfaithful: compiles, but the judge finds it says something else',
   compiled: 'Compiles (not judged)',
-  'not-compiled': 'Did not compile',
+  'not-compiled': 'Did not compile: Lean rejected the last attempt',
+  refused: 'Refused by the screen before Lean (Lean never saw the last attempt)',
   unchecked: 'Not checked: no Lean is configured',
   'budget-exhausted': 'The agent ran out of its step, token or time budget',
 };
@@ -89,14 +93,44 @@ function messageLine(message: LeanMessage): HTMLLIElement {
   return h('li', { class: `msg ${message.severity}` }, h('span', { class: 'where' }, `${message.severity} ${message.line}:${message.column}`), ' ', message.text);
 }
 
+/** The screen's reason without its `refused before Lean:` prefix (the label says it). */
+function refusalReason(compile: Pick<CompileResult, 'reason' | 'messages'>): string {
+  const text = compile.reason ?? compile.messages.find((m) => m.severity === 'error')?.text ?? '';
+  return text.replace(/^\s*(?:refused|rejected) before Lean:\s*/i, '').trim() || 'no reason given';
+}
+
+/** Who decided about an attempt, in words. */
+function attemptVerdict(compile: CompileResult): string {
+  switch (compile.status) {
+    case 'ok':
+      return 'compiled';
+    case 'error':
+      return 'Lean rejected it';
+    case 'refused':
+      return 'refused by the screen before Lean';
+    case 'skipped':
+      return 'not checked (no Lean)';
+    case 'timeout':
+      return 'Lean ran out of time';
+    default:
+      return String(compile.status);
+  }
+}
+
+function equivalenceLine(e: EquivalenceResult): string {
+  if (e.refused) return `Not checked: the ${e.refused} statement was refused by the screen before Lean: ${refusalReason({ reason: e.reason ?? '', messages: [] })}`;
+  if (e.equivalent) return 'Equivalent to the gold statement (Lean proved both directions)';
+  return `Not shown equivalent to the gold statement${e.reason ? `: ${e.reason}` : ''}`;
+}
+
 function attemptBlock(attempt: Attempt, last: boolean): HTMLElement {
   const body = [
     h('pre', { class: 'lean' }, h('code', {}, attempt.statement)),
     attempt.compile.messages.length > 0
-      ? h('ul', { class: 'messages', 'aria-label': 'Compiler messages' }, ...attempt.compile.messages.map(messageLine))
+      ? h('ul', { class: 'messages', 'aria-label': attempt.compile.status === 'refused' ? 'Screen messages' : 'Compiler messages' }, ...attempt.compile.messages.map(messageLine))
       : h('p', { class: 'help' }, attempt.compile.reason ?? (attempt.compile.status === 'ok' ? 'No messages.' : attempt.compile.status)),
   ];
-  const title = `Attempt ${attempt.round}: ${attempt.compile.status}`;
+  const title = `Attempt ${attempt.round}: ${attemptVerdict(attempt.compile)}`;
   if (last) return h('div', { class: 'attempt' }, h('h4', {}, title), ...body);
   return h('details', { class: 'attempt' }, h('summary', {}, title), ...body);
 }
@@ -111,9 +145,13 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
     { class: 'result' },
     h('h3', {}, 'Result'),
     h('p', { class: 'outcome' }, outcomeBadge(result.outcome), ' ', OUTCOME_WORDS[result.outcome] ?? result.outcome),
+    result.outcome === 'refused' && last ? h('p', { class: 'refusal' }, `Refused by the screen: ${refusalReason(last.compile)}`) : null,
     h('h4', {}, 'Lean statement'),
     h('pre', { class: 'lean final' }, h('code', {}, result.formalStatement)),
-    last && last.compile.messages.length > 0 ? h('ul', { class: 'messages', 'aria-label': 'Compiler messages' }, ...last.compile.messages.map(messageLine)) : null,
+    last && last.compile.messages.length > 0
+      ? h('ul', { class: 'messages', 'aria-label': last.compile.status === 'refused' ? 'Screen messages' : 'Compiler messages' }, ...last.compile.messages.map(messageLine))
+      : null,
+    result.equivalence ? h('p', { class: 'equivalence' }, equivalenceLine(result.equivalence)) : null,
     judge
       ? h('section', { class: 'judge', 'aria-label': 'Judge' }, h('h4', {}, `Judge: grade ${judge.grade}/10, ${judge.faithful ? 'faithful' : 'not faithful'}`), h('p', {}, judge.explanation))
       : h('p', { class: 'help' }, 'Not judged.'),

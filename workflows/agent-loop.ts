@@ -59,6 +59,9 @@ export interface AgentLoopResult {
   file: string | null;
   /** Lean's verdict on exactly `file`, when the loop compiled it. */
   compileOfFile: CompileResult | null;
+  /** The last `write_file` when the screen refused it (its code and the refusal); null when
+   * the last write was accepted or there was none. */
+  lastWriteRefusal: { code: string; message: LeanMessage } | null;
   steps: AgentStepRecord[];
   summary: AgentSummary;
 }
@@ -72,6 +75,7 @@ export function refusalOf(tools: readonly AgentToolName[], file: string | null, 
   if (!compileOfFile) return 'Not accepted: the file you wrote last has not been checked. Run run_lean on it first.';
   // With no Lean configured nothing can ever compile; the run says so instead of looping.
   if (compileOfFile.status === 'ok' || compileOfFile.status === 'skipped') return null;
+  if (compileOfFile.status === 'refused') return 'Not accepted: the statement screen refused the file you wrote last before Lean. Fix it, write it again and run run_lean.';
   return 'Not accepted: Lean did not accept the file you wrote last. Fix it, write it again and run run_lean.';
 }
 
@@ -88,6 +92,7 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
   let tokens = NO_TOKENS;
   let file: string | null = null;
   let compileOfFile: CompileResult | null = null;
+  let lastWriteRefusal: AgentLoopResult['lastWriteRefusal'] = null;
   let ending: AgentEnding | null = null;
   let budget: AgentSummary['budget'];
   let taken = 0;
@@ -111,6 +116,7 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
         case 'write_file': {
           const code = String(args.code);
           const rejection = await ops.screen(code, t);
+          lastWriteRefusal = rejection ? { code, message: rejection } : null;
           if (!rejection) {
             file = code;
             compileOfFile = null;
@@ -214,6 +220,7 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
   return {
     file,
     compileOfFile,
+    lastWriteRefusal,
     steps,
     summary: { ending: ending ?? 'budget-exhausted', ...(budget ? { budget } : {}), steps: taken, tokens, toolCalls, compiledAtStep },
   };

@@ -28,7 +28,7 @@ export function compileOutput(result: CompileResult): string {
     case 'error':
       return bounded(`Lean did not accept the file:\n${lines || result.reason || 'no message'}`);
     case 'refused':
-      return bounded(`The screen refused the file before Lean (nothing was run):\n${lines || result.reason || 'no message'}`);
+      return bounded(`The statement screen refused the file before Lean; nothing was sent to Lean:\n${lines || result.reason || 'no message'}`);
     case 'timeout':
       return bounded(`Lean ran out of time on the file.${result.reason ? ` ${result.reason}` : ''}${lines ? `\n${lines}` : ''}`);
     case 'skipped':

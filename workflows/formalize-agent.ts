@@ -15,8 +15,10 @@ import {
 import { NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { llmMeterFor, llmQueueFor, resolveRunConfig, runProviders } from '../common/run-config';
+import { refusalReason, runOutcome } from '../common/verdict';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
 import type {
+  Attempt,
   CompileResult,
   EquivalenceResult,
   Example,
@@ -63,13 +65,6 @@ const leanProxy = (taskQueue: string) =>
 
 /** Tool results shown to the model from the library search. */
 const SEARCH_TOP_K = 8;
-
-function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | null): Outcome {
-  if (!checked) return 'unchecked';
-  if (!compiled) return 'not-compiled';
-  if (!verdict) return 'compiled';
-  return verdict.faithful ? 'faithful' : 'unfaithful';
-}
 
 export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeResult> {
   const config = resolveRunConfig(input.config);
@@ -179,7 +174,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     },
     onRecord(r) {
       progress.lastTool = r.tool;
-      if (r.tool === 'run_lean') showState({ compile: `step ${r.step}: ${r.output.slice(0, 80)}` });
+      if (r.tool === 'run_lean') showState({ compile: `step ${r.step}: ${r.output.slice(0, 80)}`, compileBy: r.output.startsWith('The statement screen refused') ? 'screen' : 'lean' });
     },
   };
 
@@ -203,9 +198,16 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     compileResult = await lean.compile.executeWithOptions({ summary: 'final check of the last written file' }, [{ code: loop.file }]);
   }
   if (loop.file === null) notes.push('agent: no Lean file was written');
-  const checked = compileResult !== null && compileResult.status !== 'skipped';
+  const checked = compileResult !== null && compileResult.status !== 'skipped' && compileResult.status !== 'refused';
   const compiled = compileResult?.status === 'ok';
   if (compileResult?.status === 'skipped') notes.push(`compile: skipped (${compileResult.reason ?? 'no Lean configured'})`);
+  // Who decided: the screen refused the file (at the final check), or refused every write so
+  // no file exists; then the run's verdict is the screen's, whatever budget remained.
+  let refusal: string | null = null;
+  if (compileResult?.status === 'refused') refusal = refusalReason(compileResult);
+  else if (loop.file === null && loop.lastWriteRefusal) refusal = refusalReason({ messages: [loop.lastWriteRefusal.message] });
+  if (refusal !== null) notes.push(`compile: refused by the screen: ${refusal} (nothing was sent to Lean)`);
+  else if (loop.lastWriteRefusal) notes.push(`agent: the last write_file was refused by the screen (${refusalReason({ messages: [loop.lastWriteRefusal.message] })}); the file written before it stands`);
 
   let verdict: JudgeVerdict | null = null;
   let equivalent: EquivalenceResult | null = null;
@@ -213,7 +215,7 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   if (loop.file !== null && (config.judge || checkEquivalence)) {
     enter('judge');
     const [judged, beq] = await Promise.all([
-      config.judge ? llm.judge({ statement: input.statement, formalStatement: statement, compiled, checked, ...meter }) : null,
+      config.judge ? llm.judge({ statement: input.statement, formalStatement: statement, compiled, checked, ...(refusal !== null ? { refused: refusal } : {}), ...meter }) : null,
       checkEquivalence
         ? lean.equivalence({ candidate: statement, gold: input.goldStatement! }).catch((err: Error) => {
             notes.push(`equivalence check failed: ${err.message}`);
@@ -223,24 +225,33 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     ]);
     verdict = judged;
     equivalent = beq;
-    if (beq) tools.push({ tool: 'equivalence', round: loop.summary.steps, input: input.goldStatement!, output: [beq.equivalent ? 'equivalent' : 'not equivalent'] });
+    if (beq) tools.push({ tool: 'equivalence', round: loop.summary.steps, input: input.goldStatement!, output: [beq.refused ? `${beq.refused} refused by the screen` : beq.equivalent ? 'equivalent' : 'not equivalent'] });
   }
 
   // What the run's LLM calls used (replies from the cache included), from the ledger.
   const usage = await readRunUsage();
   if (usage) upsertMemo({ usage: usage.usage, cache: usage.cache });
 
-  const outcome: Outcome = loop.summary.ending === 'budget-exhausted' ? 'budget-exhausted' : outcomeOf(compiled, checked, verdict);
+  // A refusal is the verdict even when the budget ran out: it is what the last attempt got.
+  const outcome: Outcome = runOutcome({ compiled, checked, verdict, refused: refusal !== null, budgetSpent: refusal === null && loop.summary.ending === 'budget-exhausted' });
   enter('done');
   upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }, ...(indexVersion ? [{ key: INDEX_KEY, value: indexVersion }] : [])]);
-  showState({ outcome, ...(verdict ? { grade: verdict.grade } : {}) });
-  const attempts = compileResult && loop.file !== null ? [{ round: 0, statement, compile: compileResult }] : [];
+  showState({ outcome, ...(refusal !== null ? { refusal } : {}), ...(verdict ? { grade: verdict.grade } : {}) });
+  // No file, every write refused: the refused write is the run's one attempt, so the result
+  // shows what was refused and why.
+  const refusedWrite = loop.file === null ? loop.lastWriteRefusal : null;
+  const attempts: Attempt[] =
+    compileResult && loop.file !== null
+      ? [{ round: 0, statement, compile: compileResult }]
+      : refusedWrite
+        ? [{ round: 0, statement: refusedWrite.code, compile: { status: 'refused', messages: [refusedWrite.message], reason: refusalReason({ messages: [refusedWrite.message] }), durationMs: 0 } }]
+        : [];
   return {
     statement: input.statement,
     library: input.library,
     ...(indexVersion ? { indexVersion } : {}),
     config,
-    formalStatement: statement,
+    formalStatement: refusedWrite ? refusedWrite.code : statement,
     compiled,
     checked,
     outcome,

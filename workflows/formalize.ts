@@ -4,6 +4,7 @@ import { ActivityFailure, ApplicationFailure, defineQuery, proxyActivities, setC
 import { LLM_FAILURE, NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
+import { refusalLabel, refusalReason, runOutcome } from '../common/verdict';
 import { llmMeterFor, llmQueueFor, resolveRunConfig } from '../common/run-config';
 import { DEFAULT_LLM_BUDGET, llmActivityTimeoutMs } from '../common/llm-budget';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
@@ -18,7 +19,6 @@ import type {
   LlmBudget,
   LeanActivities,
   MainActivities,
-  Outcome,
   Premise,
   Progress,
   Stage,
@@ -82,14 +82,6 @@ const leanTools = (taskQueue: string) => proxyActivities<LeanActivities>({
 /** At most this many unknown identifiers are resolved per repair round. */
 const MAX_NAMES_PER_ROUND = 3;
 
-function outcomeOf(compiled: boolean, checked: boolean, verdict: JudgeVerdict | null, budgetSpent = false): Outcome {
-  if (budgetSpent) return 'budget-exhausted';
-  if (!checked) return 'unchecked';
-  if (!compiled) return 'not-compiled';
-  if (!verdict) return 'compiled';
-  return verdict.faithful ? 'faithful' : 'unfaithful';
-}
-
 export async function formalize(input: FormalizeInput): Promise<FormalizeResult> {
   const config = resolveRunConfig(input.config);
   const exclude = input.exclude ?? [];
@@ -143,6 +135,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   let statement = '';
   let checked = false;
   let compiled = false;
+  let refusal: string | null = null;
   let verdict: JudgeVerdict | null = null;
   let equivalent: EquivalenceResult | null = null;
   let budgetSpent = false;
@@ -202,7 +195,11 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
       enter('compile');
       result = await compile({ code: statement });
       attempts.push({ round, statement, compile: result });
-      showState({ compile: `round ${round}: ${result.status}${result.status === 'error' ? ` (${result.messages.filter((m) => m.severity === 'error').length} errors)` : ''}` });
+      showState(
+        result.status === 'refused'
+          ? { compile: `round ${round}: ${refusalLabel(result)}`, compileBy: 'screen' }
+          : { compile: `round ${round}: ${result.status}${result.status === 'error' ? ` (${result.messages.filter((m) => m.severity === 'error').length} errors)` : ''}`, compileBy: 'lean' },
+      );
       if (result.status === 'ok' || result.status === 'skipped') break;
       if (round >= config.repairRounds) {
         log.info('repair budget exhausted', { rounds: config.repairRounds });
@@ -240,16 +237,19 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
         meter,
       });
     }
-    checked = result.status !== 'skipped';
+    checked = result.status !== 'skipped' && result.status !== 'refused';
     compiled = result.status === 'ok';
-    if (!checked) notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
+    if (result.status === 'refused') {
+      refusal = refusalReason(result);
+      notes.push(`compile: ${refusalLabel(result)} (nothing was sent to Lean)`);
+    } else if (!checked) notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
 
     // 5. Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it.
     const checkEquivalence = Boolean(input.goldStatement) && compiled;
     if (config.judge || checkEquivalence) {
       enter('judge');
       const [judged, beq] = await Promise.all([
-        config.judge ? judge({ statement: input.statement, formalStatement: statement, compiled, checked, meter }) : null,
+        config.judge ? judge({ statement: input.statement, formalStatement: statement, compiled, checked, ...(refusal !== null ? { refused: refusal } : {}), meter }) : null,
         checkEquivalence
           ? equivalence({ candidate: statement, gold: input.goldStatement! }).catch((err: Error) => {
               notes.push(`equivalence check failed: ${err.message}`);
@@ -259,7 +259,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
       ]);
       verdict = judged;
       equivalent = beq;
-      if (beq) tools.push({ tool: 'equivalence', round: attempts.length - 1, input: input.goldStatement!, output: [beq.equivalent ? 'equivalent' : 'not equivalent'] });
+      if (beq) tools.push({ tool: 'equivalence', round: attempts.length - 1, input: input.goldStatement!, output: [beq.refused ? `${beq.refused} refused by the screen` : beq.equivalent ? 'equivalent' : 'not equivalent'] });
     }
   } catch (err) {
     if (!isBudgetExhausted(err)) throw err;
@@ -267,13 +267,13 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     notes.push(`budget: ${(err as ActivityFailure).cause?.message ?? 'spent'}; the run stopped at ${progress.stage}`);
   }
 
-  const outcome = outcomeOf(compiled, checked, verdict, budgetSpent);
+  const outcome = runOutcome({ compiled, checked, verdict, budgetSpent, refused: refusal !== null });
   enter('done');
   // What the run's LLM calls used (replies from the cache included), from the ledger.
   const llm = await readRunUsage();
   if (llm) upsertMemo({ usage: llm.usage, cache: llm.cache });
   upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }, ...(indexVersion ? [{ key: INDEX_KEY, value: indexVersion }] : [])]);
-  showState({ outcome, ...(verdict ? { grade: verdict.grade } : {}) });
+  showState({ outcome, ...(refusal !== null ? { refusal } : {}), ...(verdict ? { grade: verdict.grade } : {}) });
   return {
     statement: input.statement,
     library: input.library,

@@ -4,12 +4,13 @@ import { runProvidersProblem } from '../../common/run-config';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { isAbsolute, join, relative, resolve } from 'node:path';
+import { realpath, stat } from 'node:fs/promises';
+import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../sweeps';
 import { sweepReportInput } from '../sweep-report';
 import { temporalUiLink } from '../runs';
 import { HttpProblem, problemResponses } from '../problem';
-import { loadBenchmarks } from '../../engines/benchmarks/load';
+import { BenchmarkError, contentFreeMessage, loadBenchmarks } from '../../engines/benchmarks/load';
 import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from '../../engines/sweeps/sweep-file';
 import { renderSweepReportAs, type ReportFormat } from '../../engines/report/write-report';
 import type { ResultsDb } from '../../engines/results/results-db';
@@ -143,17 +144,45 @@ function reportFormat(request: FastifyRequest, query?: ReportFormat): ReportForm
   return 'html';
 }
 
+/** The benchmark paths of a sweep started over HTTP, each as the client wrote it, by index. */
+function givenPaths(raw: object): string[] {
+  const b = (raw as { benchmark?: unknown }).benchmark;
+  return (Array.isArray(b) ? b : [b]).map((x) => String((x as { path?: unknown } | undefined)?.path ?? ''));
+}
+
 /** A benchmark path of a sweep started over HTTP must stay inside the data directory: the API
- * reads no other file of the server. */
-function insideDataDir(spec: SweepSpec, dataDir: string): void {
+ * reads no other file of the server. The path is checked as written and again with every
+ * symbolic link resolved (realpath), against the data directory's own real path, so a link
+ * inside it leads nowhere else. Returns the sources to load (real paths) and, by real path,
+ * the name the client gave, which is all an error may show: never an absolute server path,
+ * never a line of the file. */
+async function insideDataDir(spec: SweepSpec, given: string[], dataDir: string): Promise<{ sources: SweepSpec['benchmarks']; names: Map<string, string> }> {
   const root = resolve(dataDir);
-  spec.benchmarks.forEach((b, i) => {
-    const rel = relative(root, resolve(b.path));
-    if (rel.startsWith('..') || isAbsolute(rel)) {
-      const where = spec.benchmarks.length > 1 ? `benchmark[${i}].path` : 'benchmark.path';
+  const realRoot = await realpath(root);
+  const names = new Map<string, string>();
+  const sources: SweepSpec['benchmarks'] = [];
+  const outside = (rel: string) => rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+  for (const [i, b] of spec.benchmarks.entries()) {
+    const where = spec.benchmarks.length > 1 ? `benchmark[${i}].path` : 'benchmark.path';
+    const name = JSON.stringify(given[i] ?? '');
+    if (outside(relative(root, resolve(b.path)))) {
       throw new HttpProblem(400, `${where}: over HTTP a benchmark is read from the data directory only: give a path relative to it (or "$DATA/…")`);
     }
-  });
+    let real: string;
+    try {
+      real = await realpath(b.path);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      throw new HttpProblem(400, `${where}: ${code === 'ENOENT' || code === 'ENOTDIR' ? 'no such file in the data directory' : 'cannot read'}: ${name}`);
+    }
+    if (outside(relative(realRoot, real))) {
+      throw new HttpProblem(400, `${where}: ${name} leads outside the data directory (through a symbolic link); over HTTP a benchmark is read from the data directory only`);
+    }
+    if (!(await stat(real)).isFile()) throw new HttpProblem(400, `${where}: ${name} is not a regular file`);
+    names.set(real, name);
+    sources.push({ ...b, path: real });
+  }
+  return { sources, names };
 }
 
 export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastify, options) => {
@@ -204,14 +233,16 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       }
       if (query.id && spec.id && query.id !== spec.id) throw new HttpProblem(400, `the query's id ("${query.id}") and the body's "id" ("${spec.id}") differ; send one, or the same in both`);
       if (!options.libraries.includes(spec.library)) throw new HttpProblem(400, `library: "${spec.library}" is not configured; known: ${options.libraries.join(', ')}`);
-      insideDataDir(spec, options.dataDir);
+      const { sources, names } = await insideDataDir(spec, givenPaths(raw), options.dataDir);
       // A run on a provider nobody serves would wait on its queue for ever: refuse it now.
       for (const c of spec.configurations) {
         const problem = options.providerNames ? runProvidersProblem(c.config, options.providerNames) : null;
         if (problem) throw new HttpProblem(400, `configurations.${c.name}: ${problem}`);
       }
-      const items = await loadBenchmarks(spec.benchmarks).catch((err: Error) => {
-        throw new HttpProblem(400, err.message);
+      // What was checked is what is read; an error names the file as the client gave it.
+      const items = await loadBenchmarks(sources).catch((err: Error) => {
+        if (err instanceof BenchmarkError) throw new HttpProblem(400, contentFreeMessage(err, (path) => names.get(path) ?? 'benchmark'));
+        throw err;
       });
       if (items.length === 0) throw new HttpProblem(400, 'benchmark: the selection has no items');
       const current = spec.indexVersion ? undefined : await options.currentIndexVersion?.(spec.library).catch(() => undefined);

@@ -38,6 +38,19 @@ const DeepseekLine = z.object({
 /** A line that is not what its format expects; the loader adds file and line. */
 export class BadRecord extends Error {
   override name = 'BadRecord';
+  constructor(
+    message: string,
+    /** The fields at fault, named by the format's schema or the sweep's field map (never by
+     * the line itself): what may be said without quoting the file. */
+    readonly fields: string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+function zodRecord(error: z.ZodError): BadRecord {
+  const fields = [...new Set(error.issues.map((i) => i.path[0]).filter((k): k is string => typeof k === 'string'))];
+  return new BadRecord(zodProblem(error), fields);
 }
 
 function zodProblem(error: z.ZodError): string {
@@ -74,7 +87,7 @@ export interface ParseContext {
 export function parseRecord(format: BenchmarkFormat, raw: unknown, ctx: ParseContext): BenchmarkItem {
   if (format === 'rautoformalizer') {
     const r = RAutoformalizerLine.safeParse(raw);
-    if (!r.success) throw new BadRecord(zodProblem(r.error));
+    if (!r.success) throw zodRecord(r.error);
     const d = r.data;
     const tags: Record<string, string> = { ...ctx.tags };
     if (d.source) tags.source = d.source;
@@ -89,10 +102,10 @@ export function parseRecord(format: BenchmarkFormat, raw: unknown, ctx: ParseCon
   }
   if (format === 'deepseek') {
     const r = DeepseekLine.safeParse(raw);
-    if (!r.success) throw new BadRecord(zodProblem(r.error));
+    if (!r.success) throw zodRecord(r.error);
     const d = r.data;
     const informal = stripDocComment(d.informal_prefix);
-    if (!informal) throw new BadRecord('informal_prefix: no text inside the doc comment');
+    if (!informal) throw new BadRecord('informal_prefix: no text inside the doc comment', ['informal_prefix']);
     return {
       id: d.name,
       informal,
@@ -108,12 +121,12 @@ export function parseRecord(format: BenchmarkFormat, raw: unknown, ctx: ParseCon
     if (!path) return undefined;
     const v = at(raw, path);
     if (v === undefined || v === null) {
-      if (required) throw new BadRecord(`${path}: missing (field map: ${name})`);
+      if (required) throw new BadRecord(`${path}: missing (field map: ${name})`, [path]);
       return undefined;
     }
     if (typeof v === 'number' && name === 'id') return String(v);
-    if (typeof v !== 'string') throw new BadRecord(`${path}: expected a string (field map: ${name}), got ${typeof v}`);
-    if (required && !v.trim()) throw new BadRecord(`${path}: empty (field map: ${name})`);
+    if (typeof v !== 'string') throw new BadRecord(`${path}: expected a string (field map: ${name}), got ${typeof v}`, [path]);
+    if (required && !v.trim()) throw new BadRecord(`${path}: empty (field map: ${name})`, [path]);
     return v;
   };
   const id = text('id', fields.id, true)!;
@@ -125,7 +138,7 @@ export function parseRecord(format: BenchmarkFormat, raw: unknown, ctx: ParseCon
     const v = at(raw, fields.goldPremises);
     if (v !== undefined && v !== null) {
       if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) {
-        throw new BadRecord(`${fields.goldPremises}: expected an array of names (field map: goldPremises)`);
+        throw new BadRecord(`${fields.goldPremises}: expected an array of names (field map: goldPremises)`, [fields.goldPremises]);
       }
       goldPremises = [...new Set(v as string[])];
     }

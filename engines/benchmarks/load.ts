@@ -15,8 +15,51 @@ export interface BenchmarkSource extends Selection {
   tags?: Record<string, string>;
 }
 
+/** What went wrong, without the file's contents: what the HTTP API says (it names the file as
+ * the client gave it; the message, for the CLI, may quote the file). */
+export type BenchmarkProblem =
+  | { kind: 'unreadable'; missing: boolean }
+  | { kind: 'not-json'; line: number }
+  | { kind: 'bad-record'; line: number; fields: string[] }
+  | { kind: 'repeated-id'; line: number; firstLine: number }
+  | { kind: 'empty' }
+  /** The selection asks for what the file lacks; `detail` names only the selection's own ids. */
+  | { kind: 'selection'; detail: string }
+  | { kind: 'repeated-across'; otherPath: string };
+
 export class BenchmarkError extends Error {
   override name = 'BenchmarkError';
+  constructor(
+    message: string,
+    /** The benchmark path the problem is in (as loaded), when it is about one file. */
+    readonly path?: string,
+    readonly problem?: BenchmarkProblem,
+  ) {
+    super(message);
+  }
+}
+
+/** The problem in words that quote nothing of the file, naming files by `name(path)`. */
+export function contentFreeMessage(err: BenchmarkError, name: (path: string) => string): string {
+  const p = err.problem;
+  const file = err.path !== undefined ? name(err.path) : 'benchmark';
+  if (!p) return `${file}: cannot be used as a benchmark`;
+  switch (p.kind) {
+    case 'unreadable':
+      return `cannot read benchmark ${file}: ${p.missing ? 'no such file' : 'not a readable file'}`;
+    case 'not-json':
+      return `${file}:${p.line}: not a JSON record`;
+    case 'bad-record':
+      return `${file}:${p.line}: not a record of the benchmark's format${p.fields.length ? ` (look at ${p.fields.join(', ')})` : ''}`;
+    case 'repeated-id':
+      return `${file}:${p.line}: repeats the item id of line ${p.firstLine}`;
+    case 'empty':
+      return `benchmark ${file} has no items`;
+    case 'selection':
+      return `${file}: ${p.detail}`;
+    case 'repeated-across':
+      return `an item id of ${file} is also in ${name(p.otherPath)}`;
+  }
 }
 
 /** `benchmark.dev.jsonl` → `dev`: the split a RAutoformalizer file name carries. */
@@ -30,7 +73,8 @@ export async function loadBenchmark(source: BenchmarkSource): Promise<BenchmarkI
   try {
     text = await readFile(source.path, 'utf8');
   } catch (err) {
-    throw new BenchmarkError(`cannot read benchmark ${source.path}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
+    throw new BenchmarkError(`cannot read benchmark ${source.path}: ${missing ? 'no such file' : (err as Error).message}`, source.path, { kind: 'unreadable', missing });
   }
   const split = splitFromFileName(source.path);
   const ctx = { tags: { ...(split ? { split } : {}), ...(source.tags ?? {}) }, ...(source.fields ? { fields: source.fields } : {}) };
@@ -45,25 +89,25 @@ export async function loadBenchmark(source: BenchmarkSource): Promise<BenchmarkI
     try {
       raw = JSON.parse(line);
     } catch (err) {
-      throw new BenchmarkError(`${where}: not JSON (${(err as Error).message})`);
+      throw new BenchmarkError(`${where}: not JSON (${(err as Error).message})`, source.path, { kind: 'not-json', line: i + 1 });
     }
     let item: BenchmarkItem;
     try {
       item = parseRecord(source.format, raw, ctx);
     } catch (err) {
-      if (err instanceof BadRecord) throw new BenchmarkError(`${where}: ${err.message} (format ${source.format})`);
+      if (err instanceof BadRecord) throw new BenchmarkError(`${where}: ${err.message} (format ${source.format})`, source.path, { kind: 'bad-record', line: i + 1, fields: err.fields });
       throw err;
     }
     const seen = lineOf.get(item.id);
-    if (seen !== undefined) throw new BenchmarkError(`${where}: item id "${item.id}" repeats line ${seen}`);
+    if (seen !== undefined) throw new BenchmarkError(`${where}: item id "${item.id}" repeats line ${seen}`, source.path, { kind: 'repeated-id', line: i + 1, firstLine: seen });
     lineOf.set(item.id, i + 1);
     items.push(item);
   }
-  if (items.length === 0) throw new BenchmarkError(`benchmark ${source.path} has no items`);
+  if (items.length === 0) throw new BenchmarkError(`benchmark ${source.path} has no items`, source.path, { kind: 'empty' });
   try {
     return selectItems(items, source);
   } catch (err) {
-    throw new BenchmarkError(`${source.path}: ${(err as Error).message}`);
+    throw new BenchmarkError(`${source.path}: ${(err as Error).message}`, source.path, { kind: 'selection', detail: (err as Error).message });
   }
 }
 
@@ -74,7 +118,7 @@ export async function loadBenchmarks(sources: BenchmarkSource[]): Promise<Benchm
   for (const source of sources) {
     for (const item of await loadBenchmark(source)) {
       const other = from.get(item.id);
-      if (other) throw new BenchmarkError(`item id "${item.id}" is in both ${other} and ${source.path}`);
+      if (other) throw new BenchmarkError(`item id "${item.id}" is in both ${other} and ${source.path}`, source.path, { kind: 'repeated-across', otherPath: other });
       from.set(item.id, source.path);
       all.push(item);
     }

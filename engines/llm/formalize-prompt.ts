@@ -53,8 +53,12 @@ function isSorryWarning(m: LeanMessage): boolean {
 
 function repairRequest(repair: RepairContext): string {
   const messages = repair.messages.filter((m) => !isSorryWarning(m));
+  // A refusal by the statement screen (compile status `refused`) is worded as such: Lean never saw it.
+  const refused = messages.some((m) => m.severity === 'error' && /^refused before Lean:/i.test(m.text));
   const parts = [
-    'Lean did not accept that statement. Its messages (line:column severity: text):',
+    refused
+      ? 'That statement was refused before Lean by the statement screen (only one theorem statement ending `:= by sorry`, with a plain preamble, may be sent). Its message (line:column severity: text):'
+      : 'Lean did not accept that statement. Its messages (line:column severity: text):',
     messages.length ? messages.map(formatLeanMessage).join('\n') : '(no messages were reported)',
   ];
   const suggestions = Object.entries(repair.suggestions ?? {}).filter(([, names]) => names.length > 0);

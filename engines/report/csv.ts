@@ -59,7 +59,7 @@ export function metricsCsv(data: ReportData): string {
 
 /** runs.csv: one row per run record. */
 export function runsCsv(records: readonly SweepRunRecord[], ui?: { base: string; namespace: string }): string {
-  const header = ['sweep', 'config', 'item', 'sample', 'workflow_id', 'outcome', 'compiled', 'checked', 'equivalent', 'judge_grade', 'faithful', 'repair_rounds', 'premises', 'gold_premises', 'tags', 'total_ms', 'total_tokens', 'cost_usd', 'finished_at', 'error', 'temporal_url'];
+  const header = ['sweep', 'config', 'item', 'sample', 'workflow_id', 'outcome', 'compiled', 'checked', 'equivalent', 'judge_grade', 'faithful', 'repair_rounds', 'premises', 'gold_premises', 'tags', 'total_ms', 'total_tokens', 'cost_usd', 'finished_at', 'error', 'refusal', 'temporal_url'];
   return csvLines(
     header,
     records.map((r) => [
@@ -83,6 +83,7 @@ export function runsCsv(records: readonly SweepRunRecord[], ui?: { base: string;
       r.usage?.costUsd,
       r.finishedAt,
       r.error,
+      r.refusal,
       ui ? temporalRunUrl(ui.base, ui.namespace, r.workflowId) : '',
     ]),
   );

@@ -3,7 +3,7 @@
 import type { SweepRunRecord } from '../../common/sweep';
 import type { ReportData } from './report-data';
 import { protocolRows, temporalRunUrl } from './report-data';
-import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, retrievalTable, summaryTable, tagTables, type Cell, type Table } from './tables';
+import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, outcomeTable, retrievalTable, summaryTable, tagTables, type Cell, type Table } from './tables';
 
 export interface HtmlCharts {
   rates: string | null;
@@ -42,6 +42,7 @@ const OUTCOME_BADGE: Record<string, { mark: string; cls: string }> = {
   unfaithful: { mark: 'C', cls: 'o-compiled' },
   compiled: { mark: 'C', cls: 'o-compiled' },
   'not-compiled': { mark: '✗', cls: 'o-fail' },
+  refused: { mark: 'R', cls: 'o-refused' },
   unchecked: { mark: '?', cls: 'o-unchecked' },
   failed: { mark: '!', cls: 'o-error' },
   'budget-exhausted': { mark: 'B', cls: 'o-fail' },
@@ -52,6 +53,7 @@ function runTitle(r: SweepRunRecord): string {
   if (r.judgeGrade !== null) parts.push(`grade ${r.judgeGrade}`);
   if (r.equivalent !== null) parts.push(r.equivalent ? 'equivalent to gold' : 'not equivalent to gold');
   parts.push(`repair rounds ${r.repairRounds}`);
+  if (r.outcome === 'refused') parts.push(`refused by the screen before Lean${r.refusal ? `: ${r.refusal}` : ''}`);
   if (r.error) parts.push(`error: ${r.error}`);
   return parts.join(' · ');
 }
@@ -116,7 +118,7 @@ td.noise { color: var(--muted); }
 .items td.item { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
 .badge { display: inline-block; min-width: 18px; height: 18px; line-height: 18px; margin-right: 3px; border-radius: 3px; text-align: center; font-size: 11px; font-weight: 700; text-decoration: none; color: #fff; }
 .o-faithful { background: #2e8540; } .o-compiled { background: #c98a00; } .o-fail { background: #c0392b; }
-.o-unchecked { background: #8a8f98; } .o-error { background: #5b0f0f; }
+.o-unchecked { background: #8a8f98; } .o-error { background: #5b0f0f; } .o-refused { background: #6a3d9a; }
 .legend .badge { margin-left: 10px; }
 .warn { background: #fff4e5; border: 1px solid #f0c36d; padding: 8px 12px; border-radius: 4px; }
 pre { background: var(--head); padding: 10px 12px; overflow-x: auto; font-size: 12px; }
@@ -140,6 +142,7 @@ export function renderHtml(data: ReportData, records: readonly SweepRunRecord[],
 ${(s.notes ?? []).map((n) => `<p class="caption">${escapeHtml(n)}</p>`).join('')}
 ${found.length > 0 ? `<ul class="findings">${found.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>` : ''}
 ${tableHtml(summaryTable(data))}
+${tableHtml(outcomeTable(data))}
 <div class="charts">${chart(charts.rates)}</div>
 ${tableHtml(detailTable(data))}`);
 
@@ -192,7 +195,7 @@ ${body}`);
   sections.push(`<h2 id="items">Runs per item</h2>
 <p class="caption legend">One badge per sample${ui ? ', linking to the run in the Temporal UI' : ''}:
 <span class="badge o-faithful">F</span> faithful <span class="badge o-compiled">C</span> compiled, not judged faithful
-<span class="badge o-fail">✗</span> did not compile <span class="badge o-unchecked">?</span> not checked by Lean
+<span class="badge o-fail">✗</span> Lean rejected it <span class="badge o-refused">R</span> refused by the screen before Lean <span class="badge o-unchecked">?</span> not checked (no Lean)
 <span class="badge o-error">!</span> run failed <span class="badge o-fail">B</span> budget exhausted. Hover for details.</p>
 ${itemsTableHtml(records, data.configs, ui)}`);
   if (s.configurations && Object.keys(s.configurations).length > 0) {

@@ -1,6 +1,6 @@
 // Everything a sweep report shows, computed once from the run records: the JSON report, and
 // what the HTML, Markdown and CSV renderings read. Pure.
-import type { FactorialDesign, LeaveOutPolicy, SweepRunRecord } from '../../common/sweep';
+import type { FactorialDesign, LeaveOutPolicy, SweepOutcome, SweepRunRecord } from '../../common/sweep';
 import { DEFAULT_RESAMPLES, DEFAULT_SEED } from '../metrics/bootstrap';
 import { repairBudgetCurves, stepBudgetCurves, type BudgetCurve } from '../metrics/budget-curve';
 import { compareConfigurations, type PairedComparison } from '../metrics/compare';
@@ -56,6 +56,65 @@ export interface ReportData {
   factorial: FactorialAnalysis[];
   /** Why the factorial section is missing although a design was given. */
   factorialError?: string;
+  /** Whether Lean ran at all, and who decided about the attempts. */
+  lean: LeanSummary;
+  /** Runs per outcome, per configuration (configurations in `configs` order). */
+  outcomes: { config: string; counts: Partial<Record<SweepOutcome, number>> }[];
+}
+
+/** Who decided about the sweep's attempts: Lean, the screen before Lean, or nobody (no Lean). */
+export interface LeanSummary {
+  /** Attempts Lean checked (compiled, rejected or timed out). */
+  byLean: number;
+  /** Attempts the screen refused before Lean. */
+  refused: number;
+  /** Attempts not checked: no Lean configured. */
+  skipped: number;
+  attempts: number;
+  /** Runs (not failed) whose last attempt Lean checked. */
+  checkedRuns: number;
+  runs: number;
+  /** The summary line, e.g. "not configured, nothing was compiled". */
+  line: string;
+}
+
+/** Outcomes in the order tables list them. */
+export const OUTCOME_ORDER: readonly SweepOutcome[] = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'refused', 'unchecked', 'budget-exhausted', 'failed'];
+
+/** Who decided each attempt. Records written before attempts carried a status are read from
+ * the run's own fields (checked: Lean ran; outcome `refused`: the last one was refused). */
+function attemptDecider(r: SweepRunRecord, a: SweepRunRecord['attempts'][number], last: boolean): 'lean' | 'refused' | 'skipped' {
+  if (a.status) return a.status === 'refused' ? 'refused' : a.status === 'skipped' ? 'skipped' : 'lean';
+  if (last && r.outcome === 'refused') return 'refused';
+  return r.checked ? 'lean' : 'skipped';
+}
+
+export function leanSummary(records: readonly SweepRunRecord[]): LeanSummary {
+  const ran = records.filter((r) => r.outcome !== 'failed');
+  const counts = { lean: 0, refused: 0, skipped: 0 };
+  for (const r of ran) r.attempts.forEach((a, i) => counts[attemptDecider(r, a, i === r.attempts.length - 1)]++);
+  const attempts = counts.lean + counts.refused + counts.skipped;
+  const checkedRuns = ran.filter((r) => r.checked).length;
+  const refusedPart = counts.refused > 0 ? `${counts.refused} attempt${counts.refused === 1 ? '' : 's'} refused by the screen before Lean` : '';
+  let line: string;
+  if (ran.length === 0 || attempts === 0) line = 'never ran: no run reached a compile';
+  else if (counts.lean === 0 && counts.skipped > 0) line = `not configured, nothing was compiled${refusedPart ? ` (${refusedPart})` : ''}`;
+  else if (counts.lean === 0) line = `never ran: the screen refused every attempt before Lean (${attempts})`;
+  else {
+    const parts = [`ran on ${counts.lean} of ${attempts} attempts (the last attempt of ${checkedRuns} of ${ran.length} runs)`];
+    if (refusedPart) parts.push(refusedPart);
+    if (counts.skipped > 0) parts.push(`${counts.skipped} not checked (no Lean configured)`);
+    line = parts.join('; ');
+  }
+  return { byLean: counts.lean, refused: counts.refused, skipped: counts.skipped, attempts, checkedRuns, runs: ran.length, line };
+}
+
+function outcomeCounts(records: readonly SweepRunRecord[], configs: readonly string[]): ReportData['outcomes'] {
+  return configs.map((config) => {
+    const counts: Partial<Record<SweepOutcome, number>> = {};
+    for (const r of records) if (r.config === config) counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
+    return { config, counts };
+  });
 }
 
 /** The protocol a report's figures are read with (what ran on what, how intervals are made),
@@ -71,6 +130,7 @@ export function protocolRows(data: ReportData): [string, string][] {
     ['leave-out policy', s.leaveOut],
     ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
     ['items / runs', `${data.items} / ${data.runs}`],
+    ['Lean', data.lean.line],
     ['configurations', data.configs.join(', ')],
     ['intervals', `rates whose items each succeed or fail (one sample, and every @k): 95% Wilson score intervals, which hold at any n; other rates and means: 95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
     ['tests', "rates: McNemar's exact test; retrieval F1: the paired sign-flip test, exact up to 20 items with differences, Monte Carlo beyond; Holm across pairs; no verdict where the test cannot reach p < 0.05 on the items at hand"],
@@ -103,7 +163,10 @@ export function buildReportData(input: SweepReportInput): ReportData {
     repairCurves: repairBudgetCurves(records),
     stepCurves: stepBudgetCurves(records),
     factorial: [],
+    lean: leanSummary(records),
+    outcomes: [],
   };
+  data.outcomes = outcomeCounts(records, data.configs);
   const design = input.sweep.design;
   if (design) {
     try {

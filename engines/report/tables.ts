@@ -7,6 +7,8 @@ import type { FactorialAnalysis } from '../metrics/factorial';
 import type { FactorialDesign } from '../../common/sweep';
 import type { RateName } from '../metrics/item-outcomes';
 import type { ReportData } from './report-data';
+import { OUTCOME_ORDER } from './report-data';
+import type { SweepOutcome } from '../../common/sweep';
 import { ms, num, pct, pctInterval, plainInterval, ptsInterval, pValue, rateLabel } from './format';
 
 export type Cell = string | { text: string; href?: string; cls?: string; title?: string };
@@ -59,6 +61,32 @@ export function summaryTable(data: ReportData): Table {
     caption: `In %, each with its 95% interval over items: Wilson score where every item succeeds or fails, else percentile bootstrap (B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}). @1 averages each item's samples. Failed runs count as failures of every rate. Retrieval F1 is the macro average over items.`,
     header,
     rows: groups.map((g) => [g.config, String(g.items), String(g.runs), String(g.failedRuns), ...cols.map((c) => c.value(g))]),
+    numeric: header.map((_, i) => i).filter((i) => i > 0),
+  };
+}
+
+/** What each outcome means, said by who decided (a refusal is the screen's, not Lean's). */
+export const OUTCOME_LABELS: Record<SweepOutcome, string> = {
+  faithful: 'faithful',
+  unfaithful: 'compiled, judged unfaithful',
+  compiled: 'compiled, not judged',
+  'not-compiled': 'Lean rejected',
+  refused: 'refused by the screen',
+  unchecked: 'not checked (no Lean)',
+  'budget-exhausted': 'budget exhausted',
+  failed: 'run failed',
+};
+
+/** Runs per outcome and configuration: the outcomes that occur, in a fixed order. */
+export function outcomeTable(data: ReportData): Table {
+  const present = OUTCOME_ORDER.filter((o) => data.outcomes.some((c) => (c.counts[o] ?? 0) > 0));
+  const header = ['configuration', ...present.map((o) => OUTCOME_LABELS[o])];
+  return {
+    id: 'outcomes',
+    title: 'Outcomes per configuration',
+    caption: `Runs per outcome. "Lean rejected": Lean reported errors on the last attempt; "refused by the screen": the statement screen refused the last attempt before Lean, which never saw it. Lean: ${data.lean.line}.`,
+    header,
+    rows: data.outcomes.map((c) => [c.config, ...present.map((o) => String(c.counts[o] ?? 0))]),
     numeric: header.map((_, i) => i).filter((i) => i > 0),
   };
 }

@@ -2,6 +2,7 @@
 // holds. Pure: the record activity calls it, tests call it directly.
 import type { BenchmarkItem, SweepCell, SweepRunRecord } from '../../common/sweep';
 import type { FormalizeResult } from '../../common/types';
+import { refusalReason } from '../../common/verdict';
 
 export interface RunIdentity {
   sweepId: string;
@@ -12,7 +13,8 @@ export interface RunIdentity {
 }
 
 export function recordFromResult(id: RunIdentity, result: FormalizeResult, finishedAt: Date): SweepRunRecord {
-  const attempts = result.attempts.map((a) => ({ round: a.round, compiled: a.compile.status === 'ok' }));
+  const attempts = result.attempts.map((a) => ({ round: a.round, compiled: a.compile.status === 'ok', status: a.compile.status }));
+  const last = result.attempts.at(-1);
   return {
     sweepId: id.sweepId,
     config: id.cell.name,
@@ -23,7 +25,8 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     outcome: result.outcome,
     compiled: result.compiled,
     checked: result.checked,
-    equivalent: result.equivalence ? result.equivalence.equivalent : null,
+    // A statement the screen refused was never checked: not measured, rather than not equivalent.
+    equivalent: result.equivalence && !result.equivalence.refused ? result.equivalence.equivalent : null,
     judgeGrade: result.judge ? result.judge.grade : null,
     faithful: result.judge ? result.judge.faithful : null,
     attempts,
@@ -42,6 +45,7 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
         : {}),
     ...(result.cache ? { cache: { ...result.cache } } : {}),
     formalStatement: result.formalStatement,
+    ...(result.outcome === 'refused' ? { refusal: last?.compile.status === 'refused' ? refusalReason(last.compile) : 'refused by the screen' } : {}),
     finishedAt: finishedAt.toISOString(),
   };
 }

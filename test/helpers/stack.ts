@@ -16,7 +16,7 @@ import { createLeanRunner } from '../../engines/lean/lean-runner';
 import type { LeanRunner } from '../../engines/lean/runner';
 import { NameDirectory } from '../../engines/lean/name-directory';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
-import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type LlmBudget, type RunConfig } from '../../common/types';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type LeanActivities, type LlmBudget, type RunConfig } from '../../common/types';
 import { requireTemporalCli } from '../../infra/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../infra/temporal-server';
 import { createLeanWorker, createLlmWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
@@ -104,6 +104,8 @@ export interface StackOptions {
   providers?: { queues: Array<{ provider: string; requestsPerSecond?: number }>; roles: LlmBudget['providers'] };
   /** The main worker's workflow cache; 0: every workflow task replays the whole history. */
   maxCachedWorkflows?: number;
+  /** Wraps the Lean worker's activities (a test double of one of them, e.g. `compile`). */
+  wrapLean?: (activities: LeanActivities) => LeanActivities;
 }
 
 export interface TestStack {
@@ -162,7 +164,8 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     ...createSweepActivities({ results }),
   };
   const names = new NameDirectory([library]);
-  const leanActivities = createLeanActivities({ lean, timeoutMs: 20_000, names });
+  const baseLean = createLeanActivities({ lean, timeoutMs: 20_000, names });
+  const leanActivities = options.wrapLean ? options.wrapLean(baseLean) : baseLean;
 
   const createWorkers = async (which: 'both' | 'main' | 'lean' = 'both'): Promise<Worker[]> => [
     ...(which === 'lean' ? [] : [await createMainWorker({
