@@ -5,6 +5,32 @@ import type { FactorialDesign } from '../common/sweep';
 import type { ResultsDb, SweepRow } from '../engines/results/results-db';
 import type { SweepReportInput } from '../engines/report/write-report';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
+import { SqlReplyLedger } from '../engines/results/llm-ledger';
+import { SCREEN_VERSION } from '../engines/lean/statement-safety';
+import { resolveRunConfig } from '../common/run-config';
+import { readFileSync } from 'node:fs';
+
+const ROOT = new URL('../', import.meta.url);
+
+/** `driftline 0.1.0 (commit 1a2b3c4)`: the package's version, and the checkout's commit where
+ * there is one (read from .git, no git process). */
+export function softwareVersion(): string {
+  let version = '?';
+  try {
+    version = (JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { version?: string }).version ?? '?';
+  } catch {
+    // a bundled copy without package.json
+  }
+  let commit: string | undefined;
+  try {
+    const head = readFileSync(new URL('.git/HEAD', ROOT), 'utf8').trim();
+    const ref = /^ref: (.+)$/.exec(head)?.[1];
+    commit = ref ? readFileSync(new URL(`.git/${ref}`, ROOT), 'utf8').trim() : head;
+  } catch {
+    // not a git checkout, or the ref is packed
+  }
+  return `driftline ${version}${commit && /^[0-9a-f]{40}$/.test(commit) ? ` (commit ${commit.slice(0, 12)})` : ''}`;
+}
 
 const LOW_WORDS = new Set(['off', 'false', 'no', 'without', 'none', '0']);
 
@@ -49,6 +75,7 @@ export async function sweepReportInput(db: ResultsDb, id: string, opts: { status
   const spec = row.spec as Partial<SweepSpec> | undefined;
   const design = factorialDesign(row);
   const benchmark = describeBenchmarks(spec);
+  const seeds = spec?.benchmarks?.filter((b) => b.seed !== undefined).map((b) => `benchmark selection ${b.seed}`).join(', ');
   return {
     sweep: {
       id: row.id,
@@ -59,9 +86,14 @@ export async function sweepReportInput(db: ResultsDb, id: string, opts: { status
       leaveOut: row.leaveOut,
       samples: row.samples,
       createdAt: row.createdAt,
-      configurations: Object.fromEntries(row.cells.map((c) => [c.name, c.config])),
+      // Resolved with the defaults, so the report says what each configuration ran with.
+      configurations: Object.fromEntries(row.cells.map((c) => [c.name, resolveRunConfig(c.config)])),
       ...(design ? { design } : {}),
-      notes: [`leave-out policy: ${row.leaveOut}`, `index version: ${row.indexVersion ?? "the library alias's version at each run (not pinned)"}`],
+      ...(row.indexVersion ? {} : { notes: ["index version: not pinned (the library alias's version at each run)"] }),
+      models: await new SqlReplyLedger(db.driver).sweepModels(id),
+      software: softwareVersion(),
+      screen: SCREEN_VERSION,
+      ...(seeds ? { seeds } : {}),
     },
     records: await db.runs(id),
     ...(opts.temporalUiUrl ? { temporalUiUrl: opts.temporalUiUrl } : {}),

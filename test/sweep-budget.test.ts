@@ -83,6 +83,23 @@ describe('a sweep with a budget', () => {
     expect(small.usage!.totalTokens).toBe(final.budget!.used.tokens);
     expect(small.usage!.totalCostUsd).toBeCloseTo(runs.reduce((a, r) => a + r.usage!.costUsd!, 0), 12);
     expect(small.usage!.cacheHits! + small.usage!.cacheMisses!).toBe(runs.reduce((a, r) => a + r.cache!.hits + r.cache!.misses, 0));
+
+    // The report's protocol names the models that answered, the screen, driftline, the
+    // configurations resolved with their defaults, and each fact once.
+    const { sweepReportInput } = await import('../api/sweep-report');
+    const { renderSweepReport } = await import('../engines/report/write-report');
+    const input = (await sweepReportInput(s.results, 'budget-ample'))!;
+    expect(input.sweep.models!.map((m) => `${m.stage}:${m.model}`).sort()).toEqual(expect.arrayContaining([`draftStatement:${FAKE_MODELS.formalizer}`, `judge:${FAKE_MODELS.judge}`]));
+    const calls = input.sweep.models!.reduce((a, m) => a + m.calls, 0);
+    expect(calls).toBe((await s.ledger!.sweepTotals('budget-ample')).calls);
+    expect(input.sweep.configurations!.small).toMatchObject({ retrieval: 'none', repairRounds: 0, judge: true, topK: expect.any(Number) });
+    const { markdown } = await renderSweepReport(input);
+    for (const label of ['models', 'screen', 'driftline', 'started', 'last run finished', 'Lean', 'library', 'leave-out policy', 'seeds']) {
+      expect(markdown.match(new RegExp(`^- \\*\\*${label}\\*\\*: `, 'gm')), label).toHaveLength(1);
+    }
+    expect(markdown).toMatch(/^- \*\*driftline\*\*: driftline \d+\.\d+\.\d+/m);
+    expect(markdown).toMatch(/^- \*\*screen\*\*: lexer-whitelist-1$/m);
+    expect(markdown).not.toMatch(/leave-out policy: /);
   }, 240_000);
 
   it('stops on a cost budget the same way (USD from the price table)', async () => {

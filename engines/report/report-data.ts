@@ -26,6 +26,14 @@ export interface SweepReportMeta {
   design?: FactorialDesign;
   /** Free-form protocol notes (what was tuned on what, …). */
   notes?: string[];
+  /** Per stage, the providers and models that answered the sweep's LLM calls (the ledger). */
+  models?: { stage: string; provider: string; model: string; calls: number; cacheHits: number }[];
+  /** driftline's version and commit that wrote the report. */
+  software?: string;
+  /** The screen's rules (statement-safety.ts SCREEN_VERSION). */
+  screen?: string;
+  /** Seeds besides the bootstrap's (the benchmark selection's), in words. */
+  seeds?: string;
 }
 
 export interface SweepReportInput {
@@ -58,6 +66,8 @@ export interface ReportData {
   factorialError?: string;
   /** Whether Lean ran at all, and who decided about the attempts. */
   lean: LeanSummary;
+  /** When the last run finished (ISO), from the records. */
+  finishedAt?: string;
   /** Runs per outcome, per configuration (configurations in `configs` order). */
   outcomes: { config: string; counts: Partial<Record<SweepOutcome, number>> }[];
 }
@@ -131,10 +141,15 @@ export function protocolRows(data: ReportData): [string, string][] {
     ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
     ['items / runs', `${data.items} / ${data.runs}`],
     ['Lean', data.lean.line],
+    ['screen', s.screen],
+    ['models', s.models?.length ? s.models.map((m) => `${m.stage}: ${m.provider}/${m.model} (${m.calls} calls, ${m.cacheHits} from the cache)`).join('; ') : undefined],
     ['configurations', data.configs.join(', ')],
     ['intervals', `rates whose items each succeed or fail (one sample, and every @k): 95% Wilson score intervals, which hold at any n; other rates and means: 95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
     ['tests', "rates: McNemar's exact test; retrieval F1: the paired sign-flip test, exact up to 20 items with differences, Monte Carlo beyond; Holm across pairs; no verdict where the test cannot reach p < 0.05 on the items at hand"],
+    ['seeds', `bootstrap ${data.bootstrap.seed}${s.seeds ? `; ${s.seeds}` : ''}`],
+    ['driftline', s.software],
     ['started', s.createdAt],
+    ['last run finished', data.finishedAt],
     ['generated', data.generatedAt],
   ];
   return rows.filter((row): row is [string, string] => row[1] !== undefined && row[1] !== '');
@@ -167,6 +182,8 @@ export function buildReportData(input: SweepReportInput): ReportData {
     outcomes: [],
   };
   data.outcomes = outcomeCounts(records, data.configs);
+  const finished = records.map((r) => r.finishedAt).filter(Boolean).sort();
+  if (finished.length > 0) data.finishedAt = finished[finished.length - 1];
   const design = input.sweep.design;
   if (design) {
     try {

@@ -99,6 +99,17 @@ export class SqlReplyLedger implements ReplyLedger {
     return this.totals('run_id = ?', [runId]);
   }
 
+  /** Which provider and model answered each stage of a sweep's runs, with call counts: the
+   * models the report names are the ones that were called, not the ones configured now. */
+  async sweepModels(sweepId: string): Promise<{ stage: string; provider: string; model: string; calls: number; cacheHits: number }[]> {
+    const rows = await this.db.all<{ stage: string | null; provider: string; model: string; calls: unknown; hits: unknown }>(
+      `SELECT stage, provider, model, COUNT(*) AS calls, SUM(cache_hit) AS hits FROM llm_calls
+       WHERE run_id LIKE ? ESCAPE '\\' GROUP BY stage, provider, model ORDER BY stage, provider, model`,
+      [prefixPattern(sweepId)],
+    );
+    return rows.map((r) => ({ stage: r.stage ?? 'unknown', provider: r.provider, model: r.model, calls: Number(r.calls ?? 0), cacheHits: Number(r.hits ?? 0) }));
+  }
+
   /** What every run of a sweep (IDs `<sweepId>/…`) used and cost. */
   sweepTotals(sweepId: string): Promise<LlmTotals> {
     return this.totals("run_id LIKE ? ESCAPE '\\'", [prefixPattern(sweepId)]);
