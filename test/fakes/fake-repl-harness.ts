@@ -18,6 +18,9 @@ export const FAKE_REPL_PATH = fileURLToPath(new URL('./fake-repl.ts', import.met
 const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const NODE_DIR = dirname(realpathSync(process.execPath));
+// Node reserves about 10 GB of address space per WebAssembly memory and tsx makes several, so
+// the fake needs more than Lean's default 32 GB (with which it starts, barely).
+const FAKE_ADDRESS_SPACE_MB = 65_536;
 
 export interface FakeReplLogEvent {
   event: string;
@@ -34,7 +37,7 @@ export interface FakeRepl {
   command: string;
   logFile: string;
   /** The binds the fake needs inside the sandbox, for createLeanRunner's `sandbox`. */
-  sandbox: Pick<SandboxSettings, 'readOnly' | 'writable'>;
+  sandbox: Pick<SandboxSettings, 'readOnly' | 'writable' | 'maxAddressSpaceMb'>;
   /** The same as LEAN_SANDBOX_READ / LEAN_SANDBOX_WRITE, for a worker process's environment. */
   sandboxEnv: Record<string, string>;
   /** Where the fake leaves a marker per command carrying a word driftline never sends. */
@@ -89,8 +92,8 @@ export function fakeRepl(script: FakeReplScript = {}): FakeRepl {
   return {
     command,
     logFile,
-    sandbox: { readOnly, writable: [dir] },
-    sandboxEnv: { LEAN_SANDBOX_READ: readOnly.join(','), LEAN_SANDBOX_WRITE: dir },
+    sandbox: { readOnly, writable: [dir], maxAddressSpaceMb: FAKE_ADDRESS_SPACE_MB },
+    sandboxEnv: { LEAN_SANDBOX_READ: readOnly.join(','), LEAN_SANDBOX_WRITE: dir, LEAN_MAX_AS_MB: String(FAKE_ADDRESS_SPACE_MB) },
     leakDir,
     leaks: () =>
       readdirSync(leakDir)
