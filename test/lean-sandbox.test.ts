@@ -360,3 +360,29 @@ describe('a Lean worker without the sandbox', () => {
     }
   }, 120_000);
 });
+
+describe('the fake REPL as a tripwire', () => {
+  it('leaves a marker for every command carrying a word driftline never sends, and none for what it sends', async () => {
+    const fake = fakeRepl({});
+    fakes.push(fake);
+    const proc = new ReplProcess({ command: fake.command });
+    try {
+      const send = (cmd: string) => proc.request({ cmd }, { timeoutMs: 10_000 });
+      const header = await send('import Mathlib');
+      const env = (header as { env?: number }).env;
+      // What driftline sends: a header, a theorem, name look-ups.
+      for (const cmd of ['theorem t (n : ℕ) : n + 0 = n := by sorry', '#check Nat.Prime', '#print axioms t', 'example : #[1].size = 1 := by sorry']) {
+        await proc.request({ cmd, env }, { timeoutMs: 10_000 });
+      }
+      expect(fake.leaks()).toEqual([]);
+      const hostile = ['#eval IO.getEnv "OPENAI_API_KEY"', 'open Nat #eval! 1', 'theorem t : True#exit := by sorry', '#check_failure x', 'run_cmd pure ()', 'def f := 1', 'example : True := by native_decide', 'theorem t : (eval% 1) = 1 := by sorry', '#leansearch "x"'];
+      for (const cmd of hostile) await proc.request({ cmd, env }, { timeoutMs: 10_000 });
+      const leaks = fake.leaks();
+      expect(leaks).toHaveLength(hostile.length);
+      expect(leaks.map((l) => l.split('\n')[0])).toEqual(['#eval', '#eval!', '#exit', '#check_failure', 'run_cmd', 'def', 'native_decide', 'eval%', '#leansearch']);
+      expect(fake.count('leak')).toBe(hostile.length);
+    } finally {
+      await proc.close();
+    }
+  });
+});
