@@ -69,7 +69,7 @@ async function probesUnder(script: FakeReplScript, sandbox: SandboxSettings) {
   });
   runners.push(runner);
   await runner.warm!(); // the header import: the fake has logged its probes before answering it
-  const detail = (event: string) => fake.events().filter((e) => e.event === event).map((e) => e.detail);
+  const detail = (event: string) => fake.probes().filter((e) => e.event === event).map((e) => e.detail);
   return { fake, runner, detail, envNames: (detail('env')[0] ?? '').replace('names=', '').split(',') };
 }
 
@@ -348,7 +348,7 @@ describe('a Lean worker without the sandbox', () => {
         }
         expect(report.checks.leanWorker).toEqual({ ok: true });
         expect(report.warnings).toEqual([expect.stringMatching(/^LEAN_SANDBOX=off: the Lean REPL runs without the bubblewrap sandbox/)]);
-        expect(fake.events().find((e) => e.event === 'limits')?.detail).toMatch(/sandboxed=false/);
+        expect(fake.probes().find((e) => e.event === 'limits')?.detail).toMatch(/sandboxed=false/);
       } finally {
         await api.close();
       }

@@ -46,6 +46,8 @@ export interface FakeRepl {
   leaks(): string[];
   /** Events logged so far, in order. */
   events(): FakeReplLogEvent[];
+  /** What each process saw at start (`env`, `limits`, `connect`, `write`, `read`), in order. */
+  probes(): FakeReplLogEvent[];
   count(event: string): number;
   /** Distinct processes that started. */
   processes(): number;
@@ -69,9 +71,9 @@ export function fakeRepl(script: FakeReplScript = {}): FakeRepl {
   const command = [process.execPath, '--import', TSX_LOADER, FAKE_REPL_PATH, '--script', scriptFile, '--log', logFile]
     .map(shellQuote)
     .join(' ');
-  const events = (): FakeReplLogEvent[] =>
-    existsSync(logFile)
-      ? readFileSync(logFile, 'utf8')
+  const readLog = (file: string): FakeReplLogEvent[] =>
+    existsSync(file)
+      ? readFileSync(file, 'utf8')
           .split('\n')
           .filter(Boolean)
           .map((line) => {
@@ -89,6 +91,7 @@ export function fakeRepl(script: FakeReplScript = {}): FakeRepl {
             return out;
           })
       : [];
+  const events = () => readLog(logFile);
   return {
     command,
     logFile,
@@ -101,6 +104,7 @@ export function fakeRepl(script: FakeReplScript = {}): FakeRepl {
         .sort((a, b) => a.n - b.n || a.name.localeCompare(b.name))
         .map(({ name }) => readFileSync(join(leakDir, name), 'utf8')),
     events,
+    probes: () => readLog(`${logFile}.probes`),
     count: (event) => events().filter((e) => e.event === event).length,
     processes: () => new Set(events().filter((e) => e.event === 'start').map((e) => e.pid)).size,
     rescript: (next) => writeFileSync(scriptFile, JSON.stringify({ stateDir: dir, leakDir, ...next })),

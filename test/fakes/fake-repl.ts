@@ -13,7 +13,7 @@
 // Like Lean, it would run whatever it is sent: a command carrying a word driftline never sends
 // (`#eval`, `run_cmd`, `def`, …) logs `leak` and leaves a marker file in `leakDir`, so a test
 // that lets hostile text through fails. At start it logs what the process can see and do
-// (`env` names, `limits`, and the scripted `connect`/`write`/`read` probes), so tests can show
+// (`env` names, `limits`, and the scripted `connect`/`write`/`read` probes, in `<log>.probes`), so tests can show
 // what the sandbox takes away.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -35,9 +35,12 @@ const script: FakeReplScript = scriptPath ? (JSON.parse(readFileSync(scriptPath,
 const sandboxed = existsSync('/proc/1/comm') && readFileSync('/proc/1/comm', 'utf8').trim() === 'bwrap';
 const logPid = sandboxed ? 1_000_000_000 + Math.floor(Math.random() * 1_000_000_000) : process.pid;
 
-function log(event: string, detail = ''): void {
-  if (logPath) appendFileSync(logPath, `${event} pid=${logPid}${detail ? ` ${detail}` : ''}\n`);
+function log(event: string, detail = '', file = logPath): void {
+  if (file) appendFileSync(file, `${event} pid=${logPid}${detail ? ` ${detail}` : ''}\n`);
 }
+// The start-up probes go to a log of their own (`<log>.probes`), so the event log stays the
+// sequence of what the REPL was asked and did.
+const probe = (event: string, detail: string) => log(event, detail, logPath && `${logPath}.probes`);
 
 // The REPL's environments: what each one has imported and the theorems declared in it.
 interface Env {
@@ -91,12 +94,12 @@ function errorCode(error: unknown): string {
 }
 
 /** What this process can see and do, logged once at start. */
-async function probe(): Promise<void> {
-  log('env', `names=${Object.keys(process.env).sort().join(',')}`);
+async function probes(): Promise<void> {
+  probe('env', `names=${Object.keys(process.env).sort().join(',')}`);
   const status = existsSync('/proc/self/status') ? readFileSync('/proc/self/status', 'utf8') : '';
   const limits = existsSync('/proc/self/limits') ? readFileSync('/proc/self/limits', 'utf8') : '';
   const soft = (name: string) => new RegExp(`^${name}\\s+(\\S+)`, 'm').exec(limits)?.[1] ?? '?';
-  log('limits', `sandboxed=${sandboxed} as=${soft('Max address space')} nproc=${soft('Max processes')} uid=${process.getuid?.() ?? '?'} capeff=${/^CapEff:\s*(\S+)/m.exec(status)?.[1] ?? '?'}`);
+  probe('limits', `sandboxed=${sandboxed} as=${soft('Max address space')} nproc=${soft('Max processes')} uid=${process.getuid?.() ?? '?'} capeff=${/^CapEff:\s*(\S+)/m.exec(status)?.[1] ?? '?'}`);
   for (const path of script.probeWrite ?? []) {
     let result = 'ok';
     try {
@@ -104,7 +107,7 @@ async function probe(): Promise<void> {
     } catch (error) {
       result = errorCode(error);
     }
-    log('write', `path=${path} result=${result}`);
+    probe('write', `path=${path} result=${result}`);
   }
   for (const path of script.probeRead ?? []) {
     let result = 'ok';
@@ -113,7 +116,7 @@ async function probe(): Promise<void> {
     } catch (error) {
       result = errorCode(error);
     }
-    log('read', `path=${path} result=${result}`);
+    probe('read', `path=${path} result=${result}`);
   }
   const port = script.probeConnectPort;
   if (port !== undefined) {
@@ -129,7 +132,7 @@ async function probe(): Promise<void> {
       });
       socket.once('error', (error) => resolve(errorCode(error)));
     });
-    log('connect', `port=${port} result=${result}`);
+    probe('connect', `port=${port} result=${result}`);
   }
 }
 
@@ -223,7 +226,7 @@ function submit(query: string): void {
 
 log('start');
 // Probes first: stdin waits (paused) until they are logged.
-await probe();
+await probes();
 
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (chunk: string) => {
