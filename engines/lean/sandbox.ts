@@ -7,6 +7,7 @@
 // --die-with-parent and its pid namespace take everything inside along when it is killed.
 import { spawnSync } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 
 export type SandboxMode = 'bwrap' | 'off';
@@ -172,6 +173,9 @@ export function sandboxCommand(command: string, settings: SandboxSettings, paren
   if (settings.maxCpuSeconds) limits.push(`--cpu=${settings.maxCpuSeconds}`);
   const mode = settings.mode ?? 'bwrap';
   if (mode === 'off') {
+    // No private scratch without the sandbox: HOME is the worker's temporary directory.
+    const scratch = parentEnv.TMPDIR || tmpdir();
+    Object.assign(env, { HOME: scratch, TMPDIR: scratch });
     missing.push('LEAN_SANDBOX=off: the REPL runs without bubblewrap (it sees the file system and, where `unshare -n` is not permitted, the network)');
     const prefix: string[] = [];
     if (settings.noNetwork !== false) {
