@@ -74,7 +74,8 @@ async function probesUnder(script: FakeReplScript, sandbox: SandboxSettings) {
 }
 
 const SANDBOXED: SandboxSettings = { ...DEFAULT_SANDBOX };
-const UNSANDBOXED: SandboxSettings = { mode: 'off', noNetwork: false };
+// Node (tsx) needs about 32 GB of address space: the controls leave it more.
+const UNSANDBOXED: SandboxSettings = { mode: 'off', noNetwork: false, maxAddressSpaceMb: 65_536 };
 
 describe('the REPL environment', () => {
   it('in the sandbox holds no secret of the worker, only what Lean needs', async () => {
@@ -287,7 +288,7 @@ describe('a Lean worker without the sandbox', () => {
     expect(() => createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 1000, sandbox: { ...fake.sandbox, bwrap: '/nonexistent/bwrap' } })).toThrow(SandboxUnavailableError);
     // A bind bwrap cannot make fails the probe too, before any check.
     expect(() => createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 1000, sandbox: { ...fake.sandbox, readOnly: ['/nonexistent-dir'] } })).toThrow(/sandbox cannot be set up/);
-    const off = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, sandbox: { mode: 'off', bwrap: '/nonexistent/bwrap' } });
+    const off = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, sandbox: { ...fake.sandbox, mode: 'off', bwrap: '/nonexistent/bwrap' } });
     runners.push(off);
     await off.warm!();
     expect(fake.count('header')).toBe(1);
