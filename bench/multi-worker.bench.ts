@@ -80,7 +80,7 @@ function round(x: number, digits = 2): number {
 }
 
 try {
-  const environment = workerEnv({ temporalAddress: server.address, dataDir, llmUrl: llm.url, replCmd: repl.command, leanPoolSize: 1 });
+  const environment = workerEnv({ temporalAddress: server.address, dataDir, llmUrl: llm.url, replCmd: repl.command, replSandboxEnv: repl.sandboxEnv, leanPoolSize: 1 });
   await prebuildIndex(environment);
   const main = await spawnWorker('main', environment);
   const lean1 = await spawnWorker('lean', environment);

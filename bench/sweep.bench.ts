@@ -296,7 +296,7 @@ if (parts.has('tuning')) {
 if (parts.has('overhead')) {
   const llm = await startFakeOpenAI();
   const repl = fakeRepl({});
-  const lean = createLeanRunner({ replCmd: repl.command, header: 'import Mathlib', timeoutMs: 20_000 });
+  const lean = createLeanRunner({ replCmd: repl.command, header: 'import Mathlib', timeoutMs: 20_000, sandbox: repl.sandbox });
   const indexes = new IndexRegistry({ libraries: [{ name: 'mini', corpusPath: CORPUS }], dir: join(dir, 'indexes') });
   const realMain = createActivities({
     llm: createLlmClient({ baseURL: llm.url, apiKey: 'k', models: { decomposer: FAKE_MODELS.decomposer, formalizer: FAKE_MODELS.formalizer, judge: FAKE_MODELS.judge }, timeoutMs: 10_000, maxReasks: 2 }),

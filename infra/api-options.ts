@@ -9,7 +9,7 @@ import { llmTaskQueue } from '../common/run-config-schema';
 import type { ResultsDb } from '../engines/results/results-db';
 import { readProviderStatuses } from '../engines/llm/provider-status-file';
 import { sharedDataDir } from '../engines/sweeps/sweep-file';
-import { missingServices, runLlmSettings, temporalUiUrl, type Config } from './config';
+import { missingServices, runLlmSettings, sandboxWarnings, temporalUiUrl, type Config } from './config';
 import { providerStatusPath, screenPolicyOf } from './deps';
 import { PROJECT_ROOT } from './temporal-cli';
 
@@ -32,6 +32,9 @@ export function readinessFor(
       return Object.fromEntries(Object.keys(config.llm.providers).flatMap((name) => (all[name] ? [[name, all[name]]] : [])));
     },
     ...extra,
+    // A Lean sandbox the operator turned off (or weakened) works, but is listed. The API reads
+    // the configuration the Lean worker reads.
+    warnings: () => [...sandboxWarnings(config), ...(extra.warnings?.() ?? [])],
   });
 }
 

@@ -7,6 +7,7 @@ import { PROJECT_ROOT } from './temporal-cli';
 import { parseApiKeys } from '../api/api-keys';
 import { LLM_ROLE_NAMES, PROVIDER_NAME_PATTERN } from '../common/run-config-schema';
 import type { LlmBudget } from '../common/types';
+import { DEFAULT_MAX_ADDRESS_SPACE_MB, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_UID, refusedEnvName } from '../engines/lean/sandbox';
 
 /** The roles an LLM provider serves: the five chat roles of runs, the second judge of
  * `driftline eval judge`, and the embedder (its endpoint; DRIFTLINE_EMBEDDER=openai still chooses it). */
@@ -73,6 +74,14 @@ const LibrarySchema = z.object({
 const booleanSetting = z
   .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
   .transform((v) => v === true || v === 'true' || v === '1');
+
+/** A list, comma separated in the environment, an array in the config file. */
+const listSetting = z
+  .union([z.array(z.string()), z.string()])
+  .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean));
+
+/** Absolute paths, for the sandbox's binds. */
+const pathListSetting = listSetting.refine((paths) => paths.every((p) => isAbsolute(p)), { message: 'give absolute paths, comma separated' });
 
 export const ConfigSchema = z.object({
   temporal: z.object({
@@ -234,9 +243,42 @@ export const ConfigSchema = z.object({
     maxRssMb: z.coerce.number().int().min(0).default(16_384),
     /** Time for importing a header (a cold Mathlib import is slow). */
     headerTimeoutMs: z.coerce.number().int().min(1000).default(600_000),
-    /** Address-space limit per REPL (ulimit -v), MB; unset: none (Mathlib maps large files). */
-    maxAddressSpaceMb: z.coerce.number().int().min(256).optional(),
-    /** Cut REPL processes off from the network where the platform allows (`unshare -n`). */
+    /** Address-space limit per REPL process (RLIMIT_AS), MB; 0: none. Mathlib maps large files. */
+    maxAddressSpaceMb: z.coerce
+      .number()
+      .int()
+      .refine((v) => v === 0 || v >= 256, { message: 'give at least 256 (MB), or 0 for no limit' })
+      .default(DEFAULT_MAX_ADDRESS_SPACE_MB),
+    /** `bwrap`: every REPL runs under bubblewrap, and the Lean worker refuses to start without
+     * it; `off`: no sandbox (/readyz warns). */
+    sandbox: z.enum(['bwrap', 'off']).default('bwrap'),
+    /** The bubblewrap binary. */
+    sandboxBwrap: z.string().min(1).default('bwrap'),
+    /** `uid` or `uid:gid` the REPL runs as when the worker runs as root. */
+    sandboxUser: z
+      .string()
+      .regex(/^\d+(:\d+)?$/, 'give uid or uid:gid, e.g. 65534')
+      .default(String(DEFAULT_SANDBOX_UID))
+      .transform((v) => {
+        const [uid, gid] = v.split(':').map(Number);
+        return { uid: uid!, gid: gid ?? uid! };
+      }),
+    /** RLIMIT_NPROC of the sandbox uid (its processes and threads machine-wide, every REPL of the pool together); 0: none. */
+    maxProcesses: z.coerce.number().int().min(0).default(DEFAULT_MAX_PROCESSES),
+    /** More paths bound read-only into the sandbox (the REPL binary's project, for instance). */
+    sandboxRead: pathListSetting.default([]),
+    /** Paths bound writable into the sandbox (Lean needs none). */
+    sandboxWrite: pathListSetting.default([]),
+    /** Names of more environment variables the REPL gets (never credentials or driftline's own). */
+    sandboxEnv: listSetting
+      .superRefine((names, ctx) => {
+        for (const name of names) {
+          const why = refusedEnvName(name);
+          if (why) ctx.addIssue({ code: 'custom', message: `${name} is not passed to the Lean REPL: it ${why}` });
+        }
+      })
+      .default([]),
+    /** Cut REPL processes off from the network (the sandbox's own network namespace). */
     noNetwork: z
       .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
       .transform((v) => v === true || v === 'true' || v === '1')
@@ -335,6 +377,13 @@ export const ENV_KEYS: Record<string, string> = {
   LEAN_HEADER_TIMEOUT_MS: 'lean.headerTimeoutMs',
   LEAN_MAX_AS_MB: 'lean.maxAddressSpaceMb',
   LEAN_NO_NETWORK: 'lean.noNetwork',
+  LEAN_SANDBOX: 'lean.sandbox',
+  LEAN_SANDBOX_BWRAP: 'lean.sandboxBwrap',
+  LEAN_SANDBOX_USER: 'lean.sandboxUser',
+  LEAN_SANDBOX_MAX_PROCS: 'lean.maxProcesses',
+  LEAN_SANDBOX_READ: 'lean.sandboxRead',
+  LEAN_SANDBOX_WRITE: 'lean.sandboxWrite',
+  LEAN_SANDBOX_ENV: 'lean.sandboxEnv',
   LEAN_EQUIVALENCE_TIMEOUT_MS: 'lean.equivalenceTimeoutMs',
   LEAN_ALLOWED_IMPORTS: 'lean.allowedImports',
   LEAN_COMMAND_KEYWORDS: 'lean.commandKeywordsFile',
@@ -546,4 +595,18 @@ export function missingServices(config: Config): string[] {
   if (Object.keys(config.llm.providers).length === 0) missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint; runs fail until then.');
   if (!config.lean.replCmd) missing.push('Lean: set LEAN_REPL_CMD to a Lean REPL command; until then statements are not compiled (compile is reported as skipped).');
   return missing;
+}
+
+/** What is configured but weakens the Lean REPL's isolation, in words: shown by /readyz. */
+export function sandboxWarnings(config: Config): string[] {
+  const lean = config.lean;
+  if (!lean.replCmd) return [];
+  if (lean.sandbox === 'off') {
+    return ['LEAN_SANDBOX=off: the Lean REPL runs without the bubblewrap sandbox; text that gets past the statement screen runs with the worker\'s file system (and network, unless `unshare -n` is permitted).'];
+  }
+  const out: string[] = [];
+  if (!lean.noNetwork) out.push('LEAN_NO_NETWORK=false: the Lean REPL sandbox shares the network.');
+  if (!lean.maxAddressSpaceMb) out.push('LEAN_MAX_AS_MB=0: the Lean REPL has no address-space limit.');
+  if (!lean.maxProcesses) out.push('LEAN_SANDBOX_MAX_PROCS=0: the Lean REPL has no process limit.');
+  return out;
 }

@@ -17,6 +17,7 @@ import { EmbeddedStore } from '../engines/retrieval/stores/embedded';
 import { QdrantStore } from '../engines/retrieval/stores/qdrant';
 import type { IndexStore } from '../engines/retrieval/stores/store';
 import { createLeanRunner } from '../engines/lean/lean-runner';
+import type { SandboxSettings } from '../engines/lean/sandbox';
 import type { RunnerLog } from '../engines/lean/runner';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
@@ -200,6 +201,27 @@ export function screenPolicyOf(config: Config): SafetyPolicy {
   };
 }
 
+/** The REPL's sandbox from the LEAN_* settings (engines/lean/sandbox.ts). */
+export function leanSandboxSettings(config: Config): SandboxSettings {
+  const lean = config.lean;
+  return {
+    mode: lean.sandbox,
+    bwrap: lean.sandboxBwrap,
+    noNetwork: lean.noNetwork,
+    maxAddressSpaceMb: lean.maxAddressSpaceMb,
+    maxProcesses: lean.maxProcesses,
+    uid: lean.sandboxUser.uid,
+    gid: lean.sandboxUser.gid,
+    cwd: lean.replCwd,
+    readOnly: lean.sandboxRead,
+    writable: lean.sandboxWrite,
+    passEnv: lean.sandboxEnv,
+    // The results database and everything else of driftline's stays out of sight.
+    hidden: [config.dataDir],
+  };
+}
+
+/** Throws SandboxUnavailableError when the REPL's sandbox cannot be set up. */
 export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {
   const lean = config.lean;
   const policy = screenPolicyOf(config);
@@ -213,7 +235,7 @@ export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps
       size: lean.poolSize,
       maxUses: lean.maxUses,
       maxRssMb: lean.maxRssMb || undefined,
-      sandbox: { noNetwork: lean.noNetwork, maxAddressSpaceMb: lean.maxAddressSpaceMb },
+      sandbox: leanSandboxSettings(config),
       policy,
       log,
     }),

@@ -22,7 +22,14 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
       ? { telemetryOptions: { metrics: { prometheus: { bindAddress: config.temporal.workerMetricsAddress } } } }
       : {}),
   });
-  const connection = await connectWorker(config);
+  // The Lean REPL's sandbox is set up (and probed) before anything else: a Lean worker that
+  // cannot isolate the REPL refuses to start, saying why (SandboxUnavailableError).
+  const leanLog = queue === 'lean' || queue === 'all' ? createLogger('driftline-lean') : undefined;
+  const leanDeps = leanLog ? buildLeanDeps(config, leanLog) : undefined;
+  const connection = await connectWorker(config).catch(async (err: unknown) => {
+    await leanDeps?.lean.close();
+    throw err;
+  });
   const namespace = config.temporal.namespace;
   const runs: Promise<void>[] = [];
   const closers: (() => Promise<void>)[] = [];
@@ -64,9 +71,9 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
       }
     }, (err: unknown) => llmLog.warn({ err }, 'could not record the LLM providers for /readyz'));
   }
-  if (queue === 'lean' || queue === 'all') {
-    const log = createLogger('driftline-lean');
-    const deps = buildLeanDeps(config, log);
+  if (leanDeps && leanLog) {
+    const deps = leanDeps;
+    const log = leanLog;
     closers.push(() => deps.lean.close());
     const worker = await createLeanWorker({ connection, namespace, activities: createLeanActivities(deps), concurrency: leanWorkerConcurrency(config) });
     // Pre-warm every REPL process with the library header while the worker starts polling;

@@ -13,7 +13,8 @@ import { registryCatalog } from '../api/library-catalog';
 import { apiOptionsFor, readinessFor } from './api-options';
 import { apiListenHost, ConfigError, loadConfig, missingServices, temporalUiUrl, type Config } from './config';
 import { connectClient } from './connect';
-import { buildRetrieval } from './deps';
+import { buildRetrieval, leanSandboxSettings } from './deps';
+import { sandboxCommand, SandboxUnavailableError } from '../engines/lean/sandbox';
 import { createLogger } from './logging';
 import { requireTemporalCli } from './temporal-cli';
 import { openResults } from './results';
@@ -184,6 +185,15 @@ export async function startStack(): Promise<void> {
     env.DRIFTLINE_WORKFLOW_BUNDLE = await writeWorkflowBundle(join(config.dataDir, 'workflow-bundle.js')).catch((err: Error) =>
       abort(`cannot bundle the workflows: ${err.message}`),
     );
+  }
+  // A Lean worker without its sandbox refuses to start: say so once, now, rather than restart it.
+  if (config.lean.replCmd) {
+    try {
+      sandboxCommand(config.lean.replCmd, leanSandboxSettings(config));
+    } catch (err) {
+      if (err instanceof SandboxUnavailableError) await abort(err.message);
+      throw err;
+    }
   }
   workers.push({ queue: 'main', stopping: false, quickExits: 0 }, { queue: 'lean', stopping: false, quickExits: 0 });
   for (const worker of workers) spawnWorker(worker, env, recordPids);

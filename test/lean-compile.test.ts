@@ -64,7 +64,7 @@ describe('compileStatement', () => {
   it('checks end to end through the fake REPL', async () => {
     const fake = fakeRepl({ unknownIdentifierPattern: '.*Primee' });
     fakes.push(fake);
-    const runner = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000 });
+    const runner = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, sandbox: fake.sandbox });
     runners.push(runner);
     const bad = await compileStatement(runner, 'theorem t (p : ℕ) (h : Nat.Primee p) : 2 ≤ p := by sorry');
     expect(bad).toMatchObject({ status: 'error', messages: [{ line: 1, column: 23, text: "unknown identifier 'Nat.Primee'" }] });

@@ -41,6 +41,26 @@ describe('Lean configuration', () => {
     expect(leanWorkerConcurrency(config)).toBe(6);
   });
 
+  it('sandboxes the REPL by default, and reads the sandbox settings from LEAN_SANDBOX_*', () => {
+    expect(load({}).lean).toMatchObject({ sandbox: 'bwrap', sandboxBwrap: 'bwrap', maxAddressSpaceMb: 32_768, maxProcesses: 2048, sandboxUser: { uid: 65534, gid: 65534 }, sandboxRead: [], sandboxWrite: [], sandboxEnv: [] });
+    const config = load({
+      LEAN_SANDBOX: 'off',
+      LEAN_SANDBOX_BWRAP: '/opt/bin/bwrap',
+      LEAN_SANDBOX_USER: '1234:99',
+      LEAN_SANDBOX_MAX_PROCS: '0',
+      LEAN_SANDBOX_READ: '/opt/repl, /opt/more',
+      LEAN_SANDBOX_WRITE: '/var/cache/lean',
+      LEAN_SANDBOX_ENV: 'LEAN_NUM_THREADS',
+      LEAN_MAX_AS_MB: '0',
+    });
+    expect(config.lean).toMatchObject({ sandbox: 'off', sandboxBwrap: '/opt/bin/bwrap', sandboxUser: { uid: 1234, gid: 99 }, maxProcesses: 0, maxAddressSpaceMb: 0, sandboxRead: ['/opt/repl', '/opt/more'], sandboxWrite: ['/var/cache/lean'], sandboxEnv: ['LEAN_NUM_THREADS'] });
+    expect(() => load({ LEAN_SANDBOX: 'none' })).toThrow(/LEAN_SANDBOX/);
+    expect(() => load({ LEAN_SANDBOX_READ: 'relative/path' })).toThrow(/LEAN_SANDBOX_READ/);
+    expect(() => load({ LEAN_SANDBOX_USER: 'nobody' })).toThrow(/LEAN_SANDBOX_USER/);
+    expect(() => load({ LEAN_MAX_AS_MB: '100' })).toThrow(/LEAN_MAX_AS_MB/);
+    expect(() => load({ LEAN_SANDBOX_ENV: 'QDRANT_API_KEY' })).toThrow(/QDRANT_API_KEY is not passed to the Lean REPL/);
+  });
+
   it('names a bad pool size', () => {
     expect(() => load({ LEAN_POOL_SIZE: '0' })).toThrow(ConfigError);
     expect(() => load({ LEAN_POOL_SIZE: '0' })).toThrow(/LEAN_POOL_SIZE/);

@@ -13,7 +13,7 @@ const fakes: FakeRepl[] = [];
 function setup(script: FakeReplScript = {}, overrides: { timeoutMs?: number; header?: string; maxUses?: number } = {}) {
   const fake = fakeRepl(script);
   fakes.push(fake);
-  const runner = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, ...overrides });
+  const runner = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, sandbox: fake.sandbox, ...overrides });
   runners.push(runner);
   return { fake, runner };
 }

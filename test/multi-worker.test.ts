@@ -37,7 +37,7 @@ beforeAll(async () => {
   llm = await startFakeOpenAI({ handler: async (req) => ({ ...(await defaultBrain(req)), delayMs: 700 }) as FakeReply });
   repl = fakeRepl({ bodyDelayMs: 1500, headerDelayMs: 200 });
   dataDir = mkdtempSync(join(tmpdir(), 'driftline-multi-'));
-  const workerEnvironment = workerEnv({ temporalAddress: env.address, dataDir, llmUrl: llm.url, replCmd: repl.command, leanPoolSize: 1 });
+  const workerEnvironment = workerEnv({ temporalAddress: env.address, dataDir, llmUrl: llm.url, replCmd: repl.command, replSandboxEnv: repl.sandboxEnv, leanPoolSize: 1 });
   await prebuildIndex(workerEnvironment);
   for (const queue of ['main', 'main', 'lean', 'lean'] as const) workers.push(await spawnWorker(queue, workerEnvironment, { metrics: true }));
   await waitForWorkers(client, env.namespace ?? 'default', workers, { main: MAIN_TASK_QUEUE, lean: LEAN_TASK_QUEUE });

@@ -92,6 +92,7 @@ beforeAll(async () => {
     DRIFTLINE_MODEL_FORMALIZER: FAKE_MODELS.formalizer,
     DRIFTLINE_MODEL_JUDGE: FAKE_MODELS.judge,
     LEAN_REPL_CMD: repl.command,
+    ...repl.sandboxEnv,
   };
   delete env.TEMPORAL_ADDRESS;
   stack = startStack();

@@ -54,6 +54,7 @@ function superviseWorker(queue: 'main' | 'lean'): void {
       DRIFTLINE_MODEL_FORMALIZER: FAKE_MODELS.formalizer,
       DRIFTLINE_MODEL_JUDGE: FAKE_MODELS.judge,
       LEAN_REPL_CMD: repl.command,
+      ...repl.sandboxEnv,
       LEAN_POOL_SIZE: '2',
       LEAN_TIMEOUT_MS: '20000',
     },

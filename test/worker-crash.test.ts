@@ -138,7 +138,7 @@ describe('kill -9 mid-run', () => {
     repls.push(repl);
     const stack = await createStack(env, { queue: 'default', repl: false });
     stacks.push(stack);
-    const leanEnv = { LEAN_REPL_CMD: repl.command, LEAN_POOL_SIZE: '1' };
+    const leanEnv = { LEAN_REPL_CMD: repl.command, ...repl.sandboxEnv, LEAN_POOL_SIZE: '1' };
     const [mainWorker] = await stack.createWorkers('main');
     const mainRun = mainWorker!.run();
     const fakeRepls = () => [...new Set(repl.events().filter((e) => e.event === 'start').map((e) => e.pid))];

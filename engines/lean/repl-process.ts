@@ -4,12 +4,14 @@ import { LEAN_FAILURE } from '../../common/failures';
 import { EngineError } from '../errors';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { encodeCommand, parseReply, ReplyFramer, type ReplCommand, type ReplReply } from './repl-protocol';
+import { replEnvironment } from './sandbox';
 
 export interface ReplProcessOptions {
   /** Shell command that starts the REPL, e.g. `lake env ../repl/.lake/build/bin/repl`. */
   command: string;
   cwd?: string;
-  /** Extra environment variables for the process (added to this process's environment). */
+  /** Extra environment variables for the process, added to the cleaned environment (never this
+   * process's whole one: it holds the worker's API keys). */
   env?: Record<string, string>;
   /** Called with stdout text that is not a reply, and other diagnostics worth a log line. */
   onNoise?: (text: string) => void;
@@ -85,7 +87,8 @@ export class ReplProcess {
       shell: true,
       detached: true,
       cwd: options.cwd,
-      env: options.env ? { ...process.env, ...options.env } : process.env,
+      // Only what Lean needs (sandbox.ts): the REPL runs text from outside.
+      env: { ...replEnvironment(process.env), ...options.env },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     trackForExit(this);

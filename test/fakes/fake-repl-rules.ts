@@ -37,6 +37,15 @@ export interface FakeReplScript {
   crashOnceMarker?: string;
   /** Directory for state shared by all processes of one fake (set by the harness). */
   stateDir?: string;
+  /** Where a command word driftline never sends (`#eval`, `run_cmd`, `def`, …) leaves a marker
+   * file, one per received command that has one (set by the harness). */
+  leakDir?: string;
+  /** At start, try a TCP connection to this loopback port and log the result (`probe connect`). */
+  probeConnectPort?: number;
+  /** At start, try to create each of these files and log the result (`probe write`). */
+  probeWrite?: string[];
+  /** At start, try to read each of these files and log the result (`probe read`). */
+  probeRead?: string[];
   /** After this many commands the process forgets (once) every environment it made, so the
    * next command naming one gets `{"message": "Unknown environment."}` (a stale env id). */
   forgetEnvsAfter?: number;

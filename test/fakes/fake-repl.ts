@@ -9,7 +9,14 @@
 // The log gets one line per event (`start`, `begin` (a command with declarations arrived),
 // `header`, `body` (answered), `crash`, `hang`, `exit`) with the pid, so tests can count
 // processes, header imports and checks, including checks that were never answered.
+//
+// Like Lean, it would run whatever it is sent: a command carrying a word driftline never sends
+// (`#eval`, `run_cmd`, `def`, …) logs `leak` and leaves a marker file in `leakDir`, so a test
+// that lets hostile text through fails. At start it logs what the process can see and do
+// (`env` names, `limits`, and the scripted `connect`/`write`/`read` probes, in `<log>.probes`), so tests can show
+// what the sandbox takes away.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { elaborate, type FakeReplScript } from './fake-repl-rules';
 
@@ -22,9 +29,18 @@ const scriptPath = arg('--script') ?? process.env.FAKE_REPL_SCRIPT;
 const logPath = arg('--log') ?? process.env.FAKE_REPL_LOG;
 const script: FakeReplScript = scriptPath ? (JSON.parse(readFileSync(scriptPath, 'utf8')) as FakeReplScript) : {};
 
-function log(event: string, detail = ''): void {
-  if (logPath) appendFileSync(logPath, `${event} pid=${process.pid}${detail ? ` ${detail}` : ''}\n`);
+// In the sandbox's pid namespace (pid 1 is bwrap) every fake is pid 2 or so, and that number
+// means another process outside: log a unique number above any pid instead (pid_max ≤ 2^22),
+// so tests still tell processes apart and a kill by it reaches nobody.
+const sandboxed = existsSync('/proc/1/comm') && readFileSync('/proc/1/comm', 'utf8').trim() === 'bwrap';
+const logPid = sandboxed ? 1_000_000_000 + Math.floor(Math.random() * 1_000_000_000) : process.pid;
+
+function log(event: string, detail = '', file = logPath): void {
+  if (file) appendFileSync(file, `${event} pid=${logPid}${detail ? ` ${detail}` : ''}\n`);
 }
+// The start-up probes go to a log of their own (`<log>.probes`), so the event log stays the
+// sequence of what the REPL was asked and did.
+const probe = (event: string, detail: string) => log(event, detail, logPath && `${logPath}.probes`);
 
 // The REPL's environments: what each one has imported and the theorems declared in it.
 interface Env {
@@ -45,6 +61,81 @@ function reply(value: unknown): void {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Words that start (or smuggle in) code Lean would run or declarations driftline never makes.
+// Deliberately not driftline's screen: a plain word match on the raw text, so the two cannot
+// share a blind spot.
+const LEAK_WORDS = [
+  'run_cmd', 'run_elab', 'run_meta', 'run_tac', 'by_elab', 'elab', 'elab_rules', 'macro', 'macro_rules', 'syntax',
+  'notation', 'infix', 'infixl', 'infixr', 'prefix', 'postfix', 'initialize', 'builtin_initialize', 'def', 'instance',
+  'axiom', 'opaque', 'unsafe', 'implemented_by', 'extern', 'native_decide', 'simproc', 'irreducible_def',
+  'declare_config_elab', 'eval%', 'ofReduceBool', 'ofReduceNat',
+];
+const LEAK_WORD = new RegExp(`(?<![\\p{L}\\p{N}_'.!?])(?:${LEAK_WORDS.join('|')})(?![\\p{L}\\p{N}_'!?])`, 'gu');
+const HASH_WORD = /#[\p{L}_][\p{L}\p{N}_!?']*/gu;
+const SENT_HASH_WORDS = new Set(['#check', '#print']);
+let leaks = 0;
+
+function leakedWords(cmd: string): string[] {
+  const words = [...cmd.matchAll(HASH_WORD)].map((m) => m[0]).filter((w) => !SENT_HASH_WORDS.has(w));
+  words.push(...[...cmd.matchAll(LEAK_WORD)].map((m) => m[0]));
+  return [...new Set(words)];
+}
+
+function recordLeak(cmd: string): void {
+  const words = leakedWords(cmd);
+  if (words.length === 0) return;
+  leaks++;
+  log('leak', `words=${words.join(',')}`);
+  if (script.leakDir) writeFileSync(join(script.leakDir, `leak-${logPid}-${leaks}.txt`), `${words.join(' ')}\n${cmd}\n`);
+}
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? (error as Error).message.replace(/\s+/g, '_');
+}
+
+/** What this process can see and do, logged once at start. */
+async function probes(): Promise<void> {
+  probe('env', `names=${Object.keys(process.env).sort().join(',')}`);
+  const status = existsSync('/proc/self/status') ? readFileSync('/proc/self/status', 'utf8') : '';
+  const limits = existsSync('/proc/self/limits') ? readFileSync('/proc/self/limits', 'utf8') : '';
+  const soft = (name: string) => new RegExp(`^${name}\\s+(\\S+)`, 'm').exec(limits)?.[1] ?? '?';
+  probe('limits', `sandboxed=${sandboxed} as=${soft('Max address space')} nproc=${soft('Max processes')} uid=${process.getuid?.() ?? '?'} capeff=${/^CapEff:\s*(\S+)/m.exec(status)?.[1] ?? '?'}`);
+  for (const path of script.probeWrite ?? []) {
+    let result = 'ok';
+    try {
+      writeFileSync(path, 'written by the fake REPL\n');
+    } catch (error) {
+      result = errorCode(error);
+    }
+    probe('write', `path=${path} result=${result}`);
+  }
+  for (const path of script.probeRead ?? []) {
+    let result = 'ok';
+    try {
+      readFileSync(path);
+    } catch (error) {
+      result = errorCode(error);
+    }
+    probe('read', `path=${path} result=${result}`);
+  }
+  const port = script.probeConnectPort;
+  if (port !== undefined) {
+    const result = await new Promise<string>((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port });
+      socket.setTimeout(3000, () => {
+        socket.destroy();
+        resolve('timeout');
+      });
+      socket.once('connect', () => {
+        socket.end();
+        resolve('connected');
+      });
+      socket.once('error', (error) => resolve(errorCode(error)));
+    });
+    probe('connect', `port=${port} result=${result}`);
+  }
+}
+
 async function handle(query: string): Promise<void> {
   let command: { cmd?: unknown; env?: unknown };
   try {
@@ -61,6 +152,7 @@ async function handle(query: string): Promise<void> {
   }
   const cmd = command.cmd;
   commands++;
+  recordLeak(cmd);
   if (script.forgetEnvsAfter && commands === script.forgetEnvsAfter + 1) {
     // Keep the numbering (the real REPL never reuses an id) but lose every environment.
     envs = envs.map(() => undefined);
@@ -80,7 +172,7 @@ async function handle(query: string): Promise<void> {
   if (script.stateDir && cmd.includes(onceMarker)) {
     const flag = join(script.stateDir, 'crashed-once');
     if (!existsSync(flag)) {
-      writeFileSync(flag, String(process.pid));
+      writeFileSync(flag, String(logPid));
       log('crash', 'once');
       process.stdout.write('{"messages":\n [{"severity": "error",\n');
       process.stderr.write('PANIC at lean_panic_fn (simulated)\n');
@@ -132,6 +224,10 @@ function submit(query: string): void {
   queue = queue.then(() => (hung ? undefined : handle(query)));
 }
 
+log('start');
+// Probes first: stdin waits (paused) until they are logged.
+await probes();
+
 process.stdin.setEncoding('utf8');
 process.stdin.on('data', (chunk: string) => {
   buffered += chunk;
@@ -157,6 +253,5 @@ process.stdin.on('end', () => {
   });
 });
 
-log('start');
 // Keep a hung process alive even with stdin closed.
 setInterval(() => {}, 1 << 30);

@@ -141,7 +141,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const llm = await startFakeOpenAI(options.llm);
   const repl = options.repl === false ? undefined : fakeRepl(options.repl ?? {});
   const dataDir = mkdtempSync(join(tmpdir(), 'driftline-test-'));
-  const lean = createLeanRunner({ replCmd: repl?.command, header: 'import Mathlib', timeoutMs: 20_000 });
+  const lean = createLeanRunner({ replCmd: repl?.command, header: 'import Mathlib', timeoutMs: 20_000, ...(repl ? { sandbox: repl.sandbox } : {}) });
   const library = options.library ?? { name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS };
   const indexes = new IndexRegistry({ libraries: [library], dir: join(dataDir, 'indexes') });
   const suffix = options.queue ?? `q${process.pid}-${++queueCounter}`;

@@ -24,6 +24,8 @@ export interface WorkerEnvOptions {
   dataDir: string;
   llmUrl: string;
   replCmd: string;
+  /** LEAN_SANDBOX_READ/WRITE for the fake REPL (its harness's `sandboxEnv`). */
+  replSandboxEnv?: Record<string, string>;
   leanPoolSize?: number;
 }
 
@@ -41,6 +43,7 @@ export function workerEnv(options: WorkerEnvOptions): NodeJS.ProcessEnv {
     DRIFTLINE_MODEL_FORMALIZER: FAKE_MODELS.formalizer,
     DRIFTLINE_MODEL_JUDGE: FAKE_MODELS.judge,
     LEAN_REPL_CMD: options.replCmd,
+    ...options.replSandboxEnv,
     LEAN_POOL_SIZE: String(options.leanPoolSize ?? 1),
     DRIFTLINE_LOG_PRETTY: '0',
     DRIFTLINE_LOG_LEVEL: 'warn',
