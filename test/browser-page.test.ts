@@ -197,8 +197,8 @@ describeInBrowser('the web page', () => {
 
     expect(await result.locator('.outcome .badge').textContent()).toBe('refused');
     expect(await result.locator('.outcome').textContent()).toBe('refused Refused by the screen before Lean (Lean never saw the last attempt)');
-    expect(await result.locator('.refusal').textContent()).toMatch(/^Refused by the screen: not allowed: `#eval` runs code/);
-    expect(await result.getByRole('list', { name: 'Screen messages' }).textContent()).toMatch(/error 1:0 refused before Lean: not allowed: `#eval` runs code/);
+    expect(await result.locator('.refusal').textContent()).toMatch(/^Refused by the screen: `#eval` runs code/);
+    expect(await result.getByRole('list', { name: 'Screen messages' }).textContent()).toMatch(/error 1:0 refused before Lean: `#eval` runs code/);
     expect(await page.locator('li.stage[data-stage="compile"] .state').textContent()).toBe('refused by the screen before Lean');
     const text = `${await page.locator('#stages').textContent()}${await result.textContent()}`;
     expect(text).not.toMatch(/Did not compile|Lean rejected|Compiler messages/);

@@ -211,7 +211,7 @@ describe('formalizeAgent workflow', () => {
     expect(result.formalStatement).toBe(HOSTILE_FILE);
     expect(result.attempts).toHaveLength(1);
     expect(result.attempts[0]!.compile).toMatchObject({ status: 'refused', reason: expect.stringMatching(/`#eval` runs code/) });
-    expect(result.notes.join('\n')).toMatch(/compile: refused by the screen: not allowed: `#eval` runs code/);
+    expect(result.notes.join('\n')).toMatch(/compile: refused by the screen: `#eval` runs code/);
     expect(result.steps![0]).toMatchObject({ tool: 'write_file', error: true, output: expect.stringMatching(/^The file was not written/) });
     expect(s.repl!.count('begin')).toBe(0);
     expect(s.repl!.count('body')).toBe(0);
@@ -231,7 +231,7 @@ describe('formalizeAgent workflow', () => {
     expect(result.checked).toBe(false);
     expect(result.attempts.map((a) => a.compile.status)).toEqual(['refused']);
     const requests = agentRequests(s);
-    expect(lastMessage(requests[2]!).content).toMatch(/^The statement screen refused the file before Lean; nothing was sent to Lean:\nline 1, column 0: error: refused before Lean: not allowed/);
+    expect(lastMessage(requests[2]!).content).toMatch(/^The statement screen refused the file before Lean; nothing was sent to Lean:\nline 1, column 0: error: refused before Lean: `#eval` runs code/);
     expect(lastMessage(requests[3]!).content).toBe('Not accepted: the statement screen refused the file you wrote last before Lean. Fix it, write it again and run run_lean.');
     expect(s.repl!.count('body')).toBe(0);
   });

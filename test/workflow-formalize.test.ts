@@ -132,12 +132,12 @@ describe('formalize workflow', () => {
     expect(result.compiled).toBe(false);
     expect(result.checked).toBe(false);
     expect(result.attempts.map((a) => a.compile.status)).toEqual(['refused', 'refused']);
-    expect(result.notes.join('\n')).toMatch(/compile: refused by the screen: not allowed: `#eval` runs code.*\(nothing was sent to Lean\)/);
+    expect(result.notes.join('\n')).toMatch(/compile: refused by the screen: `#eval` runs code.*\(nothing was sent to Lean\)/);
     expect(result.notes.join('\n')).not.toMatch(/skipped|Lean rejected/);
     // The repair prompt says who refused it, with the refusal message.
     const repair = JSON.stringify(s.llm.requests.filter((r) => r.model === FAKE_MODELS.formalizer)[1]!.messages);
     expect(repair).toContain('refused before Lean by the statement screen');
-    expect(repair).toContain('refused before Lean: not allowed: `#eval` runs code');
+    expect(repair).toContain('refused before Lean: `#eval` runs code');
     // The judge may grade the meaning, but a refused statement is never faithful, and says why.
     expect(result.judge).toMatchObject({ faithful: false });
     expect(result.judge!.explanation).toMatch(/Refused by the statement screen before Lean/);
@@ -163,8 +163,8 @@ describe('formalize workflow', () => {
     expect(result.checked).toBe(false);
     expect(result.attempts.map((a) => a.compile.status)).toEqual(['refused', 'refused']);
     const details = metadata.currentDetails ?? '';
-    expect(details).toMatch(/\*\*Outcome\*\* REFUSED by the screen before Lean \(Lean never saw the last attempt\): not allowed: `#eval` runs code/);
-    expect(details).toMatch(/\*\*Screen\*\* \(Lean never saw it\) round 1: refused by the screen: not allowed/);
+    expect(details).toMatch(/\*\*Outcome\*\* REFUSED by the screen before Lean \(Lean never saw the last attempt\): `#eval` runs code/);
+    expect(details).toMatch(/\*\*Screen\*\* \(Lean never saw it\) round 1: refused by the screen: `#eval` runs code/);
     expect(details).not.toMatch(/NOT COMPILED|Lean rejected|\*\*Lean\*\*/);
   });
 
