@@ -239,7 +239,7 @@ export async function startStack(): Promise<void> {
       : '  API keys     none configured: listening on loopback only, no key needed (set DRIFTLINE_API_KEYS to open it up)',
     ...(devServer ? [`  Temporal UI  ${devServer.uiUrl}`] : []),
     `  Temporal     ${config.temporal.address} (namespace ${config.temporal.namespace})`,
-    `  libraries    ${config.libraries.map((l) => l.name).join(', ')} (default ${config.libraries[0]!.name})`,
+    config.libraries.length ? `  libraries    ${config.libraries.map((l) => l.name).join(', ')} (default ${config.libraries[0]!.name})` : '  libraries    none (see "not configured" below)',
     ...missingServices(config).map((m) => `  not configured: ${m}`),
     '  Try: npx driftline formalize "Every prime greater than 2 is odd."',
     '  Ctrl-C stops everything.',
