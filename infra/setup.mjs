@@ -11,7 +11,26 @@ function run(cmd, args) {
 }
 
 console.log('setup: installing npm packages (pinned by package-lock.json) …');
-run('npm', existsSync('package-lock.json') ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
+const installArgs = existsSync('package-lock.json') ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'];
+const nodeMajor = Number(process.versions.node.split('.')[0]);
+if (nodeMajor >= 22) {
+  run('npm', installArgs);
+} else {
+  // Node 20 (end of life since April 2026) still runs driftline and is what CI tests on, but a few
+  // packages declare Node >= 22: npm's EBADENGINE blocks are replaced by one line naming them.
+  const result = spawnSync('npm', installArgs, { stdio: ['inherit', 'inherit', 'pipe'], encoding: 'utf8' });
+  const lines = (result.stderr ?? '').split('\n');
+  const wanting = new Set(lines.flatMap((l) => l.match(/EBADENGINE\s+package: '([^']+)'/)?.[1] ?? []));
+  process.stderr.write(lines.filter((l) => l && !l.includes('EBADENGINE')).map((l) => `${l}\n`).join(''));
+  if (result.status !== 0) {
+    console.error(`setup: \`npm ${installArgs.join(' ')}\` failed (exit ${result.status}).`);
+    process.exit(result.status ?? 1);
+  }
+  console.log(
+    `setup: Node.js ${process.version} is past its end of life; driftline runs on it (Node 20.19 or later), but Node 22 or 24 is recommended` +
+      (wanting.size ? ` (${[...wanting].join(', ')} declare Node >= 22; npm's EBADENGINE warnings about them are left out).` : '.'),
+  );
+}
 console.log('setup: building the web page (vite) …');
 run('npm', ['run', '-s', 'build:web']);
 console.log('setup: compiling the driftline command to JavaScript …');
