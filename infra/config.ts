@@ -561,7 +561,7 @@ export function runLlmSettings(config: Config): LlmBudget {
 export function missingServices(config: Config): string[] {
   const missing: string[] = [];
   if (config.libraries.length === 0) missing.push(noLibraryMessage(config));
-  if (Object.keys(config.llm.providers).length === 0) missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint; runs fail until then.');
+  if (Object.keys(config.llm.providers).length === 0) missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint, or run the small local model (`npm run setup:llm`, then DRIFTLINE_LLM_PROVIDER=local); runs fail until then.');
   if (!config.lean.replCmd) missing.push('Lean: set LEAN_REPL_CMD to a Lean REPL command; until then statements are not compiled (compile is reported as skipped).');
   return missing;
 }
