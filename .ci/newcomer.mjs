@@ -141,6 +141,9 @@ try {
   const exited = new Promise((r) => npm.once('exit', r));
   npm.kill('SIGTERM');
   const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 60_000))]);
+  // tsx's esbuild helpers leave when their parent's pipe closes: a moment after it, not before.
+  const goneBy = Date.now() + 10_000;
+  while (stack.some((p) => alive(p.pid)) && Date.now() < goneBy) await new Promise((r) => setTimeout(r, 200));
   const left = stack.filter((p) => alive(p.pid));
   if (code === 'timeout' || left.length) throw new Error(`after SIGTERM to npm (${code}) still running:\n${left.map((p) => `${p.pid} ${p.args}`).join('\n')}`);
   const last = out.trimEnd().split('\n').at(-1);

@@ -380,7 +380,9 @@ describe('npm start with no library pulled, stopped by a SIGTERM to npm', () => 
         return false;
       }
     };
-    // npm waits for the stack, so all of it is gone when npm is: no grace period needed.
+    // npm waits for the stack; tsx's esbuild helpers leave a moment later, when their pipe closes.
+    const goneBy = Date.now() + 10_000;
+    while (started.some((p) => alive(p.pid)) && Date.now() < goneBy) await new Promise((r) => setTimeout(r, 200));
     expect(started.filter((p) => alive(p.pid)).map((p) => p.args)).toEqual([]);
     expect(out.trimEnd().split('\n').at(-1)).toMatch(/^driftline: stopped \(SIGTERM\)/);
     expect(out).not.toContain('worker exited; restarting');
