@@ -1,6 +1,8 @@
 // What a new user reads on the first day: without an LLM the messages say how to run the local
 // model; on the local model they name its file, not the in-process transport's placeholder URL.
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -40,5 +42,30 @@ describe('on the local model', () => {
     // A model the configuration names for the provider still wins.
     const named = loadConfig({ env: { ...base, DRIFTLINE_PROVIDERS: JSON.stringify({ small: { kind: 'local', modelPath: model, model: 'gemma' } }), DRIFTLINE_ROLE_JUDGE: 'small' } });
     expect(createConfiguredLlm(named).modelFor('judge')).toBe('gemma');
+  });
+});
+
+describe('the driftline command, a client', () => {
+  const cli = fileURLToPath(new URL('../bin/driftline.js', import.meta.url));
+  const bare = () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, DRIFTLINE_DATA_DIR: dir, TEMPORAL_ADDRESS: '127.0.0.1:1' };
+    delete env.DRIFTLINE_LIBRARIES;
+    delete env.DRIFTLINE_SHARED_DATA;
+    return env;
+  };
+
+  it("applies the API's statement limit before it contacts anything", () => {
+    const r = spawnSync(process.execPath, [cli, 'formalize', 'é'.repeat(20_001)], { env: bare(), encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('driftline: the statement has 20001 characters; at most 20000 are accepted (DRIFTLINE_MAX_STATEMENT_CHARS)');
+    const limited = spawnSync(process.execPath, [cli, 'formalize', 'x'.repeat(101)], { env: { ...bare(), DRIFTLINE_MAX_STATEMENT_CHARS: '100' }, encoding: 'utf8' });
+    expect(limited.stderr).toContain('at most 100 are accepted');
+  });
+
+  it('needs neither DRIFTLINE_LIBRARIES nor the corpus file: it gets as far as Temporal', () => {
+    const r = spawnSync(process.execPath, [cli, 'formalize', 'Every prime greater than 2 is odd.'], { env: bare(), encoding: 'utf8', timeout: 30_000 });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('Cannot reach Temporal at 127.0.0.1:1');
+    expect(r.stderr).not.toMatch(/DRIFTLINE_LIBRARIES|corpus file/);
   });
 });
