@@ -16,6 +16,8 @@ export interface ReadinessDeps {
   /** Libraries whose index is not built (IndexRegistry.unbuilt); empty when all are. */
   unbuiltIndexes: () => Promise<string[]> | string[];
   missing: string[];
+  /** Set when no library is served (its data not pulled yet): the \`library\` check fails with it. */
+  noLibrary?: string;
   mainQueue?: string;
   leanQueue?: string;
   /** The LLM providers' task queues (`llm-<provider>`), served by the main worker processes. */
@@ -84,6 +86,7 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
         return found.length ? found.join('; ') : null;
       });
     }
+    if (deps.noLibrary) checks.library = { ok: false, detail: deps.noLibrary };
     await attempt('index', async () => {
       const unbuilt = await deps.unbuiltIndexes();
       return unbuilt.length === 0 ? null : `no premise index is built for ${unbuilt.map((l) => `"${l}"`).join(', ')}`;

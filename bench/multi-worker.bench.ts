@@ -8,7 +8,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../infra/temporal-connection';
 import { startFormalization } from '../api/runs';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type RunConfig } from '../common/types';
 import { startFakeOpenAI } from '../test/fakes/openai-server';
@@ -35,7 +36,7 @@ const server = await startDevServer({
   namespace,
   logFile: join(dataDir, 'temporal.log'),
 });
-const connection = await Connection.connect({ address: server.address });
+const connection = await connectTemporal({ address: server.address });
 const client = new Client({ connection, namespace });
 const llm = await startFakeOpenAI();
 const repl = fakeRepl({ headerDelayMs: 200, bodyDelayMs: BODY_MS });

@@ -4,7 +4,7 @@
 // in percent (engines/retrieval/eval/metrics.ts).
 //
 //   npx tsx bench/retrieval-eval.ts [dataDir] [--json]
-//     dataDir: default ../shared/data, or DRIFTLINE_SHARED_DATA
+//     dataDir: default the pulled public data (DRIFTLINE_SHARED_DATA, else .driftline/data)
 //     dense and hybrid rows need the local model (`npm run setup:model`, or
 //     DRIFTLINE_LOCAL_MODEL_DIR); document and query vectors are cached in .driftline/cache.
 import { existsSync } from 'node:fs';
@@ -20,10 +20,11 @@ import { HybridIndex } from '../engines/retrieval/eval/hybrid-index';
 import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
 import type { PremiseIndex } from '../engines/retrieval/premise-index';
 import { UsageTable } from '../engines/retrieval/usage-prior';
+import { loadConfig, publicDataDir } from '../infra/config';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
-const dataDir = resolve(args.find((a) => !a.startsWith('--')) ?? process.env.DRIFTLINE_SHARED_DATA ?? '../shared/data');
+const dataDir = resolve(args.find((a) => !a.startsWith('--')) ?? publicDataDir(loadConfig({ skipFileChecks: true })));
 const modelDir = resolve(process.env.DRIFTLINE_LOCAL_MODEL_DIR ?? '.tools/models/all-MiniLM-L6-v2');
 const KS = [1, 3, 5, 10];
 const log = (s: string) => {

@@ -17,7 +17,8 @@ import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../infra/temporal-connection';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities, createLeanActivities } from '../activities';
@@ -137,7 +138,7 @@ async function openBackend(name: string, tuned = true): Promise<Backend> {
     logFile: join(dir, name, 'temporal.log'),
     tuned,
   });
-  const connection = await Connection.connect({ address: server.address });
+  const connection = await connectTemporal({ address: server.address });
   const native = await NativeConnection.connect({ address: server.address });
   const results = await ResultsDb.open({ file: join(dir, name, 'results.sqlite') });
   return {

@@ -103,6 +103,7 @@ const GROUPS: { name: string; description: string; register: () => Promise<(prog
   { name: 'runs', description: 'list, show and cancel formalization runs', register: async () => (await import('./runs-command')).registerRunsCommands },
   { name: 'index', description: 'premise indexes: build (durably), list versions, promote, search', register: async () => (await import('./index-command')).registerIndexCommands },
   { name: 'eval', description: 'measure parts of the pipeline against benchmarks', register: async () => (await import('./eval-command')).registerEvalCommand },
+  { name: 'data', description: 'fetch the public data sets (benchmarks, the default library) into the data directory', register: async () => (await import('./data-command')).registerDataCommands },
   {
     name: 'sweep',
     description: 'benchmark sweeps: a benchmark × configurations × samples, as one durable workflow',

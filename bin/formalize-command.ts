@@ -29,12 +29,20 @@ function lostTemporalMessage(id: string, address: string, apiUrl: string, err: u
 }
 
 export async function formalizeCommand(statement: string, opts: Record<string, unknown>): Promise<void> {
-  const cfg = config();
-  const library = (opts.library as string | undefined) ?? cfg.libraries[0]!.name;
+  // A client: the workers read the corpus files, this command only names a library.
+  const cfg = config({ skipFileChecks: true });
+  const library = (opts.library as string | undefined) ?? cfg.libraries[0]?.name;
+  if (!library) fail('no library is configured: set DRIFTLINE_LIBRARIES=name=path/to/corpus.jsonl');
   if (!cfg.libraries.some((l) => l.name === library)) {
     fail(`unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}`);
   }
   if (!statement.trim()) fail('the statement is empty');
+  // The API's limit (its schema counts code points, as here), so both refuse the same statements.
+  const length = [...statement].length;
+  if (length > cfg.api.maxStatementChars) fail(`the statement has ${length} characters; at most ${cfg.api.maxStatementChars} are accepted (DRIFTLINE_MAX_STATEMENT_CHARS)`);
+  if (typeof opts.goldStatement === 'string' && [...opts.goldStatement].length > cfg.api.maxStatementChars) {
+    fail(`--gold-statement has more than ${cfg.api.maxStatementChars} characters (DRIFTLINE_MAX_STATEMENT_CHARS)`);
+  }
   const runConfig = runConfigFromOptions(opts);
   const agentProblem = agentConfigProblem(runConfig);
   const providerProblem = runProvidersProblem(runConfig, Object.keys(cfg.llm.providers));

@@ -7,7 +7,7 @@ import { writeFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { createConfiguredLlm } from '../infra/deps';
-import { sharedDataDir, type Config } from '../infra/config';
+import { publicDataDir, type Config } from '../infra/config';
 import { configOrExit, fail } from './cli-support';
 import { LabelDataError, loadBenchmarkStatements, loadLabelledSet, type LabelledItem } from '../engines/judge-eval/human-labels';
 import { judgeReportMarkdown, runJudgeEval, type JudgeUnderTest } from '../engines/judge-eval/run-judge-eval';
@@ -44,7 +44,7 @@ function grade(value: string): number {
 /** Runs the calibration and returns what the command prints. */
 export async function evalJudge(cfg: Config, opts: EvalJudgeOptions, onProgress?: (done: number, total: number) => void): Promise<string> {
   if (Object.keys(cfg.llm.providers).length === 0) throw new Error('no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY), and DRIFTLINE_MODEL_JUDGE or --model');
-  const shared = sharedDataDir();
+  const shared = publicDataDir(cfg);
   const dirs = opts.data?.length
     ? opts.data
     : ['o1-generated', 'rautoformalizer-generated'].map((d) => join(shared, 'human_equivalence', d));

@@ -9,15 +9,14 @@ import { configOrExit as loadCfg, fail } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
 import { createIndexStore } from '../infra/deps';
-import { PROJECT_ROOT } from '../infra/temporal-cli';
-import { runLlmSettings, temporalUiUrl, type Config } from '../infra/config';
+import { publicDataDir, runLlmSettings, temporalUiUrl, type Config } from '../infra/config';
 import { sweepReportInput } from '../api/sweep-report';
 import { renderPaperTables, writeSweepReport } from '../engines/report/write-report';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../api/sweeps';
 import { loadBenchmarks } from '../engines/benchmarks/load';
-import { readSweepFile, sharedDataDir, type SweepSpec } from '../engines/sweeps/sweep-file';
+import { readSweepFile, type SweepSpec } from '../engines/sweeps/sweep-file';
 import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
 import type { SweepCounts, SweepProgress } from '../common/sweep';
@@ -55,13 +54,13 @@ export function formatDuration(seconds: number | null): string {
 }
 
 async function startCommand(file: string, opts: { id?: string; reuse?: string; json?: boolean; historyLimit?: number }): Promise<void> {
+  const cfg = loadCfg({ skipFileChecks: true });
   let spec: SweepSpec;
   try {
-    spec = await readSweepFile(file, { dataDir: sharedDataDir(PROJECT_ROOT) });
+    spec = await readSweepFile(file, { dataDir: publicDataDir(cfg) });
   } catch (err) {
     fail((err as Error).message);
   }
-  const cfg = loadCfg({ skipFileChecks: true });
   if (!cfg.libraries.some((l) => l.name === spec.library)) {
     fail(`${file}: library: "${spec.library}" is not configured; known: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES)`);
   }

@@ -8,10 +8,8 @@ import type { LibraryCatalog } from '../api/library-catalog';
 import { llmTaskQueue } from '../common/run-config-schema';
 import type { ResultsDb } from '../engines/results/results-db';
 import { readProviderStatuses } from '../engines/llm/provider-status-file';
-import { sharedDataDir } from '../engines/sweeps/sweep-file';
-import { missingServices, runLlmSettings, sandboxWarnings, temporalUiUrl, type Config } from './config';
+import { missingServices, noLibraryMessage, publicDataDir, runLlmSettings, sandboxWarnings, temporalUiUrl, type Config } from './config';
 import { providerStatusPath, screenPolicyOf } from './deps';
-import { PROJECT_ROOT } from './temporal-cli';
 
 /** The readiness check over the configured libraries, services and provider queues; the caller
  * says how to find unbuilt indexes and, when it supervises them, the worker processes. */
@@ -24,6 +22,7 @@ export function readinessFor(
     client,
     namespace: config.temporal.namespace,
     missing: missingServices(config),
+    ...(config.libraries.length === 0 ? { noLibrary: noLibraryMessage(config) } : {}),
     llmQueues: Object.keys(config.llm.providers).map(llmTaskQueue),
     // What the main worker learnt about each provider: it writes it to the data directory,
     // which the API shares with it. Entries of providers no longer configured are left out.
@@ -54,7 +53,8 @@ export function apiOptionsFor(
   return {
     temporal: services.client,
     libraries: config.libraries.map((l) => l.name),
-    defaultLibrary: config.libraries[0]!.name,
+    // No library (the default one not pulled yet): runs are refused, saying how to get it.
+    defaultLibrary: config.libraries[0]?.name ?? '',
     maxStatementChars: config.api.maxStatementChars,
     // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-budget.ts).
     llm: runLlmSettings(config),
@@ -67,6 +67,6 @@ export function apiOptionsFor(
     rateLimit: { max: config.api.rateLimitPerMinute, timeWindowMs: 60_000 },
     temporalUiUrl: services.temporalUiUrl ?? temporalUiUrl(config),
     namespace: config.temporal.namespace,
-    sweeps: { results: services.results, dataDir: sharedDataDir(PROJECT_ROOT), currentIndexVersion: services.currentIndexVersion },
+    sweeps: { results: services.results, dataDir: publicDataDir(config), currentIndexVersion: services.currentIndexVersion },
   };
 }

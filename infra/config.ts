@@ -122,6 +122,8 @@ export const ConfigSchema = z.object({
     rateLimitPerMinute: z.coerce.number().int().min(1).default(600),
   }),
   dataDir: z.string().default('.driftline'),
+  /** The public data (default library, benchmarks); unset: `<dataDir>/data`, where it is pulled. */
+  publicDataDir: z.string().min(1).optional(),
   /** Where sweep results go: PostgreSQL at `url`, else SQLite at `<dataDir>/results.sqlite`. */
   results: z
     .object({
@@ -131,7 +133,7 @@ export const ConfigSchema = z.object({
         .optional(),
     })
     .prefault({}),
-  libraries: z.array(LibrarySchema).min(1, 'at least one library is needed'),
+  libraries: z.array(LibrarySchema),
   llm: z.object({
     /** The default provider (named `default`): OPENAI_BASE_URL, OPENAI_API_KEY and the settings below. */
     baseURL: z.string().url('OPENAI_BASE_URL must be a URL such as https://api.openai.com/v1').optional(),
@@ -327,6 +329,7 @@ export const ENV_KEYS: Record<string, string> = {
   DRIFTLINE_RATE_LIMIT: 'api.rateLimitPerMinute',
   TEMPORAL_UI_URL: 'temporal.uiUrl',
   DRIFTLINE_DATA_DIR: 'dataDir',
+  DRIFTLINE_SHARED_DATA: 'publicDataDir',
   DRIFTLINE_RESULTS_URL: 'results.url',
   DRIFTLINE_LIBRARIES: 'libraries',
   OPENAI_BASE_URL: 'llm.baseURL',
@@ -429,13 +432,21 @@ function setPath(target: Record<string, unknown>, path: string, value: unknown):
   node[keys[keys.length - 1]!] = value;
 }
 
-/** The shared benchmark data (`DRIFTLINE_SHARED_DATA`, default `../shared/data` beside the project). */
-export function sharedDataDir(root: string = PROJECT_ROOT, env: NodeJS.ProcessEnv = process.env): string {
-  return env.DRIFTLINE_SHARED_DATA ?? join(root, '..', 'shared', 'data');
+/**
+ * Where the public data is read (the default library's corpus, the benchmarks of `$DATA/…` in
+ * sweep files, the evaluation commands): `DRIFTLINE_SHARED_DATA` when set, else `data/` in the
+ * data directory, where `npm run setup` and `driftline data pull` write it.
+ */
+export function publicDataDir(config: Pick<Config, 'dataDir' | 'publicDataDir'>): string {
+  return config.publicDataDir ?? join(config.dataDir, 'data');
 }
 
-function defaultLibraries(root: string): string {
-  return `connf=${join(sharedDataDir(root), 'connf', 'library.jsonl')}`;
+/** The default library: the ConNF corpus in the public data directory. */
+export const DEFAULT_LIBRARY = { name: 'connf', file: 'connf/library.jsonl' } as const;
+
+/** The default library's corpus file, for this configuration. */
+export function defaultLibraryCorpus(config: Pick<Config, 'dataDir' | 'publicDataDir'>): string {
+  return join(publicDataDir(config), DEFAULT_LIBRARY.file);
 }
 
 export interface LoadOptions {
@@ -468,7 +479,9 @@ export function loadConfig(options: LoadOptions = {}): Config {
     if (value === undefined || value === '') continue;
     setPath(raw, path, name === 'DRIFTLINE_LIBRARIES' ? parseLibraries(value) : value);
   }
-  raw.libraries ??= parseLibraries(defaultLibraries(root));
+  // No libraries configured: the default one, found once the data directory is known.
+  const librariesConfigured = raw.libraries !== undefined;
+  raw.libraries ??= [];
   for (const section of ['temporal', 'api', 'llm', 'lean', 'store', 'translator']) raw[section] ??= {};
   (raw.llm as Record<string, unknown>).models ??= {};
 
@@ -483,6 +496,14 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
   const config = parsed.data;
   config.dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(root, config.dataDir);
+  if (config.publicDataDir) config.publicDataDir = resolve(root, config.publicDataDir);
+  if (librariesConfigured && config.libraries.length === 0) throw new ConfigError('Invalid configuration:\n- DRIFTLINE_LIBRARIES (libraries): at least one library is needed');
+  if (!librariesConfigured) {
+    // The default library serves once its corpus is pulled; until then the stack runs with no
+    // library, and /readyz and the start banner say how to get it (missingServices).
+    const corpus = defaultLibraryCorpus(config);
+    if (options.skipFileChecks || existsSync(corpus)) config.libraries.push({ name: DEFAULT_LIBRARY.name, corpus });
+  }
   const bundle = config.temporal.workflowBundle;
   if (bundle && !isAbsolute(bundle)) config.temporal.workflowBundle = resolve(root, bundle);
   for (const library of config.libraries) {
@@ -592,7 +613,8 @@ export function runLlmSettings(config: Config): LlmBudget {
 /** What is not configured, in words: shown by /readyz and at start. */
 export function missingServices(config: Config): string[] {
   const missing: string[] = [];
-  if (Object.keys(config.llm.providers).length === 0) missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint; runs fail until then.');
+  if (config.libraries.length === 0) missing.push(noLibraryMessage(config));
+  if (Object.keys(config.llm.providers).length === 0) missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint, or run the small local model (`npm run setup:llm`, then DRIFTLINE_LLM_PROVIDER=local); runs fail until then.');
   if (!config.lean.replCmd) missing.push('Lean: set LEAN_REPL_CMD to a Lean REPL command; until then statements are not compiled (compile is reported as skipped).');
   return missing;
 }
@@ -609,4 +631,12 @@ export function sandboxWarnings(config: Config): string[] {
   if (!lean.maxAddressSpaceMb) out.push('LEAN_MAX_AS_MB=0: the Lean REPL has no address-space limit.');
   if (!lean.maxProcesses) out.push('LEAN_SANDBOX_MAX_PROCS=0: the Lean REPL has no process limit.');
   return out;
+}
+
+/** Why no library is served, and how to get the default one. */
+export function noLibraryMessage(config: Pick<Config, 'dataDir' | 'publicDataDir'>): string {
+  return (
+    `Library: none is served: the default library "${DEFAULT_LIBRARY.name}" needs ${defaultLibraryCorpus(config)}, which does not exist. ` +
+    'Run `npx driftline data pull connf` (with DRIFTLINE_DATA_MIRROR=<directory or URL> where github.com cannot be reached), or set DRIFTLINE_LIBRARIES=name=path/to/corpus.jsonl; then restart.'
+  );
 }

@@ -1,7 +1,8 @@
 // Connections to Temporal from configuration, for entry points.
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Config } from './config';
+import { connectTemporal } from './temporal-connection';
 
 export function temporalAddress(config: Config): string {
   return config.temporal.address ?? `127.0.0.1:${config.temporal.devServerPort}`;
@@ -10,7 +11,8 @@ export function temporalAddress(config: Config): string {
 export async function connectClient(config: Config): Promise<Client> {
   const address = temporalAddress(config);
   try {
-    const connection = await Connection.connect({ address, connectTimeout: 5000 });
+    // Close-safe: a command or the API may close it while a call is being retried.
+    const connection = await connectTemporal({ address, connectTimeout: 5000 });
     return new Client({ connection, namespace: config.temporal.namespace });
   } catch (err) {
     throw new Error(`Cannot reach Temporal at ${address} (${(err as Error).message}). Start the stack with \`npm start\`, or set TEMPORAL_ADDRESS.`);

@@ -1,5 +1,5 @@
 // Turns configuration into the clients the activity factories are handed.
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Config, ProviderConfig } from './config';
 import { createLlmClient, type LlmClient, type LlmRole, type ProviderSettings, type RoleRoute } from '../engines/llm/client';
 import { LLM_ROLE_NAMES } from '../common/run-config-schema';
@@ -150,9 +150,14 @@ function providerSettings(config: Config, p: ProviderConfig, ledger?: ReplyLedge
   if (p.kind === 'local') {
     const chat = localModelFor(p.modelPath ?? config.llm.localModelPath, p.contextSize ?? config.llm.localContextSize, p.threads ?? config.llm.localThreads);
     const transport = localFetch(chat);
+    const modelPath = p.modelPath ?? config.llm.localModelPath;
     return {
       ...common,
       baseURL: LOCAL_BASE_URL,
+      // Messages and /readyz name the file, not the placeholder URL of the in-process transport;
+      // roles that name no model use the file's name rather than a hosted model's default.
+      label: `${modelPath} (local, in process)`,
+      model: p.model ?? basename(modelPath).replace(/\.gguf$/i, ''),
       // The local transport turns a JSON schema into a grammar: nothing to probe.
       structuredOutput: 'json_schema',
       acceptsGrammar: true,

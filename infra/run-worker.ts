@@ -1,5 +1,6 @@
 // Runs one worker process: the main queue (with every LLM provider's queue), the Lean queue,
 // the LLM queues alone, or all of them.
+import { join } from 'node:path';
 import { Runtime } from '@temporalio/worker';
 import { createLogger, workerLogger } from './logging';
 import { createActivities, createLeanActivities } from '../activities';
@@ -15,7 +16,8 @@ export type QueueChoice = 'main' | 'lean' | 'llm' | 'all';
 export async function runWorkers(config: Config, queue: QueueChoice): Promise<void> {
   // Worker chatter (bundling, state changes) at INFO drowns the stack's own output.
   Runtime.install({
-    logger: workerLogger(),
+    // Failures' stack traces go to the data directory, one line each to the terminal.
+    logger: workerLogger(join(config.dataDir, 'worker.log')),
     // Schedule-to-start latency and slot use per task queue: what tells a deployment it needs
     // more workers of a kind (infra/DEPLOY.md).
     ...(config.temporal.workerMetricsAddress

@@ -11,11 +11,41 @@ function run(cmd, args) {
 }
 
 console.log('setup: installing npm packages (pinned by package-lock.json) …');
-run('npm', existsSync('package-lock.json') ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund']);
+const installArgs = existsSync('package-lock.json') ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'];
+const nodeMajor = Number(process.versions.node.split('.')[0]);
+if (nodeMajor >= 22) {
+  run('npm', installArgs);
+} else {
+  // Node 20 (end of life since April 2026) still runs driftline and is what CI tests on, but a few
+  // packages declare Node >= 22: npm's EBADENGINE blocks are replaced by one line naming them.
+  const result = spawnSync('npm', installArgs, { stdio: ['inherit', 'inherit', 'pipe'], encoding: 'utf8' });
+  const lines = (result.stderr ?? '').split('\n');
+  const wanting = new Set(lines.flatMap((l) => l.match(/EBADENGINE\s+package: '([^']+)'/)?.[1] ?? []));
+  process.stderr.write(lines.filter((l) => l && !l.includes('EBADENGINE')).map((l) => `${l}\n`).join(''));
+  if (result.status !== 0) {
+    console.error(`setup: \`npm ${installArgs.join(' ')}\` failed (exit ${result.status}).`);
+    process.exit(result.status ?? 1);
+  }
+  console.log(
+    `setup: Node.js ${process.version} is past its end of life; driftline runs on it (Node 20.19 or later), but Node 22 or 24 is recommended` +
+      (wanting.size ? ` (${[...wanting].join(', ')} declare Node >= 22; npm's EBADENGINE warnings about them are left out).` : '.'),
+  );
+}
 console.log('setup: building the web page (vite) …');
 run('npm', ['run', '-s', 'build:web']);
 console.log('setup: compiling the driftline command to JavaScript …');
 run(process.execPath, ['infra/build-cli.mjs']);
+// The public data (the default library's corpus, the benchmarks): from its sources at pinned
+// commits, or DRIFTLINE_DATA_MIRROR. A failure is reported and setup goes on: the stack then
+// starts without the library and /readyz says how to get it.
+console.log(
+  process.env.DRIFTLINE_DATA_MIRROR
+    ? `setup: pulling the public data from the mirror ${process.env.DRIFTLINE_DATA_MIRROR} …`
+    : 'setup: pulling the public data from its sources (github.com, pinned commits) …',
+);
+const pull = spawnSync(process.execPath, ['bin/driftline.js', 'data', 'pull'], { stdio: 'inherit' });
+const dataFailed = pull.status !== 0;
+if (dataFailed) console.error('setup: some public data could not be pulled (see above); setup goes on, and `npx driftline data pull` tries again.');
 console.log('setup: checking the Temporal CLI …');
 run(process.execPath, ['--import', 'tsx', '-e', "const m = await import('./infra/temporal-cli.ts'); console.log('setup: Temporal CLI at ' + m.ensureTemporalCli());"]);
 if (process.env.DRIFTLINE_INSTALL_LOCAL_MODEL === '1') {
@@ -30,4 +60,8 @@ if (process.env.DRIFTLINE_INSTALL_SCHEMATHESIS === '1') {
   console.log('setup: installing Schemathesis for the API tests (DRIFTLINE_INSTALL_SCHEMATHESIS=1) …');
   run(process.execPath, ['infra/setup-schemathesis.mjs']);
 }
-console.log('setup: done. Start the service with `npm start`.');
+console.log(
+  dataFailed
+    ? 'setup: done, without some public data (see above). Start the service with `npm start`; /readyz says what is missing.'
+    : 'setup: done. Start the service with `npm start`.',
+);

@@ -140,8 +140,11 @@ export async function startStack(): Promise<void> {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
+    // Ctrl-C signals the whole process group, workers included: none of them is restarted now.
+    for (const worker of workers) worker.stopping = true;
     log.info({ signal }, 'stopping');
     await stopAll();
+    process.stdout.write(`driftline: stopped (${signal}): the API, the workers and the Temporal dev server are down.\n`);
     process.exit(0);
   };
   process.on('SIGINT', () => void shutdown('SIGINT'));
@@ -230,7 +233,9 @@ export async function startStack(): Promise<void> {
   log.info('waiting for the workers to poll Temporal');
   const readyBy = Date.now() + 180_000;
   let report = await readiness();
-  while (!report.ready && Date.now() < readyBy && !stopping) {
+  // No library (its data not pulled) does not come by waiting: the banner then says so at once.
+  const settled = (r: typeof report) => Object.entries(r.checks).every(([name, c]) => c.ok || name === 'library');
+  while (!settled(report) && Date.now() < readyBy && !stopping) {
     await new Promise((r) => setTimeout(r, 500));
     report = await readiness();
   }
@@ -249,10 +254,10 @@ export async function startStack(): Promise<void> {
       : '  API keys     none configured: listening on loopback only, no key needed (set DRIFTLINE_API_KEYS to open it up)',
     ...(devServer ? [`  Temporal UI  ${devServer.uiUrl}`] : []),
     `  Temporal     ${config.temporal.address} (namespace ${config.temporal.namespace})`,
-    `  libraries    ${config.libraries.map((l) => l.name).join(', ')} (default ${config.libraries[0]!.name})`,
+    config.libraries.length ? `  libraries    ${config.libraries.map((l) => l.name).join(', ')} (default ${config.libraries[0]!.name})` : '  libraries    none (see "not configured" below)',
     ...missingServices(config).map((m) => `  not configured: ${m}`),
     '  Try: npx driftline formalize "Every prime greater than 2 is odd."',
-    '  Ctrl-C stops everything.',
+    '  Ctrl-C (or a SIGTERM to this process) stops everything.',
     '',
   ];
   process.stdout.write(lines.join('\n') + '\n');

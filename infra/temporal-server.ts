@@ -3,7 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Connection } from '@temporalio/client';
+import { connectTemporal } from './temporal-connection';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
 import { dieWithParent } from './child-guard';
 
@@ -55,7 +55,7 @@ async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: 
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`the Temporal dev server exited with code ${child.exitCode}`);
     try {
-      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      const connection = await connectTemporal({ address, connectTimeout: 1000 });
       await connection.workflowService.getSystemInfo({});
       await connection.close();
       return;

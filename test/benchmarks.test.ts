@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { loadBenchmark, loadBenchmarks } from '../engines/benchmarks/load';
 import { minif2fDomain, stripDocComment } from '../engines/benchmarks/formats';
 import { selectItems } from '../engines/benchmarks/select';
+import { publicData } from './helpers/public-data';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/benchmarks/${name}`, import.meta.url));
 
@@ -78,8 +79,7 @@ describe('benchmark loaders', () => {
   });
 
   it('loads the real ConNF dev split, miniF2F and ProofNet', async () => {
-    const data = fileURLToPath(new URL('../../shared/data/', import.meta.url));
-    const root = process.env.DRIFTLINE_SHARED_DATA ?? data;
+    const root = publicData();
     const connf = await loadBenchmark({ path: `${root}/connf/benchmark.dev.jsonl`, format: 'rautoformalizer' });
     expect(connf).toHaveLength(577);
     expect(connf.filter((i) => i.goldPremises.includes('ConNF.Params'))).toHaveLength(450);

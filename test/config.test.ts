@@ -1,10 +1,10 @@
 // Configuration: defaults that run on one machine, environment over file, and errors that name
 // the bad setting.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, missingServices, parseLibraries } from '../infra/config';
+import { ConfigError, loadConfig, missingServices, parseLibraries, publicDataDir } from '../infra/config';
 import { FIXTURE_CORPUS } from './helpers/stack';
 
 const dirs: string[] = [];
@@ -28,6 +28,39 @@ describe('loadConfig', () => {
     expect(config.libraries).toEqual([{ name: 'mini', corpus: FIXTURE_CORPUS }]);
     expect(config.lean.replCmd).toBeUndefined();
     expect(missingServices(config)).toHaveLength(2);
+  });
+
+  it('serves the default library from the pulled data directory, once it is there', () => {
+    const root = tempRoot();
+    // Nothing pulled yet: no library, and what to do about it is said (not an exit).
+    const bare = loadConfig({ env: {}, root });
+    expect(bare.libraries).toEqual([]);
+    expect(publicDataDir(bare)).toBe(join(root, '.driftline', 'data'));
+    const note = missingServices(bare).find((m) => m.startsWith('Library:'));
+    expect(note).toContain(`needs ${join(root, '.driftline', 'data', 'connf', 'library.jsonl')}, which does not exist`);
+    expect(note).toContain('npx driftline data pull connf');
+    expect(note).toContain('DRIFTLINE_DATA_MIRROR');
+    // A client that never reads the corpus still knows the library's name.
+    expect(loadConfig({ env: {}, root, skipFileChecks: true }).libraries.map((l) => l.name)).toEqual(['connf']);
+    mkdirSync(join(root, '.driftline', 'data', 'connf'), { recursive: true });
+    copyFileSync(FIXTURE_CORPUS, join(root, '.driftline', 'data', 'connf', 'library.jsonl'));
+    expect(loadConfig({ env: {}, root }).libraries).toEqual([{ name: 'connf', corpus: join(root, '.driftline', 'data', 'connf', 'library.jsonl') }]);
+    // DRIFTLINE_DATA_DIR moves it, DRIFTLINE_SHARED_DATA overrides it.
+    expect(loadConfig({ env: { DRIFTLINE_DATA_DIR: join(root, 'elsewhere') }, root }).libraries).toEqual([]);
+    const shared = join(root, 'shared');
+    mkdirSync(join(shared, 'connf'), { recursive: true });
+    copyFileSync(FIXTURE_CORPUS, join(shared, 'connf', 'library.jsonl'));
+    const env = { DRIFTLINE_SHARED_DATA: shared };
+    const overridden = loadConfig({ env, root });
+    expect(publicDataDir(overridden)).toBe(shared);
+    expect(overridden.libraries).toEqual([{ name: 'connf', corpus: join(shared, 'connf', 'library.jsonl') }]);
+  });
+
+  it('still refuses configured libraries that are missing or none at all', () => {
+    expect(() => loadConfig({ env: { DRIFTLINE_LIBRARIES: 'x=/nowhere/x.jsonl' }, root: tempRoot() })).toThrow(/Library "x": corpus file \/nowhere\/x\.jsonl does not exist/);
+    const root = tempRoot();
+    writeFileSync(join(root, 'driftline.config.json'), JSON.stringify({ libraries: [] }));
+    expect(() => loadConfig({ env: {}, root })).toThrow(/at least one library is needed/);
   });
 
   it('reads the libraries as name=path pairs, the first being the default', () => {

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -6,9 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { CorpusLineError, isTheorem, loadCorpus, parseCorpusLine } from '../engines/retrieval/corpus';
 
 const FIXTURES = resolve(__dirname, 'fixtures/corpus');
-// The shared data sets live beside the project, never in it.
-const DATA_DIR = resolve(process.env.DRIFTLINE_SHARED_DATA ?? resolve(__dirname, '../../shared/data'));
-const CONNF_LIBRARY = join(DATA_DIR, 'connf/library.jsonl');
+import { publicData } from './helpers/public-data';
 
 describe('isTheorem', () => {
   it('counts theorems and lemmas, whatever their modifiers', () => {
@@ -100,7 +98,9 @@ describe('loadCorpus, RAutoformalizer format', () => {
     expect(warnings[0]).toMatch(/dangling\.jsonl:1: used_premises refers to line 7/);
   });
 
-  it.skipIf(!existsSync(CONNF_LIBRARY))('imports the ConNF library (1,348 declarations, 961 theorems)', async () => {
+  it('imports the ConNF library (1,348 declarations, 961 theorems)', async () => {
+    const DATA_DIR = publicData();
+    const CONNF_LIBRARY = join(DATA_DIR, 'connf/library.jsonl');
     const { declarations, warnings } = await loadCorpus(CONNF_LIBRARY);
     expect(warnings).toEqual([]);
     expect(declarations).toHaveLength(1348);

@@ -313,3 +313,80 @@ describe('npm start with a corpus that does not parse', () => {
     rmSync(badEnv.DRIFTLINE_DATA_DIR!, { recursive: true, force: true });
   }, 60_000);
 });
+
+/** Every process descending from `root` now (ps over the whole table, followed by parent pid). */
+function descendants(root: number): { pid: number; args: string }[] {
+  const rows = execFileSync('ps', ['-e', '-o', 'pid=,ppid=,args='], { encoding: 'utf8' })
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [pid, ppid, ...args] = line.trim().split(/\s+/);
+      return { pid: Number(pid), ppid: Number(ppid), args: args.join(' ') };
+    });
+  const found: { pid: number; args: string }[] = [];
+  const queue = [root];
+  while (queue.length) {
+    const parent = queue.shift()!;
+    for (const row of rows.filter((r) => r.ppid === parent)) {
+      found.push({ pid: row.pid, args: row.args });
+      queue.push(row.pid);
+    }
+  }
+  return found;
+}
+
+describe('npm start with no library pulled, stopped by a SIGTERM to npm', () => {
+  it('starts, says in /readyz how to get the library, refuses runs, and stops entirely on SIGTERM', async () => {
+    const bareEnv: NodeJS.ProcessEnv = {
+      ...env,
+      PORT: String(await freePort()),
+      TEMPORAL_PORT: String(await freePort()),
+      TEMPORAL_UI_PORT: String(await freePort()),
+      DRIFTLINE_DATA_DIR: mkdtempSync(join(tmpdir(), 'driftline-bare-')),
+    };
+    delete bareEnv.DRIFTLINE_LIBRARIES;
+    delete bareEnv.DRIFTLINE_SHARED_DATA;
+    // `npm start` itself, as the README's `npm start &` then `kill %1` does it.
+    const npm = spawn('npm', ['start'], { cwd: ROOT, env: bareEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    npm.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    npm.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    const deadline = Date.now() + 120_000;
+    while (!out.includes('driftline is started') && Date.now() < deadline && npm.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    expect(out).toContain('driftline is started, but not ready yet');
+    expect(out).toMatch(/not ready: +library: .*"connf" needs .*driftline-bare-.*\/data\/connf\/library\.jsonl.*npx driftline data pull connf/);
+
+    const apiUrl = `http://127.0.0.1:${bareEnv.PORT}`;
+    const ready = await fetch(`${apiUrl}/readyz`);
+    expect(ready.status).toBe(503);
+    const report = (await ready.json()) as { checks: Record<string, { ok: boolean; detail?: string }>; missing: string[] };
+    expect(report.checks.library).toMatchObject({ ok: false, detail: expect.stringContaining('DRIFTLINE_DATA_MIRROR') });
+    expect(report.checks.mainWorker).toEqual({ ok: true });
+    expect(report.missing.some((m) => m.startsWith('Library: none is served'))).toBe(true);
+    const run = await fetch(`${apiUrl}/v1/formalizations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ statement: 'Every prime greater than 2 is odd.' }) });
+    expect(run.status).toBe(503);
+    expect(((await run.json()) as { detail: string }).detail).toMatch(/no library is served yet.*driftline data pull/);
+
+    const started = descendants(npm.pid!);
+    expect(started.some((p) => p.args.includes('server start-dev'))).toBe(true);
+    expect(started.filter((p) => p.args.includes('worker --queue'))).toHaveLength(2);
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    npm.kill('SIGTERM');
+    await exited;
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    // npm waits for the stack; tsx's esbuild helpers leave a moment later, when their pipe closes.
+    const goneBy = Date.now() + 10_000;
+    while (started.some((p) => alive(p.pid)) && Date.now() < goneBy) await new Promise((r) => setTimeout(r, 200));
+    expect(started.filter((p) => alive(p.pid)).map((p) => p.args)).toEqual([]);
+    expect(out.trimEnd().split('\n').at(-1)).toMatch(/^driftline: stopped \(SIGTERM\)/);
+    expect(out).not.toContain('worker exited; restarting');
+    rmSync(bareEnv.DRIFTLINE_DATA_DIR!, { recursive: true, force: true });
+  }, 180_000);
+});

@@ -1,8 +1,8 @@
-// A sweep over a few real ConNF dev items (../shared/data) against the fake LLM and fake Lean,
+// A sweep over a few real ConNF dev items (the pulled public data) against the fake LLM and fake Lean,
 // with the con-nf premise corpus indexed for real, ending in the HTML report.
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
@@ -13,14 +13,16 @@ import { startSweep } from '../api/sweeps';
 import { sweepReportInput } from '../api/sweep-report';
 import { writeSweepReport } from '../engines/report/write-report';
 import { createStack, startTemporal, type TestStack } from './helpers/stack';
+import { publicData } from './helpers/public-data';
 
-const DATA = resolve(process.env.DRIFTLINE_SHARED_DATA ?? fileURLToPath(new URL('../../shared/data', import.meta.url)));
 const SMOKE = fileURLToPath(new URL('../sweeps/connf-smoke.json', import.meta.url));
 
+let DATA: string;
 let env: TestWorkflowEnvironment;
 let stack: TestStack;
 
 beforeAll(async () => {
+  DATA = publicData();
   env = await startTemporal();
   stack = await createStack(env, { library: { name: 'connf', corpusPath: join(DATA, 'connf', 'library.jsonl') } });
 });

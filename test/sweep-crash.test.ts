@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { Client, Connection } from '@temporalio/client';
+import { Client, type Connection } from '@temporalio/client';
+import { connectTemporal } from '../infra/temporal-connection';
 import type { SweepProgress, SweepRunRecord } from '../common/sweep';
 import { startSweep } from '../api/sweeps';
 import { ResultsDb, resultsLocation } from '../engines/results/results-db';
@@ -107,7 +108,7 @@ beforeAll(async () => {
     logFile: join(dir, 'temporal.log'),
   };
   server = await startDevServer(serverOptions);
-  connection = await Connection.connect({ address: server.address });
+  connection = await connectTemporal({ address: server.address });
   client = new Client({ connection });
   results = await ResultsDb.open(resultsLocation(join(dir, 'data')));
   superviseWorker('main');

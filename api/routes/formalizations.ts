@@ -48,7 +48,12 @@ function startBody(maxStatementChars: number, libraries: readonly string[]) {
     {
       statement: Type.String({ minLength: 1, maxLength: maxStatementChars, pattern: '\\S', description: 'The informal statement' }),
       // The configured libraries, so the document names them and a caller never guesses.
-      library: Type.Optional(Type.Unsafe<string>({ type: 'string', enum: [...libraries], description: 'Default: the first configured library' })),
+      // None configured (the default library not pulled yet): any name, refused with 503 below.
+      library: Type.Optional(
+        libraries.length
+          ? Type.Unsafe<string>({ type: 'string', enum: [...libraries], description: 'Default: the first configured library' })
+          : Type.String({ minLength: 1, maxLength: 200, description: 'No library is configured on this server' }),
+      ),
       config: Type.Optional(RunConfigPatchSchema),
       exclude: Type.Optional(NameList),
       leaveOut: Type.Optional(Type.Union([Type.Literal('item'), Type.Literal('file')], { description: "item: hide only the names in exclude; file: also the theorems of their source files (definitions stay)" })),
@@ -109,6 +114,9 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
         throw new HttpProblem(400, `the Idempotency-Key header ("${key}") and "id" ("${input.id}") differ; send one, or the same value in both`);
       }
       const chosenId = input.id ?? key;
+      if (options.libraries.length === 0) {
+        throw new HttpProblem(503, 'no library is served yet: the default library\'s data has not been pulled (`npx driftline data pull`); GET /readyz says what is missing');
+      }
       const library = input.library ?? options.defaultLibrary;
       if (!options.libraries.includes(library)) {
         throw new HttpProblem(400, `unknown library "${library}"; known: ${options.libraries.join(', ')}`);

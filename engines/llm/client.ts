@@ -50,6 +50,9 @@ export const DEFAULT_MAX_TOKENS: Record<LlmRole, number> = { decomposer: 1024, f
 export interface ProviderSettings {
   /** OpenAI-compatible base URL, usually ending in `/v1`. */
   baseURL: string;
+  /** How messages and /readyz name this endpoint, when its base URL is not where requests really
+   * go (a local model behind an in-process transport: its file). Default: baseURL. */
+  label?: string;
   apiKey?: string;
   /** The model of roles on this provider that name none. */
   model?: string;
@@ -170,7 +173,7 @@ class Endpoint {
       timeout: shared.timeoutMs,
       ...(settings.fetch ? { fetch: settings.fetch } : {}),
     });
-    this.provider = new Provider(settings.baseURL, {
+    this.provider = new Provider(settings.label ?? settings.baseURL, {
       structuredOutput: settings.structuredOutput ?? 'auto',
       foldSystemPrompt: settings.foldSystemPrompt ?? false,
       busyBackoffMs: shared.busyBackoffMs ?? 60_000,
@@ -249,9 +252,11 @@ export class LlmClient {
     throw unknownProviderError(role, this.providerFor(role), this.providerNames);
   }
 
-  /** The base URL a role's requests go to ('' when none). */
+  /** Where a role's requests go, as messages name it: the base URL, or the endpoint's label
+   * (a local model's file) ('' when none). */
   baseURLFor(role: LlmRole): string {
-    return this.endpointFor(role)?.settings.baseURL ?? '';
+    const settings = this.endpointFor(role)?.settings;
+    return settings?.label ?? settings?.baseURL ?? '';
   }
 
   /** The model a role uses: the run's choice, the role's route, its provider's model, the

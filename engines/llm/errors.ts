@@ -10,7 +10,8 @@ export function notConfiguredError(): EngineError {
     LLM_FAILURE.notConfigured,
       'No LLM is configured. Set OPENAI_BASE_URL to an OpenAI-compatible endpoint ' +
       '(and OPENAI_API_KEY if it needs one; choose models with DRIFTLINE_MODEL_DECOMPOSER, ' +
-      'DRIFTLINE_MODEL_FORMALIZER and DRIFTLINE_MODEL_JUDGE).',
+      'DRIFTLINE_MODEL_FORMALIZER and DRIFTLINE_MODEL_JUDGE), or run a small model on this machine: ' +
+      '`npm run setup:llm` once, then start with DRIFTLINE_LLM_PROVIDER=local.',
   );
 }
 

@@ -63,7 +63,6 @@ export class IndexRegistry {
   private readonly checkedRevision = new Set<string>();
 
   constructor(private readonly opts: IndexRegistryOptions) {
-    if (opts.libraries.length === 0) throw new Error('IndexRegistry needs at least one library');
     for (const l of opts.libraries) checkLibraryName(l.name);
     if (!opts.store && !opts.dir) throw new Error('IndexRegistry needs a store or a directory for the embedded store');
     this.store = opts.store ?? new EmbeddedStore(join(opts.dir!, 'embedded'));
@@ -77,6 +76,8 @@ export class IndexRegistry {
 
   /** The first library configured. */
   get defaultLibrary(): string {
+    // None: a stack whose default library is not pulled yet; every lookup names the problem.
+    if (this.opts.libraries.length === 0) throw new UnknownLibraryError('(default)', []);
     return this.opts.libraries[0]!.name;
   }
 

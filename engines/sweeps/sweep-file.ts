@@ -204,13 +204,8 @@ export function expandFactorial(design: NonNullable<SweepFile['factorial']>): Na
   return cells;
 }
 
-/** The shared data directory: DRIFTLINE_SHARED_DATA, or `../shared/data` from the project root. */
-export function sharedDataDir(projectRoot: string, env: NodeJS.ProcessEnv = process.env): string {
-  return env.DRIFTLINE_SHARED_DATA ?? resolve(projectRoot, '..', 'shared', 'data');
-}
-
 export interface ParseOptions {
-  /** Where `$DATA/…` benchmark paths point (see sharedDataDir). */
+  /** Where `$DATA/…` benchmark paths point (the public data directory: infra/config.ts publicDataDir). */
   dataDir: string;
 }
 

@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, Runtime, type Worker, type WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
+import { connectTemporal } from '../../infra/temporal-connection';
 import { createActivities, createLeanActivities } from '../../activities';
 import { createSweepActivities } from '../../activities/sweep';
 import { ResultsDb, resultsLocation } from '../../engines/results/results-db';
@@ -47,7 +48,7 @@ export function quietRuntime(): void {
 /** A Temporal dev server on a free loopback port, with our search attributes registered. */
 export async function startTemporal(): Promise<TestWorkflowEnvironment> {
   quietRuntime();
-  return TestWorkflowEnvironment.createLocal({
+  const env = await TestWorkflowEnvironment.createLocal({
     server: {
       executable: { type: 'existing-path', path: requireTemporalCli() },
       ip: '127.0.0.1',
@@ -57,6 +58,16 @@ export async function startTemporal(): Promise<TestWorkflowEnvironment> {
       extraArgs: DEV_SERVER_TUNING,
     },
   });
+  // The environment's client connects with the SDK's default retry interceptor, whose retry timer
+  // throws when the connection is closed under a retried call (infra/temporal-connection.ts).
+  // Tests use a close-safe connection instead, as the product's entry points do.
+  const original = env.connection;
+  const connection = await connectTemporal({ address: env.address });
+  const client = new Client({ connection, namespace: env.namespace ?? 'default' });
+  Object.defineProperty(env, 'connection', { value: connection, writable: true });
+  Object.defineProperty(env, 'client', { value: client, writable: true });
+  await original.close();
+  return env;
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
