@@ -25,8 +25,12 @@ async function stack(options: Parameters<typeof createStack>[1] = {}): Promise<T
   return s;
 }
 
-/** Commands the fake REPL answered that were not a header import. */
-const bodies = (s: TestStack) => s.repl!.count('body');
+/** Commands the fake REPL answered that were not a header import; and it must have seen no
+ * command word driftline never sends (its leak markers). */
+const bodies = (s: TestStack) => {
+  expect(s.repl!.leaks()).toEqual([]);
+  return s.repl!.count('body');
+};
 
 beforeAll(async () => {
   env = await startTemporal();

@@ -54,9 +54,8 @@ describe('the screen on a hostile corpus', () => {
     for (const c of HOSTILE) {
       const gated = screenReplInput(c.text);
       if (!gated.ok) continue;
-      // What the gate admits is only driftline's own shapes (and the local definitions of gold
-      // headers, whose bodies are screened as terms): no other command word survives in it.
-      const words = tokenize(gated.value).filter((t) => t.kind === 'hash' || (t.kind === 'ident' && /^(run_|native|instance|initialize|macro|elab|syntax|notation|axiom)/.test(t.text)));
+      // What the gate admits is only statements and driftline's own commands.
+      const words = tokenize(gated.value).filter((t) => t.kind === 'hash' || (t.kind === 'ident' && /^(run_|native|def|instance|initialize|macro|elab|syntax|notation|axiom)/.test(t.text)));
       expect(words.map((t) => t.text), c.name).toEqual([]);
     }
   });

@@ -348,7 +348,9 @@ class Parser {
   /** Benchmark headers and gold statements carry the local definitions their statement uses
    * (ProofNet's `def g (n : ℕ) : ℝ := …`); a formalizer's statement never does. */
   private definitionsAllowed(): boolean {
-    return this.mode !== 'statement';
+    // Headers carry them to Lean; a gold statement's own are screened but, at the REPL gate,
+    // a body is only statements and driftline's own commands.
+    return this.mode === 'header' || this.mode === 'gold';
   }
 
   /** `def N binders [: type] := term` (or `| pattern => term` alternatives): every token of it
