@@ -94,6 +94,7 @@ export async function sweepReportInput(db: ResultsDb, id: string, opts: { status
       software: softwareVersion(),
       screen: SCREEN_VERSION,
       ...(seeds ? { seeds } : {}),
+      informal: Object.fromEntries((await db.items(id)).map((item) => [item.id, item.informal])),
     },
     records: await db.runs(id),
     ...(opts.temporalUiUrl ? { temporalUiUrl: opts.temporalUiUrl } : {}),

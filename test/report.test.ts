@@ -46,6 +46,16 @@ describe('sweep report', () => {
     expect(latexText('50% of a_b & {c} #1')).toBe('50\\% of a\\_b \\& \\{c\\} \\#1');
   });
 
+  it("the item grid unfolds each item's informal statement and each configuration's Lean statements and verdicts", async () => {
+    const item = demo.records[0]!.item;
+    const withText = { ...input, sweep: { ...input.sweep, informal: { [item]: 'If p < q & q is prime <then> …' } }, records: demo.records.map((r, i) => (i === 0 ? { ...r, formalStatement: 'theorem thm_P (p : ℕ) : p < p + 1 := by sorry' } : r)) };
+    const { html } = await renderSweepReport(withText);
+    expect(html).toContain(`${item}<details class="cell"><summary>statement</summary><p class="informal">If p &lt; q &amp; q is prime &lt;then&gt; …</p></details>`);
+    expect(html).toContain('<pre class="lean">theorem thm_P (p : ℕ) : p &lt; p + 1 := by sorry</pre>');
+    const cells = html.match(/<details class="cell"><summary>Lean<\/summary>/g) ?? [];
+    expect(cells.length).toBe(new Set(demo.records.map((r) => `${r.item}/${r.config}`)).size);
+  });
+
   it('renders the tables against a chosen baseline, and refuses an unknown one', () => {
     const names = Object.keys(demo.configurations!);
     const md = renderPaperTables(input, 'md', names[1]);

@@ -93,6 +93,9 @@ describe('a sweep with a budget', () => {
     const calls = input.sweep.models!.reduce((a, m) => a + m.calls, 0);
     expect(calls).toBe((await s.ledger!.sweepTotals('budget-ample')).calls);
     expect(input.sweep.configurations!.small).toMatchObject({ retrieval: 'none', repairRounds: 0, judge: true, topK: expect.any(Number) });
+    // The grid's informal statements come from the sweep's own items.
+    expect(Object.keys(input.sweep.informal!).sort()).toEqual([...new Set(runs.map((r) => r.item))].sort());
+    expect(Object.values(input.sweep.informal!).every((t) => t.length > 10)).toBe(true);
     const { markdown } = await renderSweepReport(input);
     for (const label of ['models', 'screen', 'driftline', 'started', 'last run finished', 'Lean', 'library', 'leave-out policy', 'seeds']) {
       expect(markdown.match(new RegExp(`^- \\*\\*${label}\\*\\*: `, 'gm')), label).toHaveLength(1);

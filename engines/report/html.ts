@@ -58,8 +58,10 @@ function runTitle(r: SweepRunRecord): string {
   return parts.join(' · ');
 }
 
-/** Items × configurations; each run a badge linking to its Temporal UI page. */
-export function itemsTableHtml(records: readonly SweepRunRecord[], configs: readonly string[], ui?: { base: string; namespace: string }): string {
+/** Items × configurations; each run a badge linking to its Temporal UI page. The item's
+ * informal statement and each configuration's final Lean statements and verdicts unfold on
+ * request (`<details>`), so the grid stays a grid. */
+export function itemsTableHtml(records: readonly SweepRunRecord[], configs: readonly string[], ui?: { base: string; namespace: string }, informal?: Readonly<Record<string, string>>): string {
   const items = [...new Set(records.map((r) => r.item))];
   const at = new Map<string, SweepRunRecord[]>();
   for (const r of records) {
@@ -78,9 +80,16 @@ export function itemsTableHtml(records: readonly SweepRunRecord[], configs: read
           ? `<a class="badge ${b.cls}" title="${title}" href="${escapeHtml(temporalRunUrl(ui.base, ui.namespace, r.workflowId))}">${b.mark}</a>`
           : `<span class="badge ${b.cls}" title="${title}">${b.mark}</span>`;
       });
-      return `<td>${badges.join('') || '<span class="none">–</span>'}</td>`;
+      const lean = runs
+        .filter((r) => r.formalStatement)
+        .map((r) => `<p class="verdict">${runs.length > 1 ? `sample ${r.sample}: ` : ''}${escapeHtml(runTitle(r))}</p><pre class="lean">${escapeHtml(r.formalStatement)}</pre>`)
+        .join('');
+      const details = lean ? `<details class="cell"><summary>Lean</summary>${lean}</details>` : '';
+      return `<td>${badges.join('') || '<span class="none">–</span>'}${details}</td>`;
     });
-    return `<tr><td class="item">${escapeHtml(item)}</td>${cells.join('')}</tr>`;
+    const text = informal?.[item];
+    const itemCell = text ? `${escapeHtml(item)}<details class="cell"><summary>statement</summary><p class="informal">${escapeHtml(text)}</p></details>` : escapeHtml(item);
+    return `<tr><td class="item">${itemCell}</td>${cells.join('')}</tr>`;
   });
   return `<div class="scroll items"><table><thead><tr><th>item</th>${configs.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr></thead><tbody>
 ${rows.join('\n')}
@@ -115,7 +124,12 @@ td.noise { color: var(--muted); }
 .chart svg { max-width: 100%; height: auto; }
 .charts { display: flex; flex-wrap: wrap; gap: 8px 36px; align-items: flex-start; }
 .items td { padding: 3px 8px; }
+.items td { vertical-align: top; }
 .items td.item { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 12px; }
+details.cell { margin: 2px 0 0; font-weight: normal; } details.cell summary { font-size: 11px; font-weight: 400; }
+details.cell pre.lean, details.cell p.informal { white-space: pre-wrap; max-width: 520px; font-size: 11.5px; margin: 2px 0 6px; }
+details.cell p.informal { font-family: system-ui, sans-serif; white-space: normal; }
+details.cell p.verdict { font-size: 11px; color: var(--muted); margin: 4px 0 0; white-space: normal; }
 .badge { display: inline-block; min-width: 18px; height: 18px; line-height: 18px; margin-right: 3px; border-radius: 3px; text-align: center; font-size: 11px; font-weight: 700; text-decoration: none; color: #fff; }
 .o-faithful { background: #2e8540; } .o-compiled { background: #c98a00; } .o-fail { background: #c0392b; }
 .o-unchecked { background: #8a8f98; } .o-error { background: #5b0f0f; } .o-refused { background: #6a3d9a; }
@@ -197,7 +211,7 @@ ${body}`);
 <span class="badge o-faithful">F</span> faithful <span class="badge o-compiled">C</span> compiled, not judged faithful
 <span class="badge o-fail">✗</span> Lean rejected it <span class="badge o-refused">R</span> refused by the screen before Lean <span class="badge o-unchecked">?</span> not checked (no Lean)
 <span class="badge o-error">!</span> run failed <span class="badge o-fail">B</span> budget exhausted. Hover for details.</p>
-${itemsTableHtml(records, data.configs, ui)}`);
+${itemsTableHtml(records, data.configs, ui, s.informal)}`);
   if (s.configurations && Object.keys(s.configurations).length > 0) {
     nav.push(['configurations', 'Configurations']);
     sections.push(`<h2 id="configurations">Configurations</h2><pre>${escapeHtml(JSON.stringify(s.configurations, null, 2))}</pre>`);

@@ -34,6 +34,8 @@ export interface SweepReportMeta {
   screen?: string;
   /** Seeds besides the bootstrap's (the benchmark selection's), in words. */
   seeds?: string;
+  /** Each item's informal statement, by item id (the item grid shows it). */
+  informal?: Record<string, string>;
 }
 
 export interface SweepReportInput {
