@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { LEAN_FAILURE } from '../common/failures';
 import { EngineError } from '../engines/errors';
+import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
 import { createLeanRunner } from '../engines/lean/lean-runner';
 import { SkippedLeanRunner, SKIPPED_REASON, type LeanRunner } from '../engines/lean/runner';
 import { ReplPool } from '../engines/lean/repl-pool';
@@ -10,7 +11,7 @@ import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';
 const runners: LeanRunner[] = [];
 const fakes: FakeRepl[] = [];
 
-function setup(script: FakeReplScript = {}, overrides: { timeoutMs?: number; header?: string; maxUses?: number } = {}) {
+function setup(script: FakeReplScript = {}, overrides: { timeoutMs?: number; header?: string; maxUses?: number; policy?: SafetyPolicy } = {}) {
   const fake = fakeRepl(script);
   fakes.push(fake);
   const runner = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, sandbox: fake.sandbox, ...overrides });
@@ -137,7 +138,8 @@ describe('the Lean runner (a pool of one REPL process)', () => {
   });
 
   it("reports a failing import of the statement's own at that import's line", async () => {
-    const { runner } = setup({ missingModules: ['Foo.Bar'] });
+    // Foo is an import root the screen allows here, so the import reaches Lean and fails there.
+    const { runner } = setup({ missingModules: ['Foo.Bar'] }, { policy: { ...DEFAULT_SAFETY_POLICY, allowedImports: [...DEFAULT_SAFETY_POLICY.allowedImports, 'Foo'] } });
     const result = await runner.check('import Foo.Bar\ntheorem t : True := by sorry');
     expect(result.status).toBe('error');
     expect(result.messages).toEqual([{ severity: 'error', line: 1, column: 0, text: expect.stringContaining("unknown module prefix 'Foo'") }]);

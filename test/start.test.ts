@@ -181,7 +181,7 @@ describe('npm start', () => {
     expect(run.status, run.stderr).toBe(2);
     expect(run.stdout).toMatch(/compiled: +no/);
     expect(run.stdout).toMatch(/lean: +\d+:\d+: error: unknown identifier 'Nat\.Primee'/);
-    expect(run.stderr).toMatch(/compile: checking with Lean\n +error \(1 error\)/);
+    expect(run.stderr).toMatch(/compile: checking with Lean\n +Lean rejected it \(1 error\)/);
   }, 90_000);
 
   it('lists, shows and cancels runs from the driftline command, as text and as JSON', async () => {
