@@ -2,22 +2,9 @@
 // a compiler-style message at the offending place; a benign statement passes.
 import { describe, expect, it } from 'vitest';
 import { compileStatement } from '../engines/lean/compile';
-import type { CheckOptions, LeanRunner } from '../engines/lean/runner';
+import { CountingRunner } from './helpers/counting-runner';
 import { maskCommentsAndStrings } from '../engines/lean/lean-text';
 import { unsafeStatementReason } from '../engines/lean/statement-safety';
-import type { CompileResult } from '../common/types';
-
-class CountingRunner implements LeanRunner {
-  calls: string[] = [];
-  async check(code: string, _opts?: CheckOptions): Promise<CompileResult> {
-    this.calls.push(code);
-    return { status: 'ok', messages: [], durationMs: 0 };
-  }
-  async close(): Promise<void> {}
-  ready(): boolean {
-    return true;
-  }
-}
 
 const GOOD = 'theorem two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry';
 

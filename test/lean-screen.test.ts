@@ -6,10 +6,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { compileStatement } from '../engines/lean/compile';
 import { tokenize } from '../engines/lean/lexer';
-import type { CheckOptions, LeanRunner } from '../engines/lean/runner';
+import { CountingRunner } from './helpers/counting-runner';
 import { MAX_HEARTBEATS, screenHeader, screenReplInput, screenStatement } from '../engines/lean/statement-safety';
 import { EQUIVALENCE_TACTICS } from '../engines/lean/equivalence-tactics';
-import type { CompileResult } from '../common/types';
 
 interface Case {
   name: string;
@@ -19,18 +18,6 @@ interface Case {
 const load = (file: string) => JSON.parse(readFileSync(new URL(`./fixtures/lean-screen/${file}`, import.meta.url), 'utf8')) as Case[];
 const HOSTILE = load('hostile.json');
 const LEGITIMATE = load('legitimate.json');
-
-class CountingRunner implements LeanRunner {
-  calls: string[] = [];
-  async check(code: string, _opts?: CheckOptions): Promise<CompileResult> {
-    this.calls.push(code);
-    return { status: 'ok', messages: [], durationMs: 0 };
-  }
-  async close(): Promise<void> {}
-  ready(): boolean {
-    return true;
-  }
-}
 
 describe('the screen on a hostile corpus', () => {
   it('has at least 60 inputs over every class of bypass', () => {

@@ -38,7 +38,6 @@ function goal(parts: StatementParts, script: string, n: number): string {
   return [parts.preamble, `theorem driftline_goal_${n} ${parts.signature} := by\n${body}`].filter(Boolean).join('\n');
 }
 
-const STAND_IN = VACUOUS_HYPOTHESIS;
 
 export interface EquivalenceSettings {
   /** Budget for the whole check, ms. */
@@ -91,7 +90,7 @@ export async function checkEquivalence(runner: LeanRunner, input: EquivalenceInp
       const attempt = goal(to, tactic.script, n++);
       const withHyp = await check(`${hypothesis(from)}\n${attempt}`);
       if (withHyp.status !== 'ok') continue;
-      const withoutHyp = await check(`${STAND_IN}\n${attempt}`);
+      const withoutHyp = await check(`${VACUOUS_HYPOTHESIS}\n${attempt}`);
       if (withoutHyp.status === 'ok') {
         result.withoutHypothesis.push(tactic.name);
         continue;

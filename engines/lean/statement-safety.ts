@@ -20,7 +20,7 @@
 // Pure.
 import type { LeanMessage } from '../../common/types';
 import { COMMAND_KEYWORD_PREFIXES, DEFAULT_COMMAND_KEYWORDS } from './command-keywords';
-import { EQUIVALENCE_TACTICS, VACUOUS_HYPOTHESIS } from './equivalence-tactics';
+import { EQUIVALENCE_TACTICS } from './equivalence-tactics';
 import { canonicalLiteral, positionAt, tokenize, type Token } from './lexer';
 
 /** Version of the screen's rules, recorded with results so a reader knows what was screened. */
@@ -96,7 +96,7 @@ const HASH_COMMANDS = [
   '#test', '#sample', '#explode', '#min_imports', '#count_heartbeats', '#time', '#find_home', '#kind', '#where', '#version',
   '#long_names', '#long_instances', '#list_linters', '#instances', '#check_tactic', '#check_simp', '#redundant_imports',
   '#adaptation_note', '#discr_tree_key', '#discr_tree_simp_key', '#import_path', '#parse', '#trans_imports', '#widget',
-  '#info_trees', '#show_unused', '#push_neg', '#unfold?', '#help', '#lift_lets', '#defeq_abuse',
+  '#info_trees', '#show_unused', '#push_neg', '#unfold?', '#lift_lets', '#defeq_abuse',
 ];
 
 const DECLARATION_KEYWORDS = new Set(['theorem', 'lemma', 'example']);
@@ -652,5 +652,3 @@ export function unsafeStatementReason(code: string, policy: SafetyPolicy = DEFAU
   return screened.ok ? undefined : screened.message;
 }
 
-/** The stand-in hypothesis is ours; exported for the equivalence check's text. */
-export { VACUOUS_HYPOTHESIS };

@@ -1,0 +1,16 @@
+// A Lean runner that answers every check with `ok` and records what it was sent, for tests
+// that must show a text never reached Lean.
+import type { CompileResult } from '../../common/types';
+import type { CheckOptions, LeanRunner } from '../../engines/lean/runner';
+
+export class CountingRunner implements LeanRunner {
+  calls: string[] = [];
+  async check(code: string, _opts?: CheckOptions): Promise<CompileResult> {
+    this.calls.push(code);
+    return { status: 'ok', messages: [], durationMs: 0 };
+  }
+  async close(): Promise<void> {}
+  ready(): boolean {
+    return true;
+  }
+}
