@@ -12,11 +12,11 @@ import type { Config } from '../infra/config';
 import { configOrExit, fail } from './cli-support';
 import { registerJudgeEvalCommand } from './judge-eval-command';
 import { decomposeStatement } from '../engines/llm/stages';
-import { loadCorpus } from '../engines/retrieval/corpus';
 import type { Embedder } from '../engines/retrieval/embedder';
-import { AnalogyIndex } from '../engines/retrieval/analogy';
 import { buildRetrieval, createConfiguredEmbedder, createConfiguredLlm } from '../infra/deps';
-import { analogyApplies, DEFAULT_RERANK, rerank, usageTableOf, type RerankSettings } from '../engines/retrieval/rerank';
+import { DEFAULT_RERANK, rerank, usageTableOf, type RerankSettings } from '../engines/retrieval/rerank';
+import { UsageTable } from '../engines/retrieval/usage-prior';
+import { isTheorem, loadCorpus, type Declaration } from '../engines/retrieval/corpus';
 import { buildInProcess, versionForCorpus } from '../engines/retrieval/stores/build';
 import { StoreIndex, type StoreSearchMode } from '../engines/retrieval/stores/store-index';
 import { HybridIndex } from '../engines/retrieval/eval/hybrid-index';
@@ -39,14 +39,19 @@ export interface EvalRetrievalOptions {
   retriever: Retriever;
   json?: boolean;
   limit?: number;
+  /** Only the items at even (0, 2, …: the tuning half) or odd positions (the held-out half). */
+  half?: 'even' | 'odd';
   /** Weight of BM25 against dense (1) in hybrid fusion. */
   lexicalWeight?: number;
   rrfK?: number;
-  /** false: no library-usage prior in BM25 (`--no-usage-prior`). */
+  /** false: no library-usage prior (`--no-usage-prior`; the default uses it in DRIFT mode only). */
   usagePrior?: boolean;
   /** false: no votes from similar theorems (`--no-analogy`). */
   analogy?: boolean;
-  /** Votes of similar theorems in DRIFT mode too (the service leaves them out there). */
+  /** false: no votes of the best-matching definitions for what they use (`--no-definitions`). */
+  definitions?: boolean;
+  /** The monolithic votes (definitions, similar theorems) in DRIFT mode too (the service
+   * leaves them out there). */
   driftAnalogy?: boolean;
   /** The in-memory reference indexes instead of the service's store path. */
   inMemory?: boolean;
@@ -70,37 +75,45 @@ function progress(label: string, quiet: boolean) {
 }
 
 async function buildIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<PremiseIndex> {
-  const base = await buildBaseIndex(cfg, library, retriever, opts);
-  // The same rule as the service's re-ranking (rerank.ts).
-  return analogyApplies(rerankSettings(opts).analogy, opts.mode === 'drift' ? 'drift' : 'monolithic') ? new AnalogyIndex(base) : base;
+  const { index, declarations } = await buildBaseIndex(cfg, library, retriever, opts);
+  // The service's re-ranking (rerank.ts) over the in-memory index.
+  const table = new UsageTable(declarations, isTheorem);
+  return rerank(index, table, opts.mode === 'drift' ? 'drift' : 'monolithic', rerankSettings(opts));
 }
 
-async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<PremiseIndex> {
+async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<{ index: PremiseIndex; declarations: Declaration[] }> {
   const lib = cfg.libraries.find((l) => l.name === library);
   if (!lib) throw new EvalError(`unknown library "${library}"; configured: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES=name=corpus.jsonl)`);
   const corpus = await loadCorpus(lib.corpus);
-  const lexical = LexicalIndex.build(library, corpus.declarations, opts.usagePrior === false ? { usagePrior: 0 } : {});
+  // The prior is the re-ranking's (rerank.ts), not the index's own.
+  const lexical = LexicalIndex.build(library, corpus.declarations, { usagePrior: 0 });
+  const declarations = corpus.declarations;
   const wanted = retriever === 'auto' ? (cfg.embeddings.embedder === 'none' ? 'lexical' : 'hybrid') : retriever;
-  if (wanted === 'lexical') return lexical;
+  if (wanted === 'lexical') return { index: lexical, declarations };
   if (cfg.embeddings.embedder === 'none') {
     throw new EvalError(`--retriever ${wanted} needs an embedder: set DRIFTLINE_EMBEDDER=local (after \`npm run setup:model\`) or DRIFTLINE_EMBEDDER=openai with DRIFTLINE_EMBEDDING_MODEL`);
   }
   // The CLI has no Temporal to retry for it, so the HTTP client retries a little itself.
   const embedder: Embedder = (await createConfiguredEmbedder(cfg, { maxRetries: 3 }))!;
-  return HybridIndex.build(lexical, corpus.declarations, embedder, {
+  const index = await HybridIndex.build(lexical, corpus.declarations, embedder, {
     mode: wanted,
     ...(opts.lexicalWeight !== undefined ? { lexicalWeight: opts.lexicalWeight } : {}),
     ...(opts.rrfK !== undefined ? { rrfK: opts.rrfK } : {}),
     onProgress: progress(`embedding ${library} premises with ${embedder.id}`, Boolean(opts.json)),
   });
+  return { index, declarations };
 }
 
 /** The re-ranking the options ask for: the service's by default. */
-export function rerankSettings(opts: Pick<EvalRetrievalOptions, 'usagePrior' | 'analogy' | 'driftAnalogy'>): RerankSettings {
-  return {
-    usagePrior: opts.usagePrior === false ? 0 : DEFAULT_RERANK.usagePrior,
-    analogy: opts.analogy === false ? 'off' : opts.driftAnalogy ? 'always' : DEFAULT_RERANK.analogy,
-  };
+export function rerankSettings(opts: Pick<EvalRetrievalOptions, 'usagePrior' | 'analogy' | 'definitions' | 'driftAnalogy'>): RerankSettings {
+  const mono = DEFAULT_RERANK.monolithic;
+  const drift = opts.driftAnalogy ? { ...DEFAULT_RERANK.drift, definitions: mono.definitions, analogy: mono.analogy } : DEFAULT_RERANK.drift;
+  const off = (w: RerankSettings['monolithic']) => ({
+    usagePrior: opts.usagePrior === false ? 0 : w.usagePrior,
+    analogy: opts.analogy === false ? 0 : w.analogy,
+    definitions: opts.definitions === false ? 0 : w.definitions,
+  });
+  return { monolithic: off(mono), drift: off(drift) };
 }
 
 /** The index the service would search, opened through its registry and store. */
@@ -148,7 +161,7 @@ async function buildStoreIndex(cfg: Config, library: string, opts: EvalRetrieval
     } else {
       // An ablation over the same version (e.g. only its sparse side), re-ranked the same way.
       const base = new StoreIndex(registry.store, info, embedder, { search });
-      index = rerank(base, settings.usagePrior > 0 ? await usageTableOf(base) : undefined, use, settings);
+      index = rerank(base, settings[use].usagePrior > 0 ? await usageTableOf(base) : undefined, use, settings);
     }
     return { index, notes, close: () => registry.close() };
   } catch (err) {
@@ -190,6 +203,7 @@ async function decompositions(cfg: Config, items: readonly BenchmarkItem[], quie
 export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Promise<string> {
   const ks = parseKs(opts.k);
   let items = await loadBenchmark(resolve(opts.benchmark));
+  if (opts.half) items = items.filter((_, i) => i % 2 === (opts.half === 'even' ? 0 : 1));
   if (opts.limit !== undefined) items = items.slice(0, opts.limit);
   const library = opts.library ?? cfg.libraries[0]!.name;
   const leaveOut = opts.leaveOut ?? 'item';
@@ -228,7 +242,7 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
   const lines = [
     `# Dependency retrieval: ${opts.mode}, ${index.kind}`,
     '',
-    `benchmark ${opts.benchmark} (${m0.items} items${m0.skipped ? `, ${m0.skipped} without gold dependencies left out` : ''}); library ${library} (${index.size} declarations)`,
+    `benchmark ${opts.benchmark}${opts.half ? `, ${opts.half}-numbered half` : ''} (${m0.items} items${m0.skipped ? `, ${m0.skipped} without gold dependencies left out` : ''}); library ${library} (${index.size} declarations)`,
     opts.mode === 'drift' ? 'k = premises kept per sub-query; precision over the de-duplicated set' : 'k = premises retrieved for the whole statement',
     leaveOut === 'file'
       ? "leave-out: file (the item and every theorem of its source file hidden from analogy votes, the usage prior and examples; definitions stay retrievable)"
@@ -271,12 +285,14 @@ export function registerEvalCommand(program: Command): void {
         .default('auto'),
     )
     .option('--limit <n>', 'only the first n items', positiveInt)
+    .addOption(new Option('--half <half>', 'only the items at even positions (0, 2, …: where the defaults were tuned) or at odd ones (held out)').choices(['even', 'odd']))
     .addOption(new Option('--leave-out <policy>', "item: hide the item's own declaration; file: also every theorem of its source file (definitions stay)").choices(['item', 'file']).default('item'))
     .option('--lexical-weight <w>', 'with --in-memory: weight of BM25 in hybrid fusion (dense: 1)', nonNegative)
     .option('--rrf-k <k>', 'with --in-memory: RRF constant (default 60)', nonNegative)
-    .option('--no-usage-prior', 'plain BM25: no library-usage prior')
+    .option('--no-usage-prior', 'no library-usage prior (the default uses it in drift mode only)')
     .option('--no-analogy', 'no votes from the most similar theorems')
-    .option('--drift-analogy', 'votes from similar theorems in drift mode too (runs leave them out there)')
+    .option('--no-definitions', 'no votes of the best-matching definitions for the premises they use')
+    .option('--drift-analogy', 'the votes of definitions and similar theorems in drift mode too (runs leave them out there)')
     .option('--in-memory', "the in-memory reference indexes instead of the service's store (needed for --lexical-weight, --rrf-k)")
     .option('--baseline', 'with --json: add "baseline", the figures of the query-blind ranking (most-used premises first), under the same leave-out')
     .option('--json', 'print one JSON object {"results": [{k, precision, recall, f1, microF1}]}, in percent')

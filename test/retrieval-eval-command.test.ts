@@ -75,10 +75,13 @@ describe('driftline eval retrieval', () => {
     expect(text).toMatch(/\| k \| precision \| recall \| F1 \| micro F1 \|/);
     expect(text).toMatch(/^\| 3 \| /m);
     // The note names every re-ranking wrapper the service applied.
-    expect(text).toMatch(/lexical \(BM25\) only, no embedder configured; usage prior α=1\.2 \+ analogy \(5 similar theorems vote/);
-    const plain = await evalRetrieval(cfg(), opts({ json: false, analogy: false, usagePrior: false }));
+    expect(text).toMatch(/lexical \(BM25\) only, no embedder configured; definitions γ=1 \+ analogy \(5 similar theorems vote/);
+    const plain = await evalRetrieval(cfg(), opts({ json: false, analogy: false, usagePrior: false, definitions: false }));
     expect(plain).toMatch(/no embedder configured\n?$/m);
-    expect(plain).not.toMatch(/analogy|usage prior/);
+    expect(plain).not.toMatch(/analogy|usage prior|definitions/);
+    // The query-only configuration: BM25F and the definitions' votes.
+    const queryOnly = await evalRetrieval(cfg(), opts({ json: false, analogy: false }));
+    expect(queryOnly).toMatch(/no embedder configured; definitions γ=1\n?$/m);
   });
 
   it("evaluates the service's store: builds the library's index version there once, and names it", async () => {

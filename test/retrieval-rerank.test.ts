@@ -7,7 +7,11 @@ import type { LlmClient } from '../engines/llm/client';
 import type { Declaration } from '../engines/retrieval/corpus';
 import { IndexRegistry } from '../engines/retrieval/index-registry';
 import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
-import { rerankWrap } from '../engines/retrieval/rerank';
+import { rerankWrap, type RerankSettings } from '../engines/retrieval/rerank';
+
+const priorOnly = { usagePrior: 1.2, definitions: 0, analogy: 0 };
+/** The usage prior for both uses; with `analogy`, the votes of similar theorems (β = 3) too. */
+const settings = (analogy: boolean): RerankSettings => ({ monolithic: { ...priorOnly, analogy: analogy ? 3 : 0 }, drift: { ...priorOnly, analogy: analogy ? 3 : 0 } });
 import { loadConfig } from '../infra/config';
 import { buildRetrieval } from '../infra/deps';
 import type { RetrieveInput } from '../common/types';
@@ -60,7 +64,7 @@ describe('re-ranking over stored versions', () => {
   it('a registry with rerankWrap applies the usage prior from the version, not counting excluded theorems', async () => {
     const dir = join(work, 'a');
     const raw = new IndexRegistry({ libraries: [{ name: 'lib', corpusPath }], dir });
-    const wrapped = new IndexRegistry({ libraries: [{ name: 'lib', corpusPath }], dir, wrap: rerankWrap({ usagePrior: 1.2, analogy: 'off' }) });
+    const wrapped = new IndexRegistry({ libraries: [{ name: 'lib', corpusPath }], dir, wrap: rerankWrap(settings(false)) });
     registries.push(raw, wrapped);
     const plain = await raw.get('lib');
     const ranked = await wrapped.get('lib');
@@ -82,14 +86,14 @@ describe('re-ranking over stored versions', () => {
     }
   });
 
-  it("buildRetrieval's registry re-ranks like the evaluation: analogy for monolithic retrieval, not for DRIFT", async () => {
+  it("buildRetrieval's registry re-ranks like the evaluation: the fusion for monolithic retrieval, the usage prior for DRIFT", async () => {
     const config = loadConfig({ env: { DRIFTLINE_LIBRARIES: `lib=${corpusPath}`, DRIFTLINE_DATA_DIR: join(work, 'data') } });
     const { registry, embedder } = await buildRetrieval(config);
     registries.push(registry);
     expect(embedder).toBeUndefined();
     const monolithic = await registry.get('lib', 'monolithic');
     const drift = await registry.get('lib', 'drift');
-    expect(monolithic.kind).toBe('lexical + usage prior α=1.2 + analogy (5 similar theorems vote, β=2)');
+    expect(monolithic.kind).toBe('lexical + definitions γ=1 + analogy (5 similar theorems vote, β=3)');
     expect(drift.kind).toBe('lexical + usage prior α=1.2');
 
     const activities = createActivities({ llm: {} as LlmClient, indexes: registry });
@@ -103,7 +107,7 @@ describe('re-ranking over stored versions', () => {
       gold: [],
     });
     const mono = await activities.retrieve(input('monolithic'));
-    expect(mono.notes[0]).toMatch(/usage prior α=1\.2 \+ analogy/);
+    expect(mono.notes[0]).toMatch(/no embedder configured; definitions γ=1 \+ analogy/);
     const top1 = await activities.retrieve(input('drift'));
     expect(top1.notes[0]).toMatch(/usage prior α=1\.2$/);
     expect(top1.premises.map((p) => p.name)).toEqual(['NearLitter']);
@@ -112,8 +116,8 @@ describe('re-ranking over stored versions', () => {
   it('analogy lifts into the top k a premise that only the votes of similar theorems point to', async () => {
     const dir = join(work, 'analogy');
     const library = [{ name: 'orb', corpusPath: analogyCorpus }];
-    const withVotes = new IndexRegistry({ libraries: library, dir, wrap: rerankWrap({ usagePrior: 1.2, analogy: 'always' }) });
-    const without = new IndexRegistry({ libraries: library, dir, wrap: rerankWrap({ usagePrior: 1.2, analogy: 'off' }) });
+    const withVotes = new IndexRegistry({ libraries: library, dir, wrap: rerankWrap(settings(true)) });
+    const without = new IndexRegistry({ libraries: library, dir, wrap: rerankWrap(settings(false)) });
     registries.push(withVotes, without);
     const query = 'the orbit of a litter';
     const plain = names(await (await without.get('orb')).searchPremises(query, 10));

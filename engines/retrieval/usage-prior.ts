@@ -52,6 +52,23 @@ export class UsageTable {
     for (const t of exclude ?? []) if (this.usesOf.get(t)?.includes(name)) n--;
     return n;
   }
+
+  /** Premises by count, most used first (built on first need). */
+  private byCount?: [string, number][];
+
+  /** The most uses of any premise, not counting the excluded theorems: the prior's scale, which
+   * must not depend on the hidden theorems either. Walks the premises from the most used down
+   * and stops once no later one can do better (exclusions only lower counts). */
+  maxUsesWithout(exclude?: readonly string[]): number {
+    if (!exclude?.length) return this.maxUses;
+    this.byCount ??= [...this.count].sort((a, b) => b[1] - a[1]);
+    let best = 0;
+    for (const [name, n] of this.byCount) {
+      if (n <= best) break;
+      best = Math.max(best, this.uses(name, exclude));
+    }
+    return best;
+  }
 }
 
 /** Premise hits the prior re-ranks over an index that does not apply it itself. The in-memory
@@ -83,7 +100,7 @@ export class UsagePriorIndex extends PremiseReranker {
     const ranked = applyUsagePrior(
       hits.map((h) => ({ ...h, name: h.decl.name })),
       (n) => this.table.uses(n, opts?.exclude),
-      this.table.maxUses,
+      this.table.maxUsesWithout(opts?.exclude),
       this.alpha,
     );
     return ranked.slice(0, k).map((h) => ({ decl: h.decl, score: h.score }));

@@ -102,16 +102,12 @@ export class LexicalIndex implements PremiseIndex {
       const list = this.usedBy.get(name) ?? [];
       return excluded ? list.filter((i) => !excluded.has(this.theoremDecls[i]!.name)).length : list.length;
     };
-    return applyUsagePrior(hits.map((h) => ({ ...h, name: h.decl.name })), uses, this.maxUses, this.usagePrior)
+    // The scale too leaves the excluded theorems out.
+    let maxUses = 0;
+    for (const name of this.usedBy.keys()) maxUses = Math.max(maxUses, uses(name));
+    return applyUsagePrior(hits.map((h) => ({ ...h, name: h.decl.name })), uses, maxUses, this.usagePrior)
       .slice(0, k)
       .map((h) => ({ decl: h.decl, score: h.score }));
-  }
-
-  /** The most theorems any premise is used by (scales the usage prior). */
-  private get maxUses(): number {
-    let max = 0;
-    for (const list of this.usedBy.values()) max = Math.max(max, list.length);
-    return max;
   }
 
   async searchTheorems(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
