@@ -3,7 +3,7 @@
 // weight were chosen), the held-out half (odd positions) and all items. F1 per item, averaged,
 // in percent (engines/retrieval/eval/metrics.ts).
 //
-//   npx tsx bench/retrieval-eval.ts [dataDir] [--json]
+//   npx tsx bench/retrieval-eval.ts [dataDir] [--json] [--leave-out item|file]
 //     dataDir: default the pulled public data (DRIFTLINE_SHARED_DATA, else .driftline/data)
 //     dense and hybrid rows need the local model (`npm run setup:model`, or
 //     DRIFTLINE_LOCAL_MODEL_DIR); document and query vectors are cached in .driftline/cache.
@@ -21,9 +21,16 @@ import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
 import type { PremiseIndex } from '../engines/retrieval/premise-index';
 import { UsageTable } from '../engines/retrieval/usage-prior';
 import { loadConfig, publicDataDir } from '../infra/config';
+import { FusionIndex } from '../engines/retrieval/premise-fusion';
+import { rerank } from '../engines/retrieval/rerank';
+import { hiddenTheorems } from '../engines/retrieval/eval/usage-baseline';
+import type { LeaveOutPolicy } from '../common/types';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
+const leaveOutAt = args.indexOf('--leave-out');
+const leaveOut = leaveOutAt >= 0 ? (args.splice(leaveOutAt, 2)[1] as LeaveOutPolicy) : 'item';
+if (leaveOut !== 'item' && leaveOut !== 'file') throw new Error('--leave-out item|file');
 const dataDir = resolve(args.find((a) => !a.startsWith('--')) ?? publicDataDir(loadConfig({ skipFileChecks: true })));
 const modelDir = resolve(process.env.DRIFTLINE_LOCAL_MODEL_DIR ?? '.tools/models/all-MiniLM-L6-v2');
 const KS = [1, 3, 5, 10];
@@ -44,7 +51,9 @@ const retrievers: Record<string, PremiseIndex | 'usage-only'> = {
   'BM25 (no prior)': LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 }),
   'usage only': 'usage-only',
   'BM25 + usage prior': LexicalIndex.build('connf', corpus.declarations),
-  'BM25 + usage prior + analogy (default)': new AnalogyIndex(LexicalIndex.build('connf', corpus.declarations)),
+  'BM25 + usage prior + analogy (the default until issue 28)': new AnalogyIndex(LexicalIndex.build('connf', corpus.declarations)),
+  'BM25 + definitions (query only)': new FusionIndex(LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 }), { definitions: 1, analogy: 0, usagePrior: 0 }),
+  'BM25 + definitions + analogy (default)': rerank(LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 }), undefined, 'monolithic'),
 };
 if (existsSync(join(modelDir, 'model.safetensors'))) {
   const local = LocalEmbedder.fromDir(modelDir);
@@ -73,7 +82,7 @@ function usageOnly(set: BenchmarkItem[]) {
   const cases: RetrievalCase[] = set.map((it) => ({
     retrieved: premiseNames
       .filter((n) => n !== it.name)
-      .map((n) => ({ n, u: usage.uses(n, [it.name]) }))
+      .map((n) => ({ n, u: usage.uses(n, hiddenTheorems(corpus.declarations, it.name, leaveOut)) }))
       .sort((a, b) => b.u - a.u)
       .slice(0, 10)
       .map((x) => x.n),
@@ -86,15 +95,15 @@ const results: Record<string, Record<string, Record<number, number>>> = {};
 for (const [name, index] of Object.entries(retrievers)) {
   results[name] = {};
   for (const [half, set] of Object.entries(halves)) {
-    const metrics = index === 'usage-only' ? usageOnly(set) : (await evaluateRetrieval(index, set, { mode: 'monolithic', ks: KS })).metrics;
+    const metrics = index === 'usage-only' ? usageOnly(set) : (await evaluateRetrieval(index, set, { mode: 'monolithic', ks: KS, leaveOut })).metrics;
     results[name]![half] = Object.fromEntries(metrics.map((m) => [m.k, Number(m.f1.toFixed(2))]));
   }
 }
 
 if (json) {
-  console.log(JSON.stringify({ benchmark: 'connf/benchmark.dev.jsonl', items: { tune: halves.tune!.length, heldout: halves.heldout!.length }, f1: results }));
+  console.log(JSON.stringify({ benchmark: 'connf/benchmark.dev.jsonl', leaveOut, items: { tune: halves.tune!.length, heldout: halves.heldout!.length }, f1: results }));
 } else {
-  console.log(`\nConNF dev, monolithic (whole informal statement), F1 % at k = ${KS.join(', ')}`);
+  console.log(`\nConNF dev, monolithic (whole informal statement), --leave-out ${leaveOut}, F1 % at k = ${KS.join(', ')}`);
   console.log(`tune = ${halves.tune!.length} items at even positions; held-out = ${halves.heldout!.length} at odd positions\n`);
   const header = ['retriever', ...Object.keys(halves).flatMap((h) => KS.map((k) => `${h} @${k}`))];
   console.log(`| ${header.join(' | ')} |`);
