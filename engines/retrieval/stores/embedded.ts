@@ -40,43 +40,8 @@ interface Loaded {
   roles: Role[];
   ords: number[];
   byName: Map<string, number>;
-  /** Per token: the points holding it, their BM25F weights before idf, and the idf (over the
-   * whole version, fixed once loaded). */
-  postings: Map<number, { docs: Uint32Array; weights: Float64Array; idf: number }>;
+  postings: Map<number, { docs: number[]; weights: number[] }>;
   usedBy: Map<string, number[]>;
-  /** Score accumulator reused by every sparse search (they run synchronously, one at a time),
-   * all zeros between searches. */
-  scratch: Float64Array;
-}
-
-type Scored = { i: number; score: number };
-
-/** The `limit` best of `hits`, best first: higher score, then lower index. A bounded heap, so a
- * query that touches most of a large version does not sort them all. */
-export function bestHits(hits: Iterable<Scored>, limit: number): Scored[] {
-  if (limit <= 0) return [];
-  // A heap whose root is the worst hit kept.
-  const heap: Scored[] = [];
-  const worse = (a: Scored, b: Scored) => a.score < b.score || (a.score === b.score && a.i > b.i);
-  const swap = (a: number, b: number) => ([heap[a], heap[b]] = [heap[b]!, heap[a]!]);
-  for (const h of hits) {
-    if (heap.length < limit) {
-      heap.push(h);
-      for (let j = heap.length - 1; j > 0 && worse(heap[j]!, heap[(j - 1) >> 1]!); j = (j - 1) >> 1) swap(j, (j - 1) >> 1);
-    } else if (worse(heap[0]!, h)) {
-      heap[0] = h;
-      for (let j = 0; ; ) {
-        const l = 2 * j + 1;
-        let m = j;
-        if (l < heap.length && worse(heap[l]!, heap[m]!)) m = l;
-        if (l + 1 < heap.length && worse(heap[l + 1]!, heap[m]!)) m = l + 1;
-        if (m === j) break;
-        swap(j, m);
-        j = m;
-      }
-    }
-  }
-  return heap.sort((a, b) => b.score - a.score || a.i - b.i);
 }
 
 /** Versions with dense vectors and at least this many points get an approximate dense index. */
@@ -283,8 +248,7 @@ export class EmbeddedStore implements IndexStore {
         });
       }
       rows.sort((a, b) => a.ord - b.ord);
-      const l: Loaded = { tableVersion: current, complete, nprobes, decls: [], roles: [], ords: [], byName: new Map(), postings: new Map(), usedBy: new Map(), scratch: new Float64Array(n) };
-      const building = new Map<number, { docs: number[]; weights: number[] }>();
+      const l: Loaded = { tableVersion: current, complete, nprobes, decls: [], roles: [], ords: [], byName: new Map(), postings: new Map(), usedBy: new Map() };
       rows.forEach((r, i) => {
         l.decls.push(r.decl);
         l.roles.push(r.role);
@@ -292,8 +256,8 @@ export class EmbeddedStore implements IndexStore {
         l.byName.set(r.decl.name, i);
         for (let j = 0; j < r.idx.length; j++) {
           const t = r.idx[j]!;
-          let post = building.get(t);
-          if (!post) building.set(t, (post = { docs: [], weights: [] }));
+          let post = l.postings.get(t);
+          if (!post) l.postings.set(t, (post = { docs: [], weights: [] }));
           post.docs.push(i);
           post.weights.push(r.val[j]!);
         }
@@ -305,7 +269,6 @@ export class EmbeddedStore implements IndexStore {
           }
         }
       });
-      for (const [t, post] of building) l.postings.set(t, { docs: Uint32Array.from(post.docs), weights: Float64Array.from(post.weights), idf: idf(n, post.docs.length) });
       return l;
     })();
     this.loaded.set(version, p);
@@ -313,41 +276,33 @@ export class EmbeddedStore implements IndexStore {
     return p;
   }
 
-  private sparseRanking(l: Loaded, req: StoreSearch, limit: number): Scored[] {
+  private sparseRanking(l: Loaded, req: StoreSearch, limit: number): { i: number; score: number }[] {
     const sparse = req.sparse!;
-    const scores = l.scratch;
+    const n = l.decls.length;
+    const scores = new Float64Array(n);
     const touched: number[] = [];
-    try {
-      for (let j = 0; j < sparse.indices.length; j++) {
-        const post = l.postings.get(sparse.indices[j]!);
-        if (!post) continue;
-        const scale = post.idf * sparse.values[j]!;
-        const { docs, weights } = post;
-        for (let m = 0; m < docs.length; m++) {
-          const d = docs[m]!;
-          if (scores[d] === 0) touched.push(d);
-          scores[d]! += scale * weights[m]!;
-        }
+    for (let j = 0; j < sparse.indices.length; j++) {
+      const post = l.postings.get(sparse.indices[j]!);
+      if (!post) continue;
+      const scale = idf(n, post.docs.length) * sparse.values[j]!;
+      for (let m = 0; m < post.docs.length; m++) {
+        const d = post.docs[m]!;
+        if (scores[d] === 0) touched.push(d);
+        scores[d]! += scale * post.weights[m]!;
       }
-      const exclude = req.exclude?.length ? new Set(req.exclude) : undefined;
-      const only = req.only ? new Set(req.only) : undefined;
-      const { roles, decls } = l;
-      function* candidates(): Generator<Scored> {
-        for (const i of touched) {
-          const s = scores[i]!;
-          if (s <= 0 || roles[i] !== req.role) continue;
-          if (exclude || only) {
-            const name = decls[i]!.name;
-            if (exclude?.has(name) || (only && !only.has(name))) continue;
-          }
-          yield { i, score: s };
-        }
-      }
-      return bestHits(candidates(), limit);
-    } finally {
-      // Back to all zeros for the next search.
-      for (const i of touched) scores[i] = 0;
     }
+    const exclude = req.exclude?.length ? new Set(req.exclude) : undefined;
+    const only = req.only ? new Set(req.only) : undefined;
+    const hits: { i: number; score: number }[] = [];
+    for (const i of touched) {
+      const s = scores[i]!;
+      if (s <= 0 || l.roles[i] !== req.role) continue;
+      const name = l.decls[i]!.name;
+      if (exclude?.has(name) || (only && !only.has(name))) continue;
+      hits.push({ i, score: s });
+    }
+    hits.sort((a, b) => b.score - a.score || a.i - b.i);
+    return hits.slice(0, limit);
   }
 
   private frozenTable(version: string): Promise<lancedb.Table> {
