@@ -52,11 +52,21 @@ export interface FusionOptions {
 
 export const DEFAULT_FUSION = { definitions: 1, analogy: 3, usagePrior: 0, expandFrom: 20, neighbours: 5, candidates: 1000 } as const;
 
+// A declaration's tokens, kept while the declaration object lives (a store hands out the same
+// objects for a loaded version, so a theorem that is a neighbour again is not tokenized again).
+const tokensOf = new WeakMap<Declaration, ReadonlySet<string>>();
+
+function documentTokens(decl: Declaration): ReadonlySet<string> {
+  let tokens = tokensOf.get(decl);
+  if (!tokens) tokensOf.set(decl, (tokens = new Set(Object.values(declarationDocument(decl)).flat())));
+  return tokens;
+}
+
 /** Share of the query's distinct tokens that occur in the declaration (name, signature,
  * docstring, informal text): how close a theorem is to the statement, in [0, 1]. */
 export function queryCoverage(queryTokens: ReadonlySet<string>, decl: Declaration): number {
   if (queryTokens.size === 0) return 0;
-  const doc = new Set(Object.values(declarationDocument(decl)).flat());
+  const doc = documentTokens(decl);
   let found = 0;
   for (const t of queryTokens) if (doc.has(t)) found++;
   return found / queryTokens.size;
