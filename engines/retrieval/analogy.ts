@@ -5,7 +5,9 @@
 // The excluded names (the item under evaluation) neither vote nor receive votes.
 //
 // m = 5 neighbours and β = 2 were chosen on the even-numbered half of ConNF dev and checked on
-// the odd-numbered half (bench/retrieval-eval.ts).
+// the odd-numbered half (bench/retrieval-eval.ts). This was the service's monolithic default
+// until issue 28; the service now fuses votes scaled by each neighbour's closeness instead
+// (premise-fusion.ts), and this index remains as the baseline the benchmarks compare against.
 import type { Declaration } from './corpus';
 import { isTheorem } from './corpus';
 import type { Hit, PremiseIndex, SearchOptions } from './premise-index';

@@ -6,6 +6,8 @@
 //
 // α = 1.2 was chosen on the even-numbered half of the ConNF development split and checked on
 // the odd-numbered half (bench/retrieval-eval.ts): F1@3 33.0 → 53.3, F1@5 29.4 → 49.7 there.
+// The service applies it to DRIFT retrieval (top 1 per sub-query); monolithic retrieval fuses
+// other evidence and leaves it at 0 (premise-fusion.ts, rerank.ts).
 
 import type { Hit, PremiseIndex, SearchOptions } from './premise-index';
 import { PremiseReranker } from './premise-reranker';
