@@ -125,7 +125,7 @@ describeInBrowser('sweeps on the web page', () => {
 
     // Its runs in the recent list read as their benchmark items and configurations.
     const sweepRow = page.locator('#recent tbody tr', { hasText: `(sweep ${started.id})` }).first();
-    await page.getByRole('button', { name: 'Refresh' }).first().click();
+    await page.getByRole('button', { name: 'Refresh runs' }).click();
     await sweepRow.waitFor({ timeout: 20_000 });
     expect(['drift', 'no-retrieval']).toContain(await sweepRow.locator('td').nth(1).textContent());
     expect(errors).toEqual([]);

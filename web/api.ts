@@ -13,6 +13,8 @@ export interface WebConfig {
   modes: string[];
   /** /v1 needs `Authorization: Bearer <key>`. */
   apiKeysRequired: boolean;
+  /** The server has the sweep routes. */
+  sweeps: boolean;
 }
 
 export interface RunLinks {

@@ -172,14 +172,16 @@ async function init(): Promise<void> {
       e.preventDefault();
       apiKey.set(keyInput.value.trim());
       void loadRecent();
-      void sweeps.refresh();
+      if (config.sweeps) void sweeps.refresh();
     });
   }
   $<HTMLButtonElement>('refresh').addEventListener('click', () => void loadRecent());
   $<HTMLButtonElement>('sweeps-refresh').addEventListener('click', () => void sweeps.refresh());
   window.addEventListener('hashchange', runFromHash);
   runFromHash();
-  await Promise.all([loadRecent(), sweeps.refresh()]);
+  // The sweeps panel shows where the server has the sweep routes (a results database).
+  $<HTMLElement>('sweeps-panel').hidden = !config.sweeps;
+  await Promise.all([loadRecent(), config.sweeps ? sweeps.refresh() : undefined]);
 }
 
 $<HTMLElement>('run-heading').tabIndex = -1;
