@@ -242,6 +242,10 @@ export interface RunSummary {
   stage?: string;
   outcome?: string;
   sweep?: string;
+  /** The statement's first words, from the run's memo (runs started from the API, CLI or page). */
+  statement?: string;
+  /** The benchmark item (runs of a sweep, from the memo the sweep gives its runs). */
+  item?: string;
 }
 
 const STATUS_QUERY: Record<ListStatus, string> = {
@@ -326,12 +330,25 @@ export async function listFormalizations(client: Client, filter: ListFilter): Pr
     };
     const closedAt = toIso(info.closeTime);
     if (closedAt && summary.status !== 'running') summary.closedAt = closedAt;
+    const memo = info.memo?.fields;
+    const memoText = (key: string): string | undefined => {
+      const payload = memo?.[key];
+      if (!payload) return undefined;
+      try {
+        const value = defaultPayloadConverter.fromPayload(payload as never);
+        return typeof value === 'string' && value.length > 0 ? value : undefined;
+      } catch {
+        return undefined; // a memo some other client wrote in another encoding: leave it out
+      }
+    };
     const extra = {
       library: attribute(fields, SEARCH_ATTRIBUTES.library),
       config: attribute(fields, SEARCH_ATTRIBUTES.config),
       stage: attribute(fields, SEARCH_ATTRIBUTES.stage),
       outcome: attribute(fields, SEARCH_ATTRIBUTES.outcome),
       sweep: attribute(fields, SEARCH_ATTRIBUTES.sweep),
+      statement: memoText('statement'),
+      item: memoText('item'),
     };
     for (const [key, value] of Object.entries(extra)) if (value !== undefined) (summary as unknown as Record<string, string>)[key] = value;
     return summary;

@@ -115,6 +115,8 @@ export const RunSummarySchema = Type.Object(
     stage: Type.Optional(Type.String()),
     outcome: Type.Optional(Type.String()),
     sweep: Type.Optional(Type.String()),
+    statement: Type.Optional(Type.String({ description: "The statement's first words (runs started from the API, CLI or page)" })),
+    item: Type.Optional(Type.String({ description: "The benchmark item's ID (runs of a sweep)" })),
     links: RunLinks,
   },
   { additionalProperties: false },

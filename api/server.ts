@@ -150,6 +150,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
     temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
     namespace: options.namespace ?? options.temporal.options.namespace,
     apiKeysRequired: (options.apiKeys?.length ?? 0) > 0,
+    sweeps: Boolean(options.sweeps),
   });
 
   const links = runLinker(options.temporalUiUrl ?? 'http://127.0.0.1:8233', options.namespace ?? options.temporal.options.namespace);

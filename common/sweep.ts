@@ -130,6 +130,14 @@ export interface SweepCounts {
   running: number;
 }
 
+/** A configuration's share of the sweep's rate (its finished runs over all finished runs), and
+ * the time its remaining runs take at that rate (0 when none are left, null before any ran). */
+export function configRate(p: Pick<SweepProgress, 'rate' | 'done'>, c: SweepCounts): { rate: number; etaSeconds: number | null } {
+  const rate = p.done > 0 ? (p.rate * c.done) / p.done : 0;
+  const left = c.total - c.done;
+  return { rate, etaSeconds: left === 0 ? 0 : rate > 0 ? left / rate : null };
+}
+
 /** What the `progress` query answers (and `sweep status --json` prints). */
 export interface SweepProgress extends SweepCounts {
   sweepId: string;

@@ -203,7 +203,7 @@ describeInBrowser('the web page', () => {
     const text = `${await page.locator('#stages').textContent()}${await result.textContent()}`;
     expect(text).not.toMatch(/Did not compile|Lean rejected|Compiler messages/);
     // The recent runs list has it under its own outcome.
-    await page.getByRole('button', { name: 'Refresh' }).click();
+    await page.getByRole('button', { name: 'Refresh runs' }).click();
     const row = page.locator('#recent tbody tr', { hasText: id });
     await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(1);
     expect(await row.locator('.badge').allTextContents()).toEqual(['completed', 'refused']);

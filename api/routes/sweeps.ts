@@ -46,6 +46,10 @@ const StartQuery = Type.Object(
   },
   { additionalProperties: false },
 );
+const SweepListQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many sweeps (default 20)' })) },
+  { additionalProperties: false },
+);
 const FORMATS = ['html', 'md', 'json', 'csv'] as const;
 const ReportQuery = Type.Object(
   {
@@ -271,6 +275,29 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         .status(started.existing ? 200 : 202)
         .header('location', links(started.id).self)
         .send({ id: started.id, existing: started.existing, total: started.total, configurations: started.cells.map((c) => c.name), reused: started.reused, links: links(started.id) });
+    },
+  );
+
+  app.get(
+    '/v1/sweeps',
+    {
+      schema: {
+        operationId: 'listSweeps',
+        summary: 'The sweeps in the results database, newest first, each with its progress',
+        tags: ['sweeps'],
+        querystring: SweepListQuery,
+        response: { 200: Type.Object({ items: Type.Array(SweepViewSchema) }, { additionalProperties: false }), ...problemResponses(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const { limit } = request.query as Static<typeof SweepListQuery>;
+      const rows = (await results.listSweeps()).slice(0, limit ?? 20);
+      // Progress per sweep: a query of the running ones, the stored result of the finished ones.
+      const views = await Promise.all(rows.map(async (row) => {
+        const progress = await getSweepProgress(temporal, results, row.id);
+        return progress ? { ...progress, links: links(row.id) } : null;
+      }));
+      return { items: views.filter((v) => v !== null) };
     },
   );
 
