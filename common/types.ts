@@ -183,10 +183,9 @@ export interface Progress {
   lastTool?: string | null;
 }
 
-/** `not-compiled`: Lean rejected the last attempt; `refused`: the statement screen refused the
- * last attempt before Lean (whether or not Lean is configured; Lean never saw it);
- * `budget-exhausted`: an agent run spent its steps, tokens or time before an accepted answer. */
-export type Outcome = 'faithful' | 'unfaithful' | 'compiled' | 'not-compiled' | 'refused' | 'unchecked' | 'budget-exhausted';
+/** A run's outcome (the list and what each means: outcomes.ts). */
+export type { Outcome } from './outcomes';
+import type { Outcome } from './outcomes';
 
 export interface FormalizeResult {
   statement: string;

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { PROJECT_ROOT } from './temporal-cli';
-import { parseApiKeys } from '../api/api-keys';
+import { parseApiKeys } from '../client/api-keys';
 import { LLM_ROLE_NAMES, PROVIDER_NAME_PATTERN } from '../common/run-config-schema';
 import type { LlmBudget } from '../common/types';
 import { DEFAULT_MAX_ADDRESS_SPACE_MB, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_UID, refusedEnvName } from '../engines/lean/sandbox';

@@ -7,7 +7,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { createLlmClient } from '../engines/llm/client';
 import { askStructured } from '../engines/llm/structured';
-import { startFormalization } from '../api/runs';
+import { startFormalization } from '../client/runs';
 import { LLM_FAILURE } from '../common/failures';
 import { EngineError } from '../engines/errors';
 import { llmActivityTimeoutMs, llmCallsPerActivity } from '../common/llm-budget';

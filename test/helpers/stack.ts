@@ -21,7 +21,7 @@ import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type LeanActivi
 import { requireTemporalCli } from '../../infra/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../infra/temporal-server';
 import { createLeanWorker, createLlmWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
-import { startFormalization } from '../../api/runs';
+import { startFormalization } from '../../client/runs';
 import { SqlReplyLedger } from '../../engines/results/llm-ledger';
 import { meteredFetch, type ReplyLedger } from '../../engines/llm/metered-fetch';
 import type { PriceTable } from '../../engines/llm/usage';
