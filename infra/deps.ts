@@ -2,7 +2,7 @@
 import { basename, join } from 'node:path';
 import type { Config, ProviderConfig } from './config';
 import { createLlmClient, type LlmClient, type LlmRole, type ProviderSettings, type RoleRoute } from '../engines/llm/client';
-import { LLM_ROLE_NAMES } from '../common/run-config-schema';
+import { LLM_ROLES } from '../common/llm-roles';
 import { meteredFetch, type ReplyLedger } from '../engines/llm/metered-fetch';
 import { LocalGgufChat } from '../engines/llm/local-gguf';
 import { LOCAL_BASE_URL, localFetch } from '../engines/llm/local-fetch';
@@ -128,7 +128,7 @@ export function createConfiguredLlm(config: Config, ledger?: ReplyLedger): LlmCl
   // knows the configured model names, which key cached replies and decompositions.
   const providers = Object.entries(config.llm.providers);
   const roles: Partial<Record<LlmRole, RoleRoute>> = {};
-  for (const role of LLM_ROLE_NAMES) {
+  for (const role of LLM_ROLES) {
     const route = config.llm.roles[role];
     if (route) roles[role] = { provider: route.provider, ...(route.model ? { model: route.model } : {}) };
   }
