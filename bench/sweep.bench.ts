@@ -28,7 +28,7 @@ import { startFormalization } from '../client/runs';
 import type { BenchmarkItem, SweepProgress } from '../common/sweep';
 import type { LeanActivities, MainActivities, RunConfig } from '../common/types';
 import { createLlmClient } from '../engines/llm/client';
-import { createLeanRunner } from '../engines/lean/lean-runner';
+import { createLeanRunner } from '../engines/lean/create-runner';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { IndexRegistry } from '../engines/retrieval/index-registry';
 import { ResultsDb } from '../engines/results/results-db';

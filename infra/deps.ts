@@ -16,9 +16,9 @@ import { DEFAULT_RERANK, rerankWrap, type RerankSettings } from '../engines/retr
 import { EmbeddedStore } from '../engines/retrieval/stores/embedded';
 import { QdrantStore } from '../engines/retrieval/stores/qdrant';
 import type { IndexStore } from '../engines/retrieval/stores/store';
-import { createLeanRunner } from '../engines/lean/lean-runner';
+import { createLeanRunner } from '../engines/lean/create-runner';
 import type { SandboxSettings } from '../engines/lean/sandbox';
-import type { RunnerLog } from '../engines/lean/runner';
+import type { RunnerLog } from '../engines/lean/runner-contract';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
 import { loadCommandKeywords } from '../engines/lean/command-keywords';

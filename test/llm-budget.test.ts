@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
 import { createLlmClient } from '../engines/llm/client';
-import { askStructured } from '../engines/llm/structured';
+import { askStructured } from '../engines/llm/ask-parsed';
 import { startFormalization } from '../client/runs';
 import { LLM_FAILURE } from '../common/failures';
 import { EngineError } from '../engines/errors';

@@ -29,7 +29,7 @@ import {
   withSchemaInstructions,
   type StructuredMode,
   type StructuredModeSetting,
-} from './structured-output';
+} from './structured-output-modes';
 
 export type { ChatMessage, LlmModels, LlmRole } from './messages';
 
