@@ -12,8 +12,6 @@ import type { LlmRole } from './llm-roles';
  * `none`: no premises at all. */
 export type RetrievalMode = RunConfig['retrieval'];
 
-/** The roles an LLM plays; each may have its own model. */
-
 /** What an LLM activity needs to know of the run for the reply cache and the ledger. */
 export interface LlmMeter {
   cache: boolean;
