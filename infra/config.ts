@@ -91,9 +91,6 @@ const listSetting = z
 /** Absolute paths, for the sandbox's binds. */
 const pathListSetting = listSetting.refine((paths) => paths.every((p) => isAbsolute(p)), { message: 'give absolute paths, comma separated' });
 
-/** Each role's variable: `DRIFTLINE_MODEL_` + the role in capitals, and so on. */
-const roleEnv = (prefix: string, role: string) => envForKey(prefix, role);
-
 /** The roles listed, minus some (typed, so a role added to LLM_ROLES lands in every derived shape). */
 function rolesExcept<const X extends LlmRole>(...except: X[]): Exclude<LlmRole, X>[] {
   return LLM_ROLES.filter((r): r is Exclude<LlmRole, X> => !(except as LlmRole[]).includes(r));
@@ -233,7 +230,7 @@ export const ConfigSchema = z.object({
     models: z.object({
       ...perRole(rolesExcept('agent', 'translator'), (role) =>
         setting(
-          roleEnv('DRIFTLINE_MODEL_', role),
+          envForKey('DRIFTLINE_MODEL_', role),
           z.string().min(1).default('gpt-4.1'),
           `the model of the ${role} (it ${LLM_ROLE_DESCRIPTIONS[role]}) when neither its \`DRIFTLINE_ROLE_*\` route nor its provider names one`,
         ),
@@ -248,7 +245,7 @@ export const ConfigSchema = z.object({
       .object(
         perRole(LLM_ROLES, (role) =>
           setting(
-            roleEnv('DRIFTLINE_MAX_TOKENS_', role),
+            envForKey('DRIFTLINE_MAX_TOKENS_', role),
             z.coerce.number().int().min(16).default(DEFAULT_MAX_TOKENS[role]),
             `\`max_tokens\` sent for the ${role} (a server without a limit may write until its context is full)` +
               (role === 'agent' || role === 'translator'
