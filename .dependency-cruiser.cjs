@@ -4,7 +4,9 @@
 //
 // New folders fit without editing this file: a workflow under workflows/ (sweep, agent) may
 // import common/ only; an engine under engines/<name>/ (results, sweep, report, agent) follows
-// the engine rules; api/ and bin/ may import activities/ and engines/.
+// the engine rules; api/ and bin/ may import activities/ and engines/. client/ is what the entry
+// points (api/, bin/, mcp/) share: the Temporal client code that starts, reads and follows runs
+// and sweeps; no entry point imports another's code.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -66,6 +68,31 @@ module.exports = {
       comment: 'common/ is bundled into workflows: no Node built-ins (fs, path, crypto, …).',
       from: { path: '^common/' },
       to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'bin-and-mcp-not-api',
+      severity: 'error',
+      comment:
+        'The CLI (and the MCP server) do not depend on the HTTP server: what they share (starting, reading and following runs and sweeps) ' +
+        'lives in client/; import it from there.',
+      from: { path: '^(bin|mcp)/' },
+      to: { path: '^api/' },
+    },
+    {
+      name: 'client-not-entry-points',
+      severity: 'error',
+      comment:
+        'client/ is shared by the entry points (api/, bin/, mcp/): it never imports them, nor infra/ (their wiring) or workflow code. ' +
+        'Hand it a Temporal Client and settings.',
+      from: { path: '^client/' },
+      to: { path: '^(api|bin|mcp|infra|workflows)/' },
+    },
+    {
+      name: 'lower-layers-not-client',
+      severity: 'error',
+      comment: 'client/ belongs to the entry points: common/, engines/, activities/ and workflows/ never import it.',
+      from: { path: '^(common|engines|activities|workflows)/' },
+      to: { path: '^client/' },
     },
     {
       name: 'nothing-imports-bin',

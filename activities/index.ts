@@ -32,8 +32,8 @@ import type { IndexRegistry } from '../engines/retrieval/index-registry';
 import type { PremiseIndex } from '../engines/retrieval/premise-index';
 import type { RetrievalUse } from '../engines/retrieval/rerank';
 import { retrievePremises } from '../engines/retrieval/retrieve-premises';
-import { illustrate as chooseExamples } from '../engines/retrieval/greedy-examples';
-import type { LeanRunner } from '../engines/lean/runner';
+import { illustrate } from '../engines/retrieval/illustrate';
+import type { LeanRunner } from '../engines/lean/runner-contract';
 import { compileStatement } from '../engines/lean/compile';
 import { checkEquivalence } from '../engines/lean/equivalence';
 import type { NameDirectory } from '../engines/lean/name-directory';
@@ -119,7 +119,7 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
     async illustrate(input: IllustrateInput): Promise<Example[]> {
       return withHeartbeat(async () => {
         const { index } = await openIndex(deps.indexes, input.library, 'monolithic', input.indexVersion);
-        return await mapEngineErrors(chooseExamples(index, input));
+        return await mapEngineErrors(illustrate(index, input));
       });
     },
 

@@ -11,7 +11,7 @@ import underPressure from '@fastify/under-pressure';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { ApiKey } from './api-keys';
+import type { ApiKey } from '../client/api-keys';
 import { requireApiKey } from './auth';
 import { parseJsonBody } from './json-body';
 import type { LibraryCatalog } from './library-catalog';
@@ -38,7 +38,7 @@ export interface ApiOptions {
   maxStatementChars: number;
   readiness: () => Promise<ReadinessReport>;
   taskQueue?: string;
-  /** The workers' LLM timeout and re-asks, passed to every run (api/runs.ts). */
+  /** The workers' LLM timeout and re-asks, passed to every run (client/runs.ts). */
   llm?: LlmBudget;
   /** The LLM providers configured (a run's `config.providers` may name only these). */
   providerNames?: string[];

@@ -86,7 +86,7 @@ program
   .requiredOption('--name <name>', 'who or what the key is for (letters, digits, ".", "_", "-")')
   .option('--json', 'print {name, key, entry} as JSON')
   .action(async (opts: { name: string; json?: boolean }) => {
-    const [{ newApiKey }, { fail }] = await Promise.all([import('../api/api-keys'), import('./cli-support')]);
+    const [{ newApiKey }, { fail }] = await Promise.all([import('../client/api-keys'), import('./cli-support')]);
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(opts.name)) fail('--name may use letters, digits, ".", "_" and "-" (at most 64)');
     const { key, entry } = newApiKey(opts.name);
     if (opts.json) {

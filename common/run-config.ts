@@ -1,6 +1,7 @@
 // Pure helpers over RunConfig, usable from workflows, the API and the CLI.
 import { DEFAULT_RUN_CONFIG, llmTaskQueue, MAX_AGENT_STEPS, type AgentToolName, type RunConfig } from './run-config-schema';
-import type { LlmBudget, LlmMeter, LlmRoleName } from './types';
+import type { LlmBudget, LlmMeter } from './types';
+import type { LlmRole } from './llm-roles';
 
 export function resolveRunConfig(partial: Partial<RunConfig> = {}): RunConfig {
   return { ...DEFAULT_RUN_CONFIG, ...partial };
@@ -67,13 +68,13 @@ export function llmMeterFor(config: RunConfig, sample = 0, llm?: LlmBudget): Llm
 }
 
 /** The provider of each role for this run: the run's own choice over the deployment's. */
-export function runProviders(config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): Partial<Record<LlmRoleName, string>> {
+export function runProviders(config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): Partial<Record<LlmRole, string>> {
   return { ...(llm?.providers ?? {}), ...(config.providers ?? {}) };
 }
 
 /** The task queue of a role's LLM activities in this run: its provider's (`llm-<name>`), or
  * undefined (the workflow's own queue) when neither the run nor the deployment names one. */
-export function llmQueueFor(role: LlmRoleName, config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): string | undefined {
+export function llmQueueFor(role: LlmRole, config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): string | undefined {
   const provider = runProviders(config, llm)[role];
   return provider ? llmTaskQueue(provider) : undefined;
 }

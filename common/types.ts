@@ -4,24 +4,22 @@
 
 export type { RunConfig } from './run-config-schema';
 export { AGENT_TOOL_NAMES, DEFAULT_RUN_CONFIG, MAX_AGENT_STEPS, type AgentToolName, type RunMode } from './run-config-schema';
-import type { AgentToolName, RunConfig, LLM_ROLE_NAMES } from './run-config-schema';
+import type { AgentToolName, RunConfig } from './run-config-schema';
+import type { LlmRole } from './llm-roles';
 
 /** How premises are found for a run. `drift`: top-1 per sub-query; `monolithic`: the whole
  * statement as one query, top-k (the RAutoformalizer baseline); `oracle`: the gold premises;
  * `none`: no premises at all. */
 export type RetrievalMode = RunConfig['retrieval'];
 
-/** The roles an LLM plays; each may have its own model. */
-export type LlmRoleName = (typeof LLM_ROLE_NAMES)[number];
-
 /** What an LLM activity needs to know of the run for the reply cache and the ledger. */
 export interface LlmMeter {
   cache: boolean;
   /** Sample index: k samples of an item are k cache entries. */
   sample: number;
-  models?: Partial<Record<LlmRoleName, string>>;
+  models?: Partial<Record<LlmRole, string>>;
   /** The provider each routed role's calls go to (the one whose task queue ran the activity). */
-  providers?: Partial<Record<LlmRoleName, string>>;
+  providers?: Partial<Record<LlmRole, string>>;
   temperature?: number;
   /** Stop before a call once the run's calls used this many tokens. */
   tokenBudget?: number;
@@ -83,7 +81,7 @@ export interface LlmBudget {
   /** The deployment's provider per role (DRIFTLINE_ROLE_<ROLE>, DRIFTLINE_PROVIDERS). Set: each
    * role's activities are scheduled on its provider's task queue (`llm-<provider>`), where the
    * provider's rate limit holds; absent (older runs): on the workflow's own queue. */
-  providers?: Partial<Record<LlmRoleName, string>>;
+  providers?: Partial<Record<LlmRole, string>>;
 }
 
 /** One atomic concept of a statement: an informal phrase and the decomposer's guess at its
@@ -183,10 +181,9 @@ export interface Progress {
   lastTool?: string | null;
 }
 
-/** `not-compiled`: Lean rejected the last attempt; `refused`: the statement screen refused the
- * last attempt before Lean (whether or not Lean is configured; Lean never saw it);
- * `budget-exhausted`: an agent run spent its steps, tokens or time before an accepted answer. */
-export type Outcome = 'faithful' | 'unfaithful' | 'compiled' | 'not-compiled' | 'refused' | 'unchecked' | 'budget-exhausted';
+/** A run's outcome (the list and what each means: outcomes.ts). */
+export type { Outcome } from './outcomes';
+import type { Outcome } from './outcomes';
 
 export interface FormalizeResult {
   statement: string;

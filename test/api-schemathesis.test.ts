@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { buildServer } from '../api/server';
-import { hashKey } from '../api/api-keys';
+import { hashKey } from '../client/api-keys';
 import { registryCatalog } from '../api/library-catalog';
 import { IndexRegistry } from '../engines/retrieval/index-registry';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, workflowBundle, type TestStack } from './helpers/stack';

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { buildServer, type ApiOptions, type ReadinessReport } from '../api/server';
-import { hashKey } from '../api/api-keys';
+import { hashKey } from '../client/api-keys';
 import { registryCatalog } from '../api/library-catalog';
 import { IndexRegistry } from '../engines/retrieval/index-registry';
 import { join } from 'node:path';

@@ -17,7 +17,7 @@ import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './h
 import { HOSTILE_REPLY, refusingCompile } from './helpers/refusing-lean';
 import { createLeanActivities } from '../activities';
 import { createLeanWorker } from '../infra/workers';
-import { startFormalization } from '../api/runs';
+import { startFormalization } from '../client/runs';
 import { FAKE_MODELS } from './fakes/openai-server';
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;

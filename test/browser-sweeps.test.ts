@@ -17,7 +17,7 @@ import { defaultBrain, type FakeReply } from './fakes/openai-server';
 import { browserAvailable, launchBrowser, screenshotPath } from './helpers/browser';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 import { MINI_BENCHMARK, miniSpec, progressOf, startOnStack, waitFor } from './helpers/sweep';
-import { startFormalization } from '../api/runs';
+import { startFormalization } from '../client/runs';
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
 const STATEMENT = 'Every prime number greater than two is odd, and so is its square.';

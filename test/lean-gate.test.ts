@@ -4,7 +4,7 @@
 // marker for any command word driftline never sends, so a gate that lets one through fails here.
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLeanRunner } from '../engines/lean/lean-runner';
+import { createLeanRunner } from '../engines/lean/create-runner';
 import { fakeRepl } from './fakes/fake-repl-harness';
 
 const HOSTILE = JSON.parse(readFileSync(new URL('./fixtures/lean-screen/hostile.json', import.meta.url), 'utf8')) as { name: string; text: string }[];

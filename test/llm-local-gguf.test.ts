@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { DEFAULT_GRAMMAR_BOUNDS, fitGrammarBounds, LocalContextError, LocalGgufChat, toGrammarSchema, type LocalChatReply, type LocalChatRequest } from '../engines/llm/local-gguf';
 import { localFetch } from '../engines/llm/local-fetch';
-import { toStrictJsonSchema } from '../engines/llm/strict-schema';
+import { toStrictJsonSchema } from '../engines/llm/strict-json-schema';
 import { JudgeReply } from '../engines/llm/judge-prompt';
 import { DecomposeReply } from '../engines/llm/decompose-prompt';
 import { leanStatementGrammar } from '../engines/llm/formalize-prompt';

@@ -3,7 +3,8 @@
 // finish_reason "length", drops system messages, and keeps generating for a client that timed
 // out. The fake server reproduces each behaviour; every case must end as described, in seconds.
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLlmClient, DEFAULT_MAX_TOKENS, type LlmSettings } from '../engines/llm/client';
+import { createLlmClient, type LlmSettings } from '../engines/llm/client';
+import { DEFAULT_MAX_TOKENS } from '../common/llm-roles';
 import { LLM_FAILURE } from '../common/failures';
 import { EngineError } from '../engines/errors';
 import { decomposeStatement, formalizeStatement, judgeStatement } from '../engines/llm/stages';

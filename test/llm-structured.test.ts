@@ -3,8 +3,8 @@ import { z } from 'zod';
 import { createLlmClient, type LlmClient } from '../engines/llm/client';
 import { LLM_FAILURE } from '../common/failures';
 import { EngineError } from '../engines/errors';
-import { toStrictJsonSchema } from '../engines/llm/strict-schema';
-import { askStructured, jsonText, parseJsonReply } from '../engines/llm/structured';
+import { toStrictJsonSchema } from '../engines/llm/strict-json-schema';
+import { askStructured, jsonText, parseJsonReply } from '../engines/llm/ask-parsed';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from './fakes/openai-server';
 
 const Verdict = z.object({ grade: z.number().int().min(0).max(10), note: z.string().min(1) });

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startFormalization } from '../api/runs';
+import { startFormalization } from '../client/runs';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult } from '../common/types';
 import { defaultBrain, startFakeOpenAI, type FakeOpenAI, type FakeReply } from './fakes/openai-server';
 import { fakeRepl, type FakeRepl } from './fakes/fake-repl-harness';

@@ -6,7 +6,7 @@ import { loadCorpus, type Declaration } from '../engines/retrieval/corpus';
 import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
 import { leaveOutNames } from '../engines/retrieval/leave-out';
 import { retrievePremises } from '../engines/retrieval/retrieve-premises';
-import { illustrate } from '../engines/retrieval/greedy-examples';
+import { illustrate } from '../engines/retrieval/illustrate';
 import { AnalogyIndex } from '../engines/retrieval/analogy';
 import { PremiseReranker } from '../engines/retrieval/premise-reranker';
 import type { Hit, PremiseIndex, SearchOptions } from '../engines/retrieval/premise-index';

@@ -6,7 +6,7 @@ import { APIConnectionTimeoutError } from 'openai';
 import { describe, expect, it } from 'vitest';
 import { toTemporalFailure } from '../activities/failures';
 import { toLlmError } from '../engines/llm/errors';
-import { describeRunFailure } from '../api/run-failure';
+import { describeRunFailure } from '../client/run-failure';
 
 const target = { model: 'gemma-3-270m', baseURL: 'http://127.0.0.1:8000/v1', timeoutMs: 120_000 };
 

@@ -86,7 +86,7 @@ describe('a sweep with a budget', () => {
 
     // The report's protocol names the models that answered, the screen, driftline, the
     // configurations resolved with their defaults, and each fact once.
-    const { sweepReportInput } = await import('../api/sweep-report');
+    const { sweepReportInput } = await import('../client/sweep-report');
     const { renderSweepReport } = await import('../engines/report/write-report');
     const input = (await sweepReportInput(s.results, 'budget-ample'))!;
     expect(input.sweep.models!.map((m) => `${m.stage}:${m.model}`).sort()).toEqual(expect.arrayContaining([`draftStatement:${FAKE_MODELS.formalizer}`, `judge:${FAKE_MODELS.judge}`]));

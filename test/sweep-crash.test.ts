@@ -12,7 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporal } from '../infra/temporal-connection';
 import type { SweepProgress, SweepRunRecord } from '../common/sweep';
-import { startSweep } from '../api/sweeps';
+import { startSweep } from '../client/sweeps';
 import { ResultsDb, resultsLocation } from '../engines/results/results-db';
 import { loadBenchmarks } from '../engines/benchmarks/load';
 import { startDevServer, type DevServer } from '../infra/temporal-server';

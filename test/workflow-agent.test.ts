@@ -9,7 +9,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { activityTypesOf } from './helpers/history';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
-import { getFormalization } from '../api/runs';
+import { getFormalization } from '../client/runs';
 import { createStack, FAKE_TRANSLATOR, startTemporal, type TestStack } from './helpers/stack';
 import { answer, FAKE_MODELS, toolCall, type FakeRequest } from './fakes/openai-server';
 import { HOSTILE_FILE, refusingCompile } from './helpers/refusing-lean';

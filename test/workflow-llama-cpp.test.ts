@@ -3,7 +3,7 @@
 // with a failure message that names the stage, the model, the endpoint and the reason.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { getFormalization } from '../api/runs';
+import { getFormalization } from '../client/runs';
 import { createStack, startTemporal, type StackOptions, type TestStack } from './helpers/stack';
 import { FAKE_MODELS } from './fakes/openai-server';
 

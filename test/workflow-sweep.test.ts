@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { CONFIG_KEY, SWEEP_KEY } from '../common/search-attributes';
 import type { SweepInput, SweepProgress } from '../common/sweep';
-import { signalSweep } from '../api/sweeps';
+import { signalSweep } from '../client/sweeps';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from './fakes/openai-server';
 import { MINI_BENCHMARK, miniSpec, progressOf, startOnStack, waitFor } from './helpers/sweep';

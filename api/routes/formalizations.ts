@@ -15,7 +15,7 @@ import {
   runInput,
   startFormalization,
   type StartRequest,
-} from '../runs';
+} from '../../client/runs';
 import { HttpProblem, problemResponses, sendProblem } from '../problem';
 import { CancelSchema, ID_MAX, ID_PATTERN, OutcomeSchema, RunListSchema, RunViewSchema, StartedSchema, StatusSchema } from '../schemas';
 import type { RunLinker } from '../links';

@@ -6,9 +6,9 @@ import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provi
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../sweeps';
-import { sweepReportInput } from '../sweep-report';
-import { temporalUiLink } from '../runs';
+import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../../client/sweeps';
+import { sweepReportInput } from '../../client/sweep-report';
+import { temporalUiLink } from '../../client/runs';
 import { HttpProblem, problemResponses } from '../problem';
 import { BenchmarkError, contentFreeMessage, loadBenchmarks } from '../../engines/benchmarks/load';
 import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from '../../engines/sweeps/sweep-file';

@@ -2,7 +2,7 @@
 // Lean runner. Lean's verdict is data (a CompileResult); only infrastructure faults throw.
 import type { CompileResult } from '../../common/types';
 import { invalidStatementReason } from './lean-source';
-import type { CheckOptions, LeanRunner } from './runner';
+import type { CheckOptions, LeanRunner } from './runner-contract';
 import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from './statement-safety';
 
 export interface CompileOptions extends CheckOptions {

@@ -14,7 +14,7 @@ import { EngineError } from '../errors';
 import type { CompileResult } from '../../common/types';
 import { importHeader } from './header-import';
 import { buildCheckSource, compileStatus, toLeanMessages, type CheckSource } from './lean-source';
-import type { CheckOptions, LeanRunner, RunnerLog } from './runner';
+import type { CheckOptions, LeanRunner, RunnerLog } from './runner-contract';
 import { canMeasureRss, groupRssMb } from './process-memory';
 import { ReplCrashedError, ReplProcess, ReplTimeoutError } from './repl-process';
 import { isErrorReply, UNKNOWN_ENVIRONMENT, type ReplReply } from './repl-protocol';

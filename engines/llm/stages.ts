@@ -4,7 +4,7 @@ import type { LlmClient } from './client';
 import { buildDecomposeMessages, DECOMPOSE_SCHEMA_NAME, DecomposeReply, toSubQueries } from './decompose-prompt';
 import { buildFormalizeMessages, extractLeanStatement, leanStatementGrammar } from './formalize-prompt';
 import { buildJudgeMessages, enforceVerdict, JUDGE_SCHEMA_NAME, JudgeReply } from './judge-prompt';
-import { askParsed, askStructured } from './structured';
+import { askParsed, askStructured } from './ask-parsed';
 
 export async function decomposeStatement(llm: LlmClient, statement: string, signal?: AbortSignal): Promise<SubQuery[]> {
   const reply = await askStructured(llm, 'decomposer', buildDecomposeMessages(statement), DecomposeReply, DECOMPOSE_SCHEMA_NAME, {

@@ -6,11 +6,12 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../common/types';
-import type { RUN_EVENT_TYPES } from './schemas';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 type Payload = proto.temporal.api.common.v1.IPayload;
 
+/** The kinds of event a run's stream carries (the API's event schema is built from this list). */
+export const RUN_EVENT_TYPES = ['run.started', 'stage.started', 'stage.completed', 'stage.failed', 'run.completed', 'run.failed', 'run.canceled'] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
 export interface RunEvent {

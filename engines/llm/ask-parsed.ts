@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ChatMessage, JsonReplyFormat, LlmClient, LlmRole } from './client';
 import { LLM_FAILURE } from '../../common/failures';
 import { EngineError } from '../errors';
-import { toStrictJsonSchema } from './strict-schema';
+import { toStrictJsonSchema } from './strict-json-schema';
 import { truncatedError } from './errors';
 
 export interface AskOptions {

@@ -1,5 +1,5 @@
 // The `LeanRunner` contract (what compile, the name tools and the equivalence check use) and
-// the runner for machines without Lean. The REPL pool implements it; lean-runner.ts builds one.
+// the runner for machines without Lean. The REPL pool implements it; create-runner.ts builds one.
 import type { CompileResult } from '../../common/types';
 
 export interface CheckOptions {

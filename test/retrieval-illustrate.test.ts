@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadCorpus } from '../engines/retrieval/corpus';
-import { greedyCover, illustrate, rankCandidates, selectExamples } from '../engines/retrieval/greedy-examples';
+import { greedyCover, illustrate, rankCandidates, selectExamples } from '../engines/retrieval/illustrate';
 import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
 
 describe('greedyCover', () => {

@@ -1,7 +1,7 @@
 // Building the Lean runner: the REPL pool (repl-pool.ts) inside the sandbox (sandbox.ts), or,
 // when no REPL is configured, the runner that checks nothing and says so.
 import { ReplPool, type ReplPoolSettings } from './repl-pool';
-import { SkippedLeanRunner, type LeanRunner } from './runner';
+import { SkippedLeanRunner, type LeanRunner } from './runner-contract';
 import { DEFAULT_MAX_ADDRESS_SPACE_MB, DEFAULT_MAX_PROCESSES, sandboxCommand, type SandboxSettings } from './sandbox';
 
 export interface LeanRunnerSettings extends Omit<ReplPoolSettings, 'replCmd'> {

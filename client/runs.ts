@@ -77,7 +77,8 @@ export async function startFormalization(client: Client, request: StartRequest, 
 const QUERY_TIMEOUT_MS = 1500;
 
 /** `failed` covers runs that failed, timed out or were terminated; `canceled` was asked for. */
-export type RunStatus = 'running' | 'completed' | 'failed' | 'canceled';
+export const RUN_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export interface RunView {
   id: string;
