@@ -4,7 +4,7 @@
 //
 // New folders fit without editing this file: a workflow under workflows/ (sweep, agent) may
 // import common/ only; an engine under engines/<name>/ (results, sweep, report, agent) follows
-// the engine rules; api/ and bin/ may import activities/ and engines/.
+// the engine rules; api/ and bin/ may import activities/ and engines/, and serve mcp/.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -33,7 +33,7 @@ module.exports = {
         'Engines are plain TypeScript over their clients: they never import activities/, api/, bin/, infra/ or workflows/. ' +
         'Hand them what they need (clients, settings) from the entry point or the activity factory.',
       from: { path: '^engines/' },
-      to: { path: '^(activities|api|bin|infra|workflows)/' },
+      to: { path: '^(activities|api|bin|infra|workflows|mcp)/' },
     },
     {
       name: 'engines-no-temporal',
@@ -49,7 +49,7 @@ module.exports = {
       severity: 'error',
       comment: 'Activities are built by factories handed their clients: they never import api/, bin/, infra/ or workflow code.',
       from: { path: '^activities/' },
-      to: { path: '^(api|bin|infra|workflows)/' },
+      to: { path: '^(api|bin|infra|workflows|mcp)/' },
     },
     {
       name: 'common-imports-only-common',
@@ -58,7 +58,7 @@ module.exports = {
         'common/ is shared by workflows and everything else: it imports only common/ and pure packages, ' +
         'never project layers or Node built-ins.',
       from: { path: '^common/' },
-      to: { path: '^(activities|engines|api|bin|infra|workflows|bench|test)/' },
+      to: { path: '^(activities|engines|api|bin|infra|workflows|mcp|bench|test)/' },
     },
     {
       name: 'common-no-node-builtins',
@@ -66,6 +66,24 @@ module.exports = {
       comment: 'common/ is bundled into workflows: no Node built-ins (fs, path, crypto, …).',
       from: { path: '^common/' },
       to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'mcp-is-a-client',
+      severity: 'error',
+      comment:
+        'The MCP server (mcp/) calls the running service as the API and the CLI do: it imports client/ (starting and reading ' +
+        'runs, sweeps), common/, engines/ (pure parts and types) and packages, never activities/, workflows/, infra/, bin/ or api/. ' +
+        'The entry points (bin/mcp-command.ts, api/mcp-route.ts) build its parts and hand them over. ' +
+        '(Until api/runs.ts, run-events.ts and sweeps.ts have moved to client/, mcp/ imports them from api/.)',
+      from: { path: '^mcp/' },
+      to: { path: '^(activities|workflows|infra|bin|api)/', pathNot: '^api/(runs|run-events|sweeps)\\.ts$' },
+    },
+    {
+      name: 'only-entry-points-import-mcp',
+      severity: 'error',
+      comment: 'mcp/ is served by the entry points: bin/ (`driftline mcp`, stdio) and api/ (POST /mcp); tests drive it too.',
+      from: { pathNot: '^(mcp|bin|api|test)/' },
+      to: { path: '^mcp/' },
     },
     {
       name: 'nothing-imports-bin',
