@@ -49,7 +49,10 @@ export function statementText(max: number, what: string) {
     .describe(`${what} (at most ${max} characters)`);
 }
 
-export const formalizeInput = (maxStatementChars: number, libraries: readonly string[], defaultLibrary: string) => ({
+// Input schemas are strict objects: an unknown argument is refused (as the API refuses an unknown
+// field), never silently dropped.
+export const formalizeInput = (maxStatementChars: number, libraries: readonly string[], defaultLibrary: string) =>
+  z.strictObject({
   statement: statementText(maxStatementChars, 'The informal statement, in words and formulas'),
   library: z
     .string()
@@ -58,35 +61,36 @@ export const formalizeInput = (maxStatementChars: number, libraries: readonly st
     .optional()
     .describe(libraries.length ? `The library to retrieve premises from: ${libraries.join(', ')} (default ${defaultLibrary})` : 'No library is served yet'),
   config: runConfigPatch.optional().describe('Run configuration: any subset of its fields (retrieval, repairRounds, mode, …), as in POST /v1/formalizations'),
+  });
+
+export const getRunInput = z.strictObject({
+  id: z.string().min(1).max(RUN_ID_MAX).describe('The run ID (as formalize or list_runs gave it)'),
 });
 
-export const getRunInput = {
-  id: z.string().min(1).max(RUN_ID_MAX).describe('The run ID (as formalize or list_runs gave it)'),
-};
-
-export const listRunsInput = {
+export const listRunsInput = z.strictObject({
   status: z.enum(RUN_STATUSES).optional().describe('Only runs with this status'),
   outcome: z.enum(OUTCOME_VALUES).optional().describe('Only runs that ended with this outcome'),
   library: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('Only runs on this library'),
   sweep: z.string().min(1).max(RUN_ID_MAX).regex(/^[A-Za-z0-9._:/-]+$/).optional().describe('Only runs of this sweep'),
   limit: z.number().int().min(1).max(200).optional().describe('Runs per page (default 20)'),
   pageToken: z.string().min(1).max(4096).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('The next page: nextPageToken of the previous answer, with the same filters'),
-};
+});
 
-export const searchPremisesInput = {
+export const searchPremisesInput = z.strictObject({
   query: z.string().min(1).max(2000).regex(/\S/, 'must not be empty').describe('What to look for: words, Lean names or a formula'),
   library: z.string().min(1).max(200).optional().describe('The library to search (default: the first served)'),
   k: z.number().int().min(1).max(100).optional().describe('How many premises (default 10)'),
-};
-
-export const checkLeanInput = (maxStatementChars: number) => ({
-  statement: statementText(maxStatementChars, 'One Lean 4 theorem statement, e.g. `theorem t (p : ℕ) (hp : p.Prime) : 2 ≤ p := by sorry`'),
-  gold: statementText(maxStatementChars, 'A reference statement: when the statement compiles, Lean checks that each proves the other').optional(),
 });
 
-export const sweepStatusInput = {
+export const checkLeanInput = (maxStatementChars: number) =>
+  z.strictObject({
+  statement: statementText(maxStatementChars, 'One Lean 4 theorem statement, e.g. `theorem t (p : ℕ) (hp : p.Prime) : 2 ≤ p := by sorry`'),
+  gold: statementText(maxStatementChars, 'A reference statement: when the statement compiles, Lean checks that each proves the other').optional(),
+  });
+
+export const sweepStatusInput = z.strictObject({
   id: z.string().min(1).max(SWEEP_ID_MAX).describe('The sweep ID'),
-};
+});
 
 const links = z.object({ temporalUi: z.string().describe("The page in the Temporal Web UI") });
 
