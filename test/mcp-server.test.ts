@@ -20,6 +20,7 @@ import { hashKey } from '../api/api-keys';
 import { registryCatalog } from '../api/library-catalog';
 import { TOOL_NAMES } from '../mcp/server';
 import type { CheckStatementsResult } from '../common/checks';
+import { recordHistory } from './helpers/history';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 import { miniSpec, MINI_BENCHMARK, startOnStack, waitFor } from './helpers/sweep';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from './fakes/openai-server';
@@ -313,6 +314,40 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
   it('an unknown run is an error when read as a resource', async () => {
     await expect(client.readResource({ uri: 'driftline://runs/no-such-run' })).rejects.toThrow(/no formalization with id "no-such-run"/);
   });
+});
+
+// The workflow behind check_lean, as a batch (what POST /v1/checks will send): one result per
+// statement in order, the screen's refusal a result like Lean's, equivalence only where asked.
+describe('checkStatements workflow', () => {
+  it('checks a batch: compiled, rejected by Lean, refused by the screen, equivalent to its gold', async () => {
+    const leaksBefore = stack.repl!.leaks().length;
+    const input = {
+      statements: [
+        { id: 'good', statement: GOOD_LEAN, gold: GOLD_LEAN },
+        { id: 'broken', statement: 'theorem t (p : ℕ) (hp : Nat.Primez p) : 2 ≤ p := by sorry', gold: GOLD_LEAN },
+        { id: 'hostile', statement: HOSTILE_LEAN },
+        { id: 'other', statement: 'theorem u (p : ℕ) (hp : Nat.Prime p) : 3 ≤ p := by sorry', gold: GOLD_LEAN },
+        { statement: 'theorem v : 1 + 1 = 2 := by sorry' },
+      ],
+      leanTaskQueue: stack.leanQueue,
+      concurrency: 2,
+    };
+    const id = `check-batch-${Date.now()}`;
+    const result = (await env.client.workflow.execute('checkStatements', { workflowId: id, taskQueue: stack.mainQueue, args: [input] })) as CheckStatementsResult;
+    await recordHistory(env.client, id, 'check-statements');
+    expect(result.results.map((r) => r.id)).toEqual(['good', 'broken', 'hostile', 'other', undefined]);
+    expect(result.results[0]).toMatchObject({ compiled: true, status: 'ok', equivalent: true });
+    // Not compiled: no equivalence check.
+    expect(result.results[1]).toMatchObject({ compiled: false, status: 'error' });
+    expect(result.results[1]!.equivalent).toBeUndefined();
+    expect(result.results[2]).toMatchObject({ compiled: false, status: 'refused' });
+    expect(result.results[2]!.messages[0]!.text).toMatch(/^refused before Lean: `#eval` runs code/);
+    expect(result.results[3]).toMatchObject({ compiled: true, equivalent: false });
+    expect(result.results[4]).toMatchObject({ compiled: true, status: 'ok' });
+    expect(result.results[4]!.equivalence).toBeUndefined();
+    expect(stack.repl!.leaks().length).toBe(leaksBefore);
+    expect(await env.client.workflow.getHandle(id).query('checkProgress')).toEqual({ total: 5, done: 5 });
+  }, 60_000);
 });
 
 describe('POST /mcp behind API keys', () => {
