@@ -191,16 +191,19 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
     expect(again.isError).toBeFalsy();
     expect(again.structuredContent).toMatchObject({ id: run.id, status: 'completed', formalStatement: run.formalStatement });
 
-    const listed = await call(client, 'list_runs', { status: 'completed', limit: 50 });
-    expect(listed.isError, text(listed)).toBeFalsy();
-    const items = (listed.structuredContent as { items: { id: string; status: string; library?: string }[] }).items;
-    expect(items.find((i) => i.id === run.id)).toMatchObject({ status: 'completed', library: FIXTURE_LIBRARY });
+    // Temporal's visibility store catches up with a closed run within moments.
+    const listedRun = await waitFor('the run in list_runs', async () => {
+      const listed = await call(client, 'list_runs', { status: 'completed', limit: 50 });
+      expect(listed.isError, text(listed)).toBeFalsy();
+      return (listed.structuredContent as { items: { id: string; status: string; library?: string }[] }).items.find((i) => i.id === run.id);
+    });
+    expect(listedRun).toMatchObject({ status: 'completed', library: FIXTURE_LIBRARY });
 
     const resource = await client.readResource({ uri: `driftline://runs/${run.id}` });
     expect(resource.contents[0]!.mimeType).toBe('application/json');
     expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({ id: run.id, formalStatement: run.formalStatement });
-    const { resources } = await client.listResources();
-    expect(resources.map((r) => r.uri)).toContain(`driftline://runs/${run.id}`);
+    const listedResource = await waitFor('the run among the resources', async () => (await client.listResources()).resources.find((r) => r.uri === `driftline://runs/${run.id}`));
+    expect(listedResource).toMatchObject({ name: run.id, mimeType: 'application/json' });
   }, 120_000);
 
   it('a cancelled formalize leaves its run going; get_run then reads it completed', async () => {
