@@ -4,11 +4,13 @@
 // premise search reads the same indexes as the API, sweeps the same results database. Stdout is
 // the protocol: every log line goes to stderr.
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { configOrExit, fail } from './cli-support';
+import { Client, Connection } from '@temporalio/client';
+import { configOrExit } from './cli-support';
 import { connectClient, temporalAddress } from '../infra/connect';
 import { runLlmSettings, temporalUiUrl } from '../infra/config';
 import { buildRetrieval, screenPolicyOf } from '../infra/deps';
 import { createLogger } from '../infra/logging';
+import { closeSafeRetryInterceptor } from '../infra/temporal-connection';
 import { openResults } from '../infra/results';
 import { registryCatalog } from '../api/library-catalog';
 import { createMcpServer } from '../mcp/server';
@@ -17,7 +19,12 @@ export async function mcpCommand(): Promise<void> {
   // A client of the service: the workers read the corpus files, this only names libraries.
   const cfg = configOrExit({ skipFileChecks: true });
   const log = createLogger('driftline-mcp', { stderr: true });
-  const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
+  // An assistant starts this with its session, perhaps before the stack: without Temporal the
+  // server starts all the same, on a connection that reaches Temporal once it answers.
+  const client = await connectClient(cfg).catch((err: Error) => {
+    log.warn(`${err.message} The MCP server starts anyway; its tools work once Temporal answers.`);
+    return new Client({ connection: Connection.lazy({ address: temporalAddress(cfg), interceptors: [closeSafeRetryInterceptor()] }), namespace: cfg.temporal.namespace });
+  });
   const { registry } = await buildRetrieval(cfg, log);
   const results = await openResults(cfg);
   const server = createMcpServer({

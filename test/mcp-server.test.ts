@@ -73,14 +73,14 @@ function apiServer(extra: { apiKeys?: { name: string; sha256: string }[]; rateLi
   });
 }
 
-async function stdioClient(): Promise<Client> {
+async function stdioClient(temporalAddress = env.address): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [DRIFTLINE, 'mcp'],
     cwd: ROOT,
     env: {
       ...(process.env as Record<string, string>),
-      TEMPORAL_ADDRESS: env.address,
+      TEMPORAL_ADDRESS: temporalAddress,
       DRIFTLINE_DATA_DIR: stack.dataDir,
       DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`,
       DRIFTLINE_LOG_PRETTY: '0',
@@ -134,7 +134,7 @@ afterAll(async () => {
 }, 60_000);
 
 const transports: [string, () => Promise<Client>][] = [
-  ['stdio (driftline mcp)', stdioClient],
+  ['stdio (driftline mcp)', () => stdioClient()],
   ['streamable HTTP (POST /mcp)', () => httpClient()],
 ];
 
@@ -317,6 +317,16 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
   it('an unknown run is an error when read as a resource', async () => {
     await expect(client.readResource({ uri: 'driftline://runs/no-such-run' })).rejects.toThrow(/no formalization with id "no-such-run"/);
   });
+});
+
+describe('driftline mcp before the stack is up', () => {
+  it('starts all the same (an assistant may start it first) and says so on stderr', async () => {
+    const client = await stdioClient('127.0.0.1:1');
+    expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([...TOOL_NAMES].sort());
+    expect(stdioLog).toContain('Cannot reach Temporal at 127.0.0.1:1');
+    expect(stdioLog).toContain('The MCP server starts anyway');
+    await client.close();
+  }, 60_000);
 });
 
 // The workflow behind check_lean, as a batch (what POST /v1/checks will send): one result per
