@@ -309,7 +309,6 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
     ['k out of range', 'search_premises', { query: 'prime', k: 0 }, /\bk\b/],
   ])('%s is a tool error with the reason', async (_what, tool, args, reason) => {
     const result = await call(client, tool, args);
-    if (process.env.SHOW_MCP_ERRORS) console.log(`${_what}: ${text(result)}`);
     expect(result.isError, JSON.stringify(result)).toBe(true);
     expect(text(result)).toMatch(reason);
   });
