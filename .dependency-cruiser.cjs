@@ -35,7 +35,7 @@ module.exports = {
         'Engines are plain TypeScript over their clients: they never import activities/, api/, bin/, infra/ or workflows/. ' +
         'Hand them what they need (clients, settings) from the entry point or the activity factory.',
       from: { path: '^engines/' },
-      to: { path: '^(activities|api|bin|infra|workflows)/' },
+      to: { path: '^(activities|api|bin|infra|workflows|mcp)/' },
     },
     {
       name: 'engines-no-temporal',
@@ -51,7 +51,7 @@ module.exports = {
       severity: 'error',
       comment: 'Activities are built by factories handed their clients: they never import api/, bin/, infra/ or workflow code.',
       from: { path: '^activities/' },
-      to: { path: '^(api|bin|infra|workflows)/' },
+      to: { path: '^(api|bin|infra|workflows|mcp)/' },
     },
     {
       name: 'common-imports-only-common',
@@ -60,7 +60,7 @@ module.exports = {
         'common/ is shared by workflows and everything else: it imports only common/ and pure packages, ' +
         'never project layers or Node built-ins.',
       from: { path: '^common/' },
-      to: { path: '^(activities|engines|api|bin|infra|workflows|bench|test)/' },
+      to: { path: '^(activities|engines|api|bin|infra|workflows|mcp|bench|test)/' },
     },
     {
       name: 'common-no-node-builtins',
@@ -93,6 +93,23 @@ module.exports = {
       comment: 'client/ belongs to the entry points: common/, engines/, activities/ and workflows/ never import it.',
       from: { path: '^(common|engines|activities|workflows)/' },
       to: { path: '^client/' },
+    },
+    {
+      name: 'mcp-is-a-client',
+      severity: 'error',
+      comment:
+        'The MCP server (mcp/) calls the running service as the API and the CLI do: it imports client/ (starting and reading ' +
+        'runs, sweeps), common/, engines/ (pure parts and types) and packages, never activities/, workflows/, infra/, bin/ or api/. ' +
+        'The entry points (bin/mcp-command.ts, api/mcp-route.ts) build its parts and hand them over.',
+      from: { path: '^mcp/' },
+      to: { path: '^(activities|workflows|infra|bin|api)/' },
+    },
+    {
+      name: 'only-entry-points-import-mcp',
+      severity: 'error',
+      comment: 'mcp/ is served by the entry points: bin/ (`driftline mcp`, stdio) and api/ (POST /mcp); tests drive it too.',
+      from: { pathNot: '^(mcp|bin|api|test)/' },
+      to: { path: '^mcp/' },
     },
     {
       name: 'nothing-imports-bin',

@@ -14,7 +14,7 @@ import type { Logger } from 'pino';
 import type { ApiKey } from '../client/api-keys';
 import { requireApiKey } from './auth';
 import { parseJsonBody } from './json-body';
-import type { LibraryCatalog } from './library-catalog';
+import type { LibraryCatalog } from '../client/library-catalog';
 import { runLinker } from './links';
 import { describeValidation, HttpProblem, problem, PROBLEM_TYPE, sendProblem } from './problem';
 import { eventRoutes } from './routes/events';
@@ -26,6 +26,7 @@ import { frameworkResponses } from './framework-responses';
 import { addOperationLinks, type OpenApiDocument } from './openapi-links';
 import { webRoutes } from './web';
 import { sweepRoutes, type SweepRoutesOptions } from './routes/sweeps';
+import { mcpRoutes } from './mcp-route';
 import { ID_RULE, type ReadinessReport } from './schemas';
 import type { LlmBudget } from '../common/types';
 
@@ -197,6 +198,24 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
         namespace: options.namespace ?? options.temporal.options.namespace,
       });
     }
+    // The MCP server over streamable HTTP, behind the same keys and rate limits as /v1.
+    await v1.register(mcpRoutes, {
+      deps: {
+        temporal: options.temporal,
+        libraries: options.libraries,
+        defaultLibrary: options.defaultLibrary,
+        maxStatementChars: options.maxStatementChars,
+        ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+        ...(options.sweeps?.leanTaskQueue ? { leanTaskQueue: options.sweeps.leanTaskQueue } : {}),
+        ...(options.llm ? { llm: options.llm } : {}),
+        ...(options.providerNames ? { providerNames: options.providerNames } : {}),
+        ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
+        ...(options.catalog ? { search: options.catalog } : {}),
+        ...(options.sweeps ? { results: options.sweeps.results } : {}),
+        temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
+        namespace: options.namespace ?? options.temporal.options.namespace,
+      },
+    });
   });
 
   return app;

@@ -45,6 +45,11 @@ program
   });
 
 program
+  .command('mcp')
+  .description('serve the Model Context Protocol over stdio (for AI coding assistants), against TEMPORAL_ADDRESS and the data directory')
+  .action(async () => (await import('./mcp-command')).mcpCommand());
+
+program
   .command('setup-temporal')
   .description("register driftline's search attributes on the Temporal cluster at TEMPORAL_ADDRESS (waits for it)")
   .action(async () => {

@@ -4,7 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { ApiOptions } from '../api/server';
 import { createReadinessCheck, type ReadinessDeps } from '../api/readiness';
-import type { LibraryCatalog } from '../api/library-catalog';
+import type { LibraryCatalog } from '../client/library-catalog';
 import { llmTaskQueue } from '../common/run-config-schema';
 import type { ResultsDb } from '../engines/results/results-db';
 import { readProviderStatuses } from '../engines/llm/provider-status-file';

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import type { Client } from '@temporalio/client';
 import { buildServer } from '../api/server';
-import { registryCatalog } from '../api/library-catalog';
+import { registryCatalog } from '../client/library-catalog';
 import { apiOptionsFor, readinessFor } from './api-options';
 import { apiListenHost, ConfigError, loadConfig, missingServices, temporalUiUrl, type Config } from './config';
 import { connectClient } from './connect';

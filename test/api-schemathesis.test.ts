@@ -16,7 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { buildServer } from '../api/server';
 import { hashKey } from '../client/api-keys';
-import { registryCatalog } from '../api/library-catalog';
+import { registryCatalog } from '../client/library-catalog';
 import { IndexRegistry } from '../engines/retrieval/index-registry';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, workflowBundle, type TestStack } from './helpers/stack';
 import { findSchemathesis } from './helpers/schemathesis';

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { buildServer, type ApiOptions, type ReadinessReport } from '../api/server';
 import { hashKey } from '../client/api-keys';
-import { registryCatalog } from '../api/library-catalog';
+import { registryCatalog } from '../client/library-catalog';
 import { IndexRegistry } from '../engines/retrieval/index-registry';
 import { join } from 'node:path';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';

@@ -18,11 +18,13 @@ const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 describe('replay of recorded histories', () => {
   it('has recorded histories of every path that matters to replay', () => {
     // A completed run, repair rounds (with name resolution), an equivalence check, a skipped
-    // compile, an index build, an agent run (formalizeAgent) and a sweep; and runs recorded
+    // compile, an index build, an agent run (formalizeAgent), a sweep and a batch of Lean
+    // checks (checkStatements); and runs recorded
     // before the ledger read became a local activity (the 'llm-usage-local' patch), which
     // still replay on the old path.
     expect(files.sort()).toEqual([
       'build-index.json',
+      'check-statements.json',
       'formalize-agent-before-usage-local.json',
       'formalize-agent-completed.json',
       'formalize-compile-skipped.json',
