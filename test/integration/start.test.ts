@@ -123,7 +123,7 @@ describe('npm start', () => {
     expect(existsSync(join(dataDir, 'stack.pids'))).toBe(true);
     expect(output).toMatch(/built the index \(none existed yet\)/);
     expect(output).toContain(`API          ${api}`);
-    expect(output).toMatch(/Temporal UI  http:\/\/127\.0\.0\.1:\d+/);
+    expect(output).toMatch(/Temporal UI {2}http:\/\/127\.0\.0\.1:\d+/);
     expect(existsSync(join(dataDir, 'temporal.db'))).toBe(true);
 
     // The main worker probes the LLM at start; /readyz shows what it found.
