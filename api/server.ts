@@ -16,7 +16,7 @@ import { requireApiKey } from './auth';
 import { parseJsonBody } from './json-body';
 import type { LibraryCatalog } from '../client/library-catalog';
 import { runLinker } from './links';
-import { describeValidation, HttpProblem, problem, PROBLEM_TYPE, sendProblem } from './problem';
+import { describeValidation, HttpProblem, problem, sendProblem } from './problem';
 import { eventRoutes } from './routes/events';
 import { formalizationRoutes } from './routes/formalizations';
 import { healthRoutes } from './routes/health';

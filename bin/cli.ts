@@ -1,7 +1,7 @@
 // The `driftline` command line: start runs, run workers, start the whole stack.
 // Only commander (and the run configuration's option table) is imported up front: every command
 // loads what it needs when it runs, and a command group's module is loaded only when that group
-// is named, so `driftline --help` starts in a fraction of a second (test/cli-build.test.ts checks
+// is named, so `driftline --help` starts in a fraction of a second (test/integration/cli-build.test.ts checks
 // what the compiled entry imports).
 import { Command, Option } from 'commander';
 import { addRunConfigOptions } from './run-config-options';

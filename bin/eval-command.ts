@@ -195,7 +195,7 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
   const leaveOut = opts.leaveOut ?? 'item';
   const subqueries = opts.mode === 'drift' ? await decompositions(cfg, items, Boolean(opts.json)) : undefined;
   let index: PremiseIndex;
-  let setupNotes: string[] = [];
+  let setupNotes: string[];
   let close = async () => {};
   if (opts.inMemory) {
     index = await buildIndex(cfg, library, opts.retriever, opts);

@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { buildServer } from '../api/server';
 import { registryCatalog } from '../client/library-catalog';
 import { apiOptionsFor, readinessFor } from './api-options';
-import { apiListenHost, ConfigError, loadConfig, missingServices, temporalUiUrl, type Config } from './config';
+import { apiListenHost, ConfigError, loadConfig, missingServices, type Config } from './config';
 import { connectClient } from './connect';
 import { buildRetrieval, leanSandboxSettings } from './deps';
 import { sandboxCommand, SandboxUnavailableError } from '../engines/lean/sandbox';

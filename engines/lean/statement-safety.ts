@@ -90,6 +90,7 @@ const HASH_WHY: Record<string, string> = {
 };
 
 /** `#` commands of Lean core, Batteries and Mathlib (a library's dump adds its own). */
+// prettier-ignore
 const HASH_COMMANDS = [
   '#eval', '#eval!', '#check', '#check_failure', '#print', '#reduce', '#synth', '#exit', '#guard', '#guard_msgs', '#guard_expr',
   '#help', '#lint', '#find', '#simp', '#norm_num', '#conv', '#whnf', '#whnfR', '#leansearch', '#loogle', '#moogle', '#html',

@@ -9,6 +9,7 @@ export function toJsonl(records: SweepRunRecord[]): string {
 
 const TIMED_STAGES: Stage[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'repair', 'judge'];
 
+// prettier-ignore
 export const CSV_COLUMNS = [
   'sweepId', 'config', 'configHash', 'item', 'sample', 'workflowId', 'outcome', 'compiled', 'checked', 'equivalent',
   'judgeGrade', 'faithful', 'repairRounds', 'attempts', 'premises', 'goldPremises', 'tags',
