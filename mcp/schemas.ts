@@ -5,6 +5,7 @@ import * as z from 'zod';
 import { RunConfigPatchSchema } from '../common/run-config-schema';
 import type { Outcome } from '../common/types';
 import type { SweepStatus } from '../common/sweep';
+import type { RunSummary } from '../client/runs';
 
 /** Run ids: at most this long (the API's limit). */
 export const RUN_ID_MAX = 200;
@@ -139,11 +140,18 @@ export const listRunsOutput = {
       stage: z.string().optional(),
       outcome: z.string().optional(),
       sweep: z.string().optional(),
+      statement: z.string().optional().describe("The statement's first words"),
+      item: z.string().optional().describe("The benchmark item (a sweep's runs)"),
       links,
     }),
   ),
   nextPageToken: z.string().optional(),
 };
+// Every field of a run summary is in the tool's output (the output is checked against it, so a
+// field the client adds and this schema lacks would fail every list_runs call).
+type RunSummaryFieldsCovered = Exclude<keyof RunSummary, keyof z.infer<(typeof listRunsOutput.items)['element']>>;
+const runSummaryCovered: RunSummaryFieldsCovered extends never ? true : never = true;
+void runSummaryCovered;
 
 export const searchPremisesOutput = {
   library: z.string(),

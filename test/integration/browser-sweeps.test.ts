@@ -12,12 +12,12 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { build } from 'vite';
-import { buildServer } from '../api/server';
-import { defaultBrain, type FakeReply } from './fakes/openai-server';
-import { browserAvailable, launchBrowser, screenshotPath } from './helpers/browser';
-import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
-import { MINI_BENCHMARK, miniSpec, progressOf, startOnStack, waitFor } from './helpers/sweep';
-import { startFormalization } from '../client/runs';
+import { buildServer } from '../../api/server';
+import { defaultBrain, type FakeReply } from '../fakes/openai-server';
+import { browserAvailable, launchBrowser, screenshotPath } from '../helpers/browser';
+import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
+import { MINI_BENCHMARK, miniSpec, progressOf, startOnStack, waitFor } from '../helpers/sweep';
+import { startFormalization } from '../../client/runs';
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
 const STATEMENT = 'Every prime number greater than two is odd, and so is its square.';
@@ -34,7 +34,7 @@ beforeAll(async () => {
   if (!browserAvailable) return;
   webRoot = mkdtempSync(join(tmpdir(), 'driftline-web-'));
   await build({
-    configFile: fileURLToPath(new URL('../web/vite.config.ts', import.meta.url)),
+    configFile: fileURLToPath(new URL('../../web/vite.config.ts', import.meta.url)),
     build: { outDir: webRoot, emptyOutDir: true },
     logLevel: 'error',
   });

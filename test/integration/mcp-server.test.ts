@@ -15,17 +15,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { buildServer } from '../api/server';
-import { hashKey } from '../client/api-keys';
-import { registryCatalog } from '../client/library-catalog';
-import { TOOL_NAMES } from '../mcp/server';
-import type { CheckStatementsResult } from '../common/checks';
-import { recordHistory } from './helpers/history';
-import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
-import { miniSpec, MINI_BENCHMARK, startOnStack, waitFor } from './helpers/sweep';
-import { defaultBrain, FAKE_MODELS, type FakeHandler } from './fakes/openai-server';
+import { buildServer } from '../../api/server';
+import { hashKey } from '../../client/api-keys';
+import { registryCatalog } from '../../client/library-catalog';
+import { TOOL_NAMES } from '../../mcp/server';
+import type { CheckStatementsResult } from '../../common/checks';
+import { recordHistory } from '../helpers/history';
+import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
+import { miniSpec, MINI_BENCHMARK, startOnStack, waitFor } from '../helpers/sweep';
+import { defaultBrain, FAKE_MODELS, type FakeHandler } from '../fakes/openai-server';
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DRIFTLINE = join(ROOT, 'bin/driftline.js');
 const KEY = 'dl_test-key-for-mcp';
 

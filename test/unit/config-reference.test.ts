@@ -4,10 +4,10 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigSchema, ENV_KEYS, OTHER_ENV_VARIABLES } from '../infra/config';
-import { envSettings } from '../infra/config-env';
-import { configurationReference, REFERENCE_PATH } from '../infra/config-reference';
-import { PROJECT_ROOT } from '../infra/temporal-cli';
+import { ConfigSchema, ENV_KEYS, OTHER_ENV_VARIABLES } from '../../infra/config';
+import { envSettings } from '../../infra/config-env';
+import { configurationReference, REFERENCE_PATH } from '../../infra/config-reference';
+import { PROJECT_ROOT } from '../../infra/temporal-cli';
 
 /** Product code: whatever reads the environment at run time. */
 const PRODUCT_DIRS = ['activities', 'api', 'bin', 'client', 'common', 'engines', 'infra', 'workflows'];

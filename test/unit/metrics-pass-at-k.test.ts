@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { SweepRunRecord } from '../common/sweep';
-import { passAtK } from '../engines/metrics/pass-at-k';
-import { computeSweepMetrics } from '../engines/metrics/sweep-metrics';
-import { renderSweepReport } from '../engines/report/write-report';
-import { runRecord } from './helpers/sweep-records';
+import type { SweepRunRecord } from '../../common/sweep';
+import { passAtK } from '../../engines/metrics/pass-at-k';
+import { computeSweepMetrics } from '../../engines/metrics/sweep-metrics';
+import { renderSweepReport } from '../../engines/report/write-report';
+import { runRecord } from '../helpers/sweep-records';
 
 // n = 5 samples, c successes, worked by hand from 1 − C(5−c, k)/C(5, k) with
 // C(5, k) = 5, 10, 10, 5, 1 for k = 1..5.
