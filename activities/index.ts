@@ -127,27 +127,8 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
       return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => formalizeStatement(deps.llm, input, signal)));
     },
 
+    // The judge engine keeps the rule: never faithful unless Lean accepted the statement.
     async judge(input: JudgeInput): Promise<JudgeVerdict> {
-      if (input.refused !== undefined) {
-        // The screen refused it before Lean: graded as a statement that did not compile (it cannot
-        // be used as it is), never faithful, and the explanation says who decided.
-        const { refused, ...rest } = input;
-        const verdict = await meteredCall(deps.ledger, input.meter, () => engineCall((signal) => judgeStatement(deps.llm, { ...rest, compiled: false }, signal)));
-        return {
-          ...verdict,
-          faithful: false,
-          explanation: `${verdict.explanation} (Refused by the statement screen before Lean, so it cannot count as faithful: ${refused})`,
-        };
-      }
-      if (input.checked === false) {
-        // Without Lean nothing is known to compile: grade the meaning, but never call it faithful.
-        const verdict = await meteredCall(deps.ledger, input.meter, () => engineCall((signal) => judgeStatement(deps.llm, { ...input, compiled: true }, signal)));
-        return {
-          ...verdict,
-          faithful: false,
-          explanation: `${verdict.explanation} (Not compiled: no Lean REPL is configured, so the statement cannot count as faithful.)`,
-        };
-      }
       return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => judgeStatement(deps.llm, input, signal)));
     },
   };

@@ -22,12 +22,38 @@ export async function formalizeStatement(
   return askParsed(llm, 'formalizer', buildFormalizeMessages(input), extractLeanStatement, { signal, grammar: leanStatementGrammar });
 }
 
+/**
+ * The judge: grades how faithfully the Lean statement says what the informal one says. Never
+ * faithful unless Lean accepted it: a statement Lean rejected is capped (enforceVerdict); one the
+ * statement screen refused before Lean is graded as not compiled; one Lean never checked (no
+ * REPL configured) is graded on its meaning alone. The last two say so in the explanation.
+ */
 export async function judgeStatement(
   llm: LlmClient,
   input: JudgeInput,
   signal?: AbortSignal,
   opts: { rubric?: string } = {},
 ): Promise<JudgeVerdict> {
-  const reply = await askStructured(llm, 'judge', buildJudgeMessages(input, opts.rubric), JudgeReply, JUDGE_SCHEMA_NAME, { signal });
-  return enforceVerdict(reply, input.compiled);
+  const ask = async (asked: JudgeInput): Promise<JudgeVerdict> => {
+    const reply = await askStructured(llm, 'judge', buildJudgeMessages(asked, opts.rubric), JudgeReply, JUDGE_SCHEMA_NAME, { signal });
+    return enforceVerdict(reply, asked.compiled);
+  };
+  if (input.refused !== undefined) {
+    const { refused, ...rest } = input;
+    const verdict = await ask({ ...rest, compiled: false });
+    return {
+      ...verdict,
+      faithful: false,
+      explanation: `${verdict.explanation} (Refused by the statement screen before Lean, so it cannot count as faithful: ${refused})`,
+    };
+  }
+  if (input.checked === false) {
+    const verdict = await ask({ ...input, compiled: true });
+    return {
+      ...verdict,
+      faithful: false,
+      explanation: `${verdict.explanation} (Not compiled: no Lean REPL is configured, so the statement cannot count as faithful.)`,
+    };
+  }
+  return ask(input);
 }
