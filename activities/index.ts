@@ -19,6 +19,7 @@ import type {
   RetrieveOutput,
   SubQuery,
   FormalizeStageInput,
+  RepairStageInput,
   LeanMessage,
   LlmMeter,
   LlmUsageReport,
@@ -27,7 +28,7 @@ import { activityFailure, mapEngineErrors } from './failures';
 import { withHeartbeat } from './heartbeat';
 import { meteredCall, usageReport, type LedgerTotals } from './llm-meter';
 import type { LlmClient } from '../engines/llm/client';
-import { decomposeStatement, formalizeStatement, judgeStatement } from '../engines/llm/stages';
+import { decomposeStatement, formalizeStatement, judgeStatement, repairStatement } from '../engines/llm/stages';
 import type { IndexRegistry } from '../engines/retrieval/index-registry';
 import type { PremiseIndex } from '../engines/retrieval/premise-index';
 import type { RetrievalUse } from '../engines/retrieval/rerank';
@@ -123,6 +124,16 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
       });
     },
 
+    async formalize(input: FormalizeStageInput): Promise<string> {
+      return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => formalizeStatement(deps.llm, input, signal)));
+    },
+
+    async repair(input: RepairStageInput): Promise<string> {
+      return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => repairStatement(deps.llm, input, signal)));
+    },
+
+    // The name both stages had before runs called them by theirs ('formalize-repair-activities'
+    // patch); kept so runs started before it finish and their histories replay.
     async draftStatement(input: FormalizeStageInput): Promise<string> {
       return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => formalizeStatement(deps.llm, input, signal)));
     },

@@ -75,6 +75,8 @@ export const STAGE_OF_ACTIVITY: Record<string, string> = {
   retrieve: 'retrieve',
   illustrate: 'illustrate',
   formalize: 'formalize',
+  repair: 'repair',
+  // Both stages' activity in runs started before they had their own names.
   draftStatement: 'formalize',
   compile: 'compile',
   resolveName: 'repair',

@@ -215,6 +215,11 @@ export interface FormalizeResult {
   tools?: ToolUse[];
   /** The Lean equivalence check against `goldStatement`, when one was given and it compiled. */
   equivalence?: EquivalenceResult | null;
+  /** Set when the repair loop stopped before its rounds ran out because the next repair round
+   * would have sent the formalizer a prompt already sent in this run (the same attempt and the
+   * same Lean messages, so the same reply): `round` is the repair round not asked, `repeats` the
+   * earlier one whose prompt it would have repeated. */
+  repairStopped?: { reason: 'repeated-prompt'; round: number; repeats: number };
   /** Milliseconds spent per stage (workflow time from entering a stage to entering the next),
    * summed over repair rounds. */
   timings?: Partial<Record<Stage, number>>;
@@ -333,6 +338,9 @@ export interface FormalizeStageInput {
   meter?: LlmMeter;
 }
 
+/** A repair round's input: the formalize stage's, with the attempt to repair. */
+export type RepairStageInput = FormalizeStageInput & { repair: RepairContext };
+
 export interface JudgeInput {
   statement: string;
   formalStatement: string;
@@ -391,7 +399,12 @@ export interface MainActivities {
   llmUsage(input: { runId: string }): Promise<LlmUsageReport>;
   retrieve(input: RetrieveInput): Promise<RetrieveOutput>;
   illustrate(input: IllustrateInput): Promise<Example[]>;
-  /** The formalize stage: one Lean statement (a draft, or a repair when `repair` is set). */
+  /** The formalize stage: the first Lean statement of a run. */
+  formalize(input: FormalizeStageInput): Promise<string>;
+  /** The repair stage: a new Lean statement from the last attempt and Lean's messages on it. */
+  repair(input: RepairStageInput): Promise<string>;
+  /** Both stages under their old activity name (a repair when `repair` is set): runs started
+   * before the 'formalize-repair-activities' patch call it. */
   draftStatement(input: FormalizeStageInput): Promise<string>;
   judge(input: JudgeInput): Promise<JudgeVerdict>;
   /** One LLM step of the agent: the conversation so far in, the model's next message out. */

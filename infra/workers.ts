@@ -65,7 +65,7 @@ export async function createLeanWorker(options: LeanWorkerOptions): Promise<Work
 }
 
 /** The activities that call an LLM: what a provider's queue runs. */
-export const LLM_ACTIVITY_NAMES = ['decompose', 'draftStatement', 'judge', 'agentStep', 'draft'] as const;
+export const LLM_ACTIVITY_NAMES = ['decompose', 'formalize', 'repair', 'draftStatement', 'judge', 'agentStep', 'draft'] as const;
 
 export function llmActivities(all: MainActivities): Pick<MainActivities, (typeof LLM_ACTIVITY_NAMES)[number]> {
   return Object.fromEntries(LLM_ACTIVITY_NAMES.map((name) => [name, all[name]])) as Pick<MainActivities, (typeof LLM_ACTIVITY_NAMES)[number]>;

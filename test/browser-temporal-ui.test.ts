@@ -103,7 +103,7 @@ describeInBrowser('the Temporal UI', () => {
 
     // Activities: every stage of the run in its event history.
     await page.getByRole('tab', { name: /Event History/ }).click();
-    for (const activity of ['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge']) {
+    for (const activity of ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']) {
       await expect.poll(() => page.getByText(activity, { exact: true }).count(), { timeout: 30_000 }).toBeGreaterThan(0);
     }
     await page.screenshot({ path: screenshotPath('temporal-ui-history.png'), fullPage: true });

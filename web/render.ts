@@ -27,7 +27,7 @@ const STAGE_WORDS: Record<string, string> = {
 
 function stageLabel(event: RunEvent): string {
   const base = STAGE_WORDS[event.stage] ?? event.stage;
-  const activity = event.activity && !['decompose', 'retrieve', 'illustrate', 'compile', 'judge', 'formalize', 'draftStatement'].includes(event.activity) ? ` (${event.activity})` : '';
+  const activity = event.activity && !['decompose', 'retrieve', 'illustrate', 'compile', 'judge', 'formalize', 'repair', 'draftStatement'].includes(event.activity) ? ` (${event.activity})` : '';
   const round = event.round !== undefined && (event.stage === 'compile' || event.stage === 'repair') ? `, round ${event.round}` : '';
   return `${base}${round}${activity}`;
 }

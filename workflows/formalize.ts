@@ -2,7 +2,7 @@
 // statement. Deterministic code only: every side effect is an activity. The stages it shares with
 // agent mode (DRIFT context, judge, the end of the run) are in run-core.ts; the draft, compile
 // and repair loop is its own.
-import { ActivityFailure, ApplicationFailure, log } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, log, patched } from '@temporalio/workflow';
 import { LLM_FAILURE } from '../common/failures';
 import { refusalLabel, refusalReason } from '../common/verdict';
 import { llmMeterFor } from '../common/run-config';
@@ -32,13 +32,14 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
   let verdict: JudgeVerdict | null = null;
   let equivalent: EquivalenceResult | null = null;
   let budgetSpent = false;
+  let repairStopped: FormalizeResult['repairStopped'];
   // A spent LLM budget ends the run with what it has so far.
   try {
     // 1–3. Decompose, retrieve, illustrate.
     await driftContext(run);
 
     // 4. Formalize, compile, repair: at most `repairRounds` repairs after the first attempt.
-    const result = await draftAndRepair(run, attempts, (s) => (statement = s));
+    const result = await draftAndRepair(run, attempts, (s) => (statement = s), (why) => (repairStopped = why));
     checked = result.status !== 'skipped' && result.status !== 'refused';
     compiled = result.status === 'ok';
     if (result.status === 'refused') {
@@ -53,19 +54,26 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     budgetSpent = true;
     notes.push(`budget: ${(err as ActivityFailure).cause?.message ?? 'spent'}; the run stopped at ${run.progress.stage}`);
   }
-  return finishRun(run, { statement, compiled, checked, refusal, verdict, equivalent, budgetSpent, attempts });
+  return finishRun(run, { statement, compiled, checked, refusal, verdict, equivalent, budgetSpent, attempts }, repairStopped ? { repairStopped } : {});
 }
 
 /** Drafts a statement, compiles it, and repairs it while Lean rejects it and rounds remain.
  * Each attempt is pushed to `attempts` and its statement handed to `onStatement` as it comes
- * (a run stopped by its budget reports the last one). Returns the last compile result. */
-async function draftAndRepair(run: Run, attempts: Attempt[], onStatement: (statement: string) => void): Promise<CompileResult> {
+ * (a run stopped by its budget reports the last one). A repair round that would send a prompt
+ * already sent (the same attempt, the same Lean messages) would get the same reply: the loop
+ * ends there instead, recorded in `repairStopped`. Returns the last compile result. */
+async function draftAndRepair(run: Run, attempts: Attempt[], onStatement: (statement: string) => void, stopped: (why: NonNullable<FormalizeResult['repairStopped']>) => void): Promise<CompileResult> {
   const { input, config, notes, progress } = run;
-  const { draftStatement } = run.llm('formalizer');
+  const llm = run.llm('formalizer');
   const context = { statement: input.statement, premises: run.premises, examples: run.examples, ...run.meter };
+  // One activity per stage, so the Temporal UI tells a repair from the first draft; runs started
+  // before called both `draftStatement`.
+  const named = patched('formalize-repair-activities');
   run.enter('formalize');
-  let statement = await draftStatement(context);
+  let statement = await (named ? llm.formalize : llm.draftStatement)(context);
   onStatement(statement);
+  // What each repair round was sent (its attempt and Lean's messages on it), by round.
+  const asked = new Map<string, number>();
   for (let round = 0; ; round++) {
     run.enter('compile');
     const result = await run.lean.compile({ code: statement });
@@ -80,10 +88,20 @@ async function draftAndRepair(run: Run, attempts: Attempt[], onStatement: (state
       log.info('repair budget exhausted', { rounds: config.repairRounds });
       return result;
     }
-    progress.round = round + 1;
+    const repairRound = round + 1;
+    const prompt = JSON.stringify([statement, result.messages]);
+    const repeats = asked.get(prompt);
+    if (repeats !== undefined && patched('repair-stops-on-repeated-prompt')) {
+      notes.push(`repair: round ${repairRound} would send the formalizer what round ${repeats} was sent (the same attempt and Lean messages), so it was not asked; the loop ended`);
+      stopped({ reason: 'repeated-prompt', round: repairRound, repeats });
+      return result;
+    }
+    asked.set(prompt, repairRound);
+    progress.round = repairRound;
     run.enter('repair');
-    const suggestions = await suggestNames(run, statement, result, round + 1);
-    statement = await draftStatement({ ...context, repair: { statement, messages: result.messages, ...(suggestions ? { suggestions } : {}) } });
+    const suggestions = await suggestNames(run, statement, result, repairRound);
+    const repair = { ...context, repair: { statement, messages: result.messages, ...(suggestions ? { suggestions } : {}) } };
+    statement = await (named ? llm.repair : llm.draftStatement)(repair);
     onStatement(statement);
   }
 }

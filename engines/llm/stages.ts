@@ -1,5 +1,6 @@
-// The three LLM stages as the activity factory calls them: build the prompt, ask, parse.
-import type { FormalizeStageInput, JudgeInput, JudgeVerdict, SubQuery } from '../../common/types';
+// The LLM stages as the activity factory calls them (decompose, formalize, repair, judge): build
+// the prompt, ask, parse.
+import type { FormalizeStageInput, JudgeInput, JudgeVerdict, RepairStageInput, SubQuery } from '../../common/types';
 import type { LlmClient } from './client';
 import { buildDecomposeMessages, DECOMPOSE_SCHEMA_NAME, DecomposeReply, toSubQueries } from './decompose-prompt';
 import { buildFormalizeMessages, extractLeanStatement, leanStatementGrammar } from './formalize-prompt';
@@ -13,13 +14,19 @@ export async function decomposeStatement(llm: LlmClient, statement: string, sign
   return toSubQueries(reply);
 }
 
-/** The formalizer answers in free text; a reply without a theorem is re-asked like bad JSON. */
+/** The formalize stage: a first Lean statement from the informal one, the premises and examples.
+ * The formalizer answers in free text; a reply without a theorem is re-asked like bad JSON. */
 export async function formalizeStatement(
   llm: LlmClient,
   input: FormalizeStageInput,
   signal?: AbortSignal,
 ): Promise<string> {
   return askParsed(llm, 'formalizer', buildFormalizeMessages(input), extractLeanStatement, { signal, grammar: leanStatementGrammar });
+}
+
+/** The repair stage: the formalizer again, shown its previous attempt and what Lean said of it. */
+export async function repairStatement(llm: LlmClient, input: RepairStageInput, signal?: AbortSignal): Promise<string> {
+  return formalizeStatement(llm, input, signal);
 }
 
 /**
