@@ -1,29 +1,11 @@
 // The activity factory: each stage is a plain async function closed over the clients it is
 // handed (the Temporal samples' pattern), so tests pass fakes and nothing reaches for config.
 import { INDEX_FAILURE, LEAN_FAILURE } from '../common/failures';
-import type {
-  CompileResult,
-  EquivalenceInput,
-  EquivalenceResult,
-  InspectNameInput,
-  NameInfo,
-  ResolveNameInput,
-  ResolveNameResult,
-  Example,
-  IllustrateInput,
-  JudgeInput,
-  JudgeVerdict,
-  LeanActivities,
-  MainActivities,
-  RetrieveInput,
-  RetrieveOutput,
-  SubQuery,
-  FormalizeStageInput,
-  RepairStageInput,
-  LeanMessage,
-  LlmMeter,
-  LlmUsageReport,
-} from '../common/types';
+import type { LeanActivities, MainActivities } from '../common/activities';
+import type { CompileResult, EquivalenceInput, EquivalenceResult, InspectNameInput, LeanMessage, NameInfo, ResolveNameInput, ResolveNameResult } from '../common/lean-types';
+import type { LlmMeter, LlmUsageReport } from '../common/llm-types';
+import type { Example, IllustrateInput, RetrieveInput, RetrieveOutput, SubQuery } from '../common/retrieval-types';
+import type { FormalizeStageInput, JudgeInput, JudgeVerdict, RepairStageInput } from '../common/run-types';
 import { activityFailure, mapEngineErrors } from './failures';
 import { withHeartbeat } from './heartbeat';
 import { meteredCall, usageReport, type LedgerTotals } from './llm-meter';

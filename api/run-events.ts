@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../common/types';
+import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 import type { RUN_EVENT_TYPES } from './schemas';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;

@@ -27,7 +27,7 @@ import { addOperationLinks, type OpenApiDocument } from './openapi-links';
 import { webRoutes } from './web';
 import { sweepRoutes, type SweepRoutesOptions } from './routes/sweeps';
 import { ID_RULE, type ReadinessReport } from './schemas';
-import type { LlmBudget } from '../common/types';
+import type { LlmCallPolicy } from '../common/llm-call-policy';
 
 export type { ReadinessReport };
 
@@ -39,7 +39,7 @@ export interface ApiOptions {
   readiness: () => Promise<ReadinessReport>;
   taskQueue?: string;
   /** The workers' LLM timeout and re-asks, passed to every run (api/runs.ts). */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
   /** The LLM providers configured (a run's `config.providers` may name only these). */
   providerNames?: string[];
   /** What the screen lets through to Lean (a refused `goldStatement` is a 400). */

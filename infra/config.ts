@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from './temporal-cli';
 import { parseApiKeys } from '../api/api-keys';
 import { LLM_ROLE_NAMES, PROVIDER_NAME_PATTERN } from '../common/run-config-schema';
-import type { LlmBudget } from '../common/types';
+import type { LlmCallPolicy } from '../common/llm-call-policy';
 import { DEFAULT_MAX_ADDRESS_SPACE_MB, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_UID, refusedEnvName } from '../engines/lean/sandbox';
 
 /** The roles an LLM provider serves: the five chat roles of runs, the second judge of
@@ -594,7 +594,7 @@ function resolveProviders(config: Config, root: string, skipFileChecks: boolean)
 }
 
 /** The provider of each chat role in this deployment (roles without one are left out). */
-export function providerOfRoles(config: Config): LlmBudget['providers'] {
+export function providerOfRoles(config: Config): LlmCallPolicy['providers'] {
   const out: Partial<Record<(typeof LLM_ROLE_NAMES)[number], string>> = {};
   for (const role of LLM_ROLE_NAMES) {
     const provider = config.llm.roles[role]?.provider ?? (config.llm.providers.default && role !== 'translator' ? 'default' : undefined);
@@ -605,7 +605,7 @@ export function providerOfRoles(config: Config): LlmBudget['providers'] {
 
 /** What a run needs to know of the workers' LLM settings: the time budget of an LLM activity
  * (timeout, re-asks) and each role's provider, whose task queue runs its activities. */
-export function runLlmSettings(config: Config): LlmBudget {
+export function runLlmSettings(config: Config): LlmCallPolicy {
   const providers = providerOfRoles(config);
   return { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks, ...(providers && Object.keys(providers).length ? { providers } : {}) };
 }

@@ -5,7 +5,7 @@ import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
-import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type LeanActivities, type MainActivities } from '../common/types';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type LeanActivities, type MainActivities } from '../common/activities';
 import { llmTaskQueue } from '../common/run-config-schema';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));

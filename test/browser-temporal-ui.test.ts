@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../common/search-attributes';
-import type { FormalizeResult } from '../common/types';
+import type { FormalizeResult } from '../common/run-types';
 import { requireTemporalCli } from '../infra/temporal-cli';
 import { FAKE_MODELS } from './fakes/openai-server';
 import { browserAvailable, launchBrowser, screenshotPath } from './helpers/browser';

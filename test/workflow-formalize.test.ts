@@ -8,7 +8,7 @@ import { createStack, startTemporal, type TestStack } from './helpers/stack';
 import { FAKE_MODELS } from './fakes/openai-server';
 import { activityRuns, activityTypesOf, recordHistory } from './helpers/history';
 import { HOSTILE_REPLY, refusingCompile } from './helpers/refusing-lean';
-import type { FormalizeResult } from '../common/types';
+import type { FormalizeResult } from '../common/run-types';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 const GOOD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';

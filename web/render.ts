@@ -1,6 +1,7 @@
 // DOM for stages and results. Text from the server only ever goes in as text (textContent), so a
 // statement or a compiler message can never become markup.
-import type { Attempt, CompileResult, EquivalenceResult, FormalizeResult, LeanMessage } from '../common/types';
+import type { CompileResult, EquivalenceResult, LeanMessage } from '../common/lean-types';
+import type { Attempt, FormalizeResult } from '../common/run-types';
 import type { RunEvent } from './api';
 
 type Child = Node | string | null | undefined | false;

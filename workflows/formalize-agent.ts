@@ -5,8 +5,9 @@
 import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import { llmMeterFor, runProviders } from '../common/run-config';
 import { refusalReason } from '../common/verdict';
-import type { Attempt, CompileResult, FormalizeInput, FormalizeResult } from '../common/types';
-import { MAX_AGENT_STEPS } from '../common/types';
+import type { CompileResult } from '../common/lean-types';
+import type { Attempt, FormalizeInput, FormalizeResult } from '../common/run-types';
+import { MAX_AGENT_STEPS } from '../common/run-config-schema';
 import { runAgentLoop, type AgentOps } from './agent-loop';
 import { driftContext, finishRun, judgeAndCompare, searchPremises, startRun } from './run-core';
 

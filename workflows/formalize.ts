@@ -7,7 +7,8 @@ import { LLM_FAILURE } from '../common/failures';
 import { refusalLabel, refusalReason } from '../common/verdict';
 import { llmMeterFor } from '../common/run-config';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
-import type { Attempt, CompileResult, EquivalenceResult, FormalizeInput, FormalizeResult, JudgeVerdict } from '../common/types';
+import type { CompileResult, EquivalenceResult } from '../common/lean-types';
+import type { Attempt, FormalizeInput, FormalizeResult, JudgeVerdict } from '../common/run-types';
 import { driftContext, finishRun, judgeAndCompare, startRun, type Run } from './run-core';
 
 export { progressQuery } from './run-core';

@@ -9,28 +9,14 @@ import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
 import { runOutcome } from '../common/verdict';
 import { llmQueueFor, resolveRunConfig } from '../common/run-config';
-import { DEFAULT_LLM_BUDGET, llmActivityTimeoutMs } from '../common/llm-budget';
-import type {
-  Attempt,
-  EquivalenceResult,
-  Example,
-  FormalizeInput,
-  FormalizeResult,
-  JudgeVerdict,
-  LeanActivities,
-  LeaveOutPolicy,
-  LlmMeter,
-  LlmRoleName,
-  MainActivities,
-  Outcome,
-  Premise,
-  Progress,
-  RunConfig,
-  Stage,
-  SubQuery,
-  ToolUse,
-} from '../common/types';
-import { LEAN_TASK_QUEUE } from '../common/types';
+import { DEFAULT_LLM_CALL_POLICY, llmActivityTimeoutMs } from '../common/llm-call-policy';
+import type { LeanActivities, MainActivities } from '../common/activities';
+import type { EquivalenceResult } from '../common/lean-types';
+import type { LlmMeter, LlmRoleName } from '../common/llm-types';
+import type { Example, LeaveOutPolicy, Premise, SubQuery } from '../common/retrieval-types';
+import type { RunConfig } from '../common/run-config-schema';
+import type { Attempt, FormalizeInput, FormalizeResult, JudgeVerdict, Outcome, Progress, Stage, ToolUse } from '../common/run-types';
+import { LEAN_TASK_QUEUE } from '../common/activities';
 import { readRunUsage } from './llm-usage';
 
 /** Both run workflows answer it (the API's and the CLI's progress view). */
@@ -44,14 +30,14 @@ const NON_RETRYABLE = NON_RETRYABLE_TYPES;
 const LLM_RETRY = { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8, nonRetryableErrorTypes: NON_RETRYABLE };
 
 // Room for one LLM call with all its re-asks and fallbacks, from the settings the run was
-// started with (common/llm-budget.ts). The activity heartbeats every few seconds while waiting
+// started with (common/llm-call-policy.ts). The activity heartbeats every few seconds while waiting
 // on the LLM, so a dead worker is still noticed in seconds rather than after the whole budget.
 // On the provider's task queue when the run has one for the role (its rate limit holds there).
 function llmActivities(input: FormalizeInput, config: RunConfig, role: LlmRoleName) {
   const taskQueue = llmQueueFor(role, config, input.llm);
   return proxyActivities<MainActivities>({
     ...(taskQueue ? { taskQueue } : {}),
-    startToCloseTimeout: llmActivityTimeoutMs(input.llm ?? DEFAULT_LLM_BUDGET),
+    startToCloseTimeout: llmActivityTimeoutMs(input.llm ?? DEFAULT_LLM_CALL_POLICY),
     heartbeatTimeout: '15s',
     retry: LLM_RETRY,
   });

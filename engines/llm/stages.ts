@@ -1,6 +1,7 @@
 // The LLM stages as the activity factory calls them (decompose, formalize, repair, judge): build
 // the prompt, ask, parse.
-import type { FormalizeStageInput, JudgeInput, JudgeVerdict, RepairStageInput, SubQuery } from '../../common/types';
+import type { SubQuery } from '../../common/retrieval-types';
+import type { FormalizeStageInput, JudgeInput, JudgeVerdict, RepairStageInput } from '../../common/run-types';
 import type { LlmClient } from './client';
 import { buildDecomposeMessages, DECOMPOSE_SCHEMA_NAME, DecomposeReply, toSubQueries } from './decompose-prompt';
 import { buildFormalizeMessages, extractLeanStatement, leanStatementGrammar } from './formalize-prompt';

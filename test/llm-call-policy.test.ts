@@ -1,7 +1,7 @@
 // One LLM activity must have room for everything one call can lead to: waiting on the start
 // probe, the structured-output fallbacks and every re-ask, each up to the per-call timeout.
 // Otherwise Temporal cuts the last re-ask off with nothing logged. The workflow's start-to-close
-// timeout is derived from the settings the run was started with (common/llm-budget.ts).
+// timeout is derived from the settings the run was started with (common/llm-call-policy.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
@@ -10,9 +10,9 @@ import { askStructured } from '../engines/llm/structured';
 import { startFormalization } from '../api/runs';
 import { LLM_FAILURE } from '../common/failures';
 import { EngineError } from '../engines/errors';
-import { llmActivityTimeoutMs, llmCallsPerActivity } from '../common/llm-budget';
+import { llmActivityTimeoutMs, llmCallsPerActivity } from '../common/llm-call-policy';
 import { loadConfig } from '../infra/config';
-import type { RunConfig } from '../common/types';
+import type { RunConfig } from '../common/run-config-schema';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from './helpers/stack';
 import { defaultBrain, FAKE_MODELS, startFakeOpenAI, type FakeHandler } from './fakes/openai-server';
 
