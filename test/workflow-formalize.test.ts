@@ -138,6 +138,11 @@ describe('formalize workflow', () => {
     expect(result.notes.join('\n')).toMatch(/repair: round 2 would send the formalizer what round 1 was sent/);
     // The first draft and the repair are told apart by activity, in the Temporal UI too.
     expect(await activityTypes(s, id)).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'resolveName', 'repair', 'compile', 'judge', 'llmUsage']);
+    const events = (await s.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const summaries = events
+      .filter((e) => ['formalize', 'repair'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))
+      .map((e) => JSON.parse(Buffer.from(e.userMetadata!.summary!.data!).toString('utf8')));
+    expect(summaries).toEqual(['first draft', 'repair round 1']);
   });
 
   it('ends refused, not not-compiled, when the screen refuses every attempt: the repair hears why, Lean nothing', async () => {

@@ -71,7 +71,7 @@ async function draftAndRepair(run: Run, attempts: Attempt[], onStatement: (state
   // before called both `draftStatement`.
   const named = patched('formalize-repair-activities');
   run.enter('formalize');
-  let statement = await (named ? llm.formalize : llm.draftStatement)(context);
+  let statement = await (named ? llm.formalize.executeWithOptions({ summary: 'first draft' }, [context]) : llm.draftStatement(context));
   onStatement(statement);
   // What each repair round was sent (its attempt and Lean's messages on it), by round.
   const asked = new Map<string, number>();
@@ -102,7 +102,7 @@ async function draftAndRepair(run: Run, attempts: Attempt[], onStatement: (state
     run.enter('repair');
     const suggestions = await suggestNames(run, statement, result, repairRound);
     const repair = { ...context, repair: { statement, messages: result.messages, ...(suggestions ? { suggestions } : {}) } };
-    statement = await (named ? llm.repair : llm.draftStatement)(repair);
+    statement = await (named ? llm.repair.executeWithOptions({ summary: `repair round ${repairRound}` }, [repair]) : llm.draftStatement(repair));
     onStatement(statement);
   }
 }
