@@ -198,7 +198,7 @@ export function comparisonsTable(data: ReportData): Table | null {
   };
 }
 
-const STAGE_ORDER: readonly (Stage | 'total')[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'repair', 'judge', 'total'];
+const STAGE_ORDER: readonly (Stage | 'total')[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'agent', 'compile', 'repair', 'judge', 'total'];
 
 export function latencyTable(data: ReportData): Table | null {
   const stages = STAGE_ORDER.filter((s) => data.metrics.configs.some((g) => g.latency[s]));

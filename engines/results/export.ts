@@ -7,7 +7,7 @@ export function toJsonl(records: SweepRunRecord[]): string {
   return records.map((r) => `${JSON.stringify(r)}\n`).join('');
 }
 
-const TIMED_STAGES: Stage[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'repair', 'judge'];
+const TIMED_STAGES: Stage[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'agent', 'compile', 'repair', 'judge'];
 
 export const CSV_COLUMNS = [
   'sweepId', 'config', 'configHash', 'item', 'sample', 'workflowId', 'outcome', 'compiled', 'checked', 'equivalent',
