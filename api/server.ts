@@ -28,7 +28,7 @@ import { webRoutes } from './web';
 import { sweepRoutes, type SweepRoutesOptions } from './routes/sweeps';
 import { mcpRoutes } from './mcp-route';
 import { ID_RULE, type ReadinessReport } from './schemas';
-import type { LlmBudget } from '../common/types';
+import type { LlmCallPolicy } from '../common/llm-call-policy';
 
 export type { ReadinessReport };
 
@@ -40,7 +40,7 @@ export interface ApiOptions {
   readiness: () => Promise<ReadinessReport>;
   taskQueue?: string;
   /** The workers' LLM timeout and re-asks, passed to every run (client/runs.ts). */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
   /** The LLM providers configured (a run's `config.providers` may name only these). */
   providerNames?: string[];
   /** What the screen lets through to Lean (a refused `goldStatement` is a 400). */

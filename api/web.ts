@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_RUN_CONFIG } from '../common/types';
+import { DEFAULT_RUN_CONFIG } from '../common/run-config-schema';
 
 export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../web/dist', import.meta.url));
 

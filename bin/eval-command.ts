@@ -27,7 +27,7 @@ import { DecompositionCache } from '../engines/retrieval/eval/decomposition-cach
 import { metricsTable, parseKs, type RetrievalMetrics } from '../engines/retrieval/eval/metrics';
 import { mostUsedPremises, usageBaseline } from '../engines/retrieval/eval/usage-baseline';
 import { evaluateRetrieval, type EvalMode } from '../engines/retrieval/eval/run-eval';
-import type { LeaveOutPolicy, SubQuery } from '../common/types';
+import type { LeaveOutPolicy, SubQuery } from '../common/retrieval-types';
 
 export type Retriever = 'auto' | 'lexical' | 'dense' | 'hybrid';
 

@@ -5,7 +5,7 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
-import { SEARCH_ATTRIBUTES } from '../common/types';
+import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 type Payload = proto.temporal.api.common.v1.IPayload;
@@ -76,6 +76,8 @@ export const STAGE_OF_ACTIVITY: Record<string, string> = {
   retrieve: 'retrieve',
   illustrate: 'illustrate',
   formalize: 'formalize',
+  repair: 'repair',
+  // Both stages' activity in runs started before they had their own names.
   draftStatement: 'formalize',
   compile: 'compile',
   resolveName: 'repair',

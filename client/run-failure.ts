@@ -33,7 +33,7 @@ function messageOf(e: unknown): string {
 export function describeRunFailure(err: unknown): RunFailure {
   const links = chain(err);
   const activity = links.find((e): e is ActivityFailure => e instanceof ActivityFailure);
-  // The pipeline's stage name (the activity draftStatement is the stage formalize).
+  // The pipeline's stage name (older runs' activity draftStatement is the stage formalize).
   const stage = activity ? (STAGE_OF_ACTIVITY[activity.activityType] ?? activity.activityType) : undefined;
   const mainAt = links.findIndex((e) => e instanceof ApplicationFailure || e instanceof TimeoutFailure || (e instanceof Error && !WRAPPERS.has(e.message) && !(e instanceof ActivityFailure) && e.message !== ''));
   const main = mainAt >= 0 ? links[mainAt] : links.at(-1);

@@ -8,7 +8,12 @@ import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY } from '../common/search-attributes'
 import { describeRunFailure, type RunFailure } from './run-failure';
 import { describeConfig, resolveRunConfig, statementPreview, workflowTypeFor } from '../common/run-config';
 import { adHocRunId, runStaticDetails, runSummary } from '../common/run-metadata';
-import { MAIN_TASK_QUEUE, SEARCH_ATTRIBUTES, type FormalizeInput, type FormalizeResult, type LeaveOutPolicy, type LlmBudget, type Progress, type RunConfig, type Stage } from '../common/types';
+import { MAIN_TASK_QUEUE } from '../common/activities';
+import type { LlmCallPolicy } from '../common/llm-call-policy';
+import type { LeaveOutPolicy } from '../common/retrieval-types';
+import type { RunConfig } from '../common/run-config-schema';
+import type { FormalizeInput, FormalizeResult, Progress, Stage } from '../common/run-types';
+import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
 
 export interface StartRequest {
   statement: string;
@@ -25,7 +30,7 @@ export interface StartRequest {
   id?: string;
   /** The workers' LLM timeout and re-asks (from configuration): the LLM activities' time
    * budget is derived from them. */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
   /** Sample index (a sweep's k samples of one item); default 0. */
   sample?: number;
 }

@@ -5,7 +5,8 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Clien
 import { TypedSearchAttributes } from '@temporalio/common';
 import { LIBRARY_KEY, SWEEP_KEY } from '../common/search-attributes';
 import type { BenchmarkItem, SweepCell, SweepCounts, SweepInput, SweepProgress, SweepStatus } from '../common/sweep';
-import { MAIN_TASK_QUEUE, type LlmBudget } from '../common/types';
+import { MAIN_TASK_QUEUE } from '../common/activities';
+import type { LlmCallPolicy } from '../common/llm-call-policy';
 import { configHash } from '../engines/sweeps/config-hash';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
 import type { ResultsDb, SweepRow } from '../engines/results/results-db';
@@ -22,7 +23,7 @@ export interface StartSweepOptions {
   /** History events before the sweep continues as new (tests use a small one). */
   historyLimit?: number;
   /** The workers' LLM settings (timeout, re-asks), handed to every run. */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
 }
 
 export interface StartedSweep {

@@ -1,7 +1,7 @@
 // A batch of Lean checks without an LLM: each statement screened and compiled on the Lean queue
 // and, with a gold statement, checked for equivalence with it (workflow `checkStatements`). The
 // MCP tool `check_lean` sends one statement; the batch route of the API sends many.
-import type { CompileResult, CompileStatus, EquivalenceResult, LeanMessage } from './types';
+import type { CompileResult, CompileStatus, EquivalenceResult, LeanMessage } from './lean-types';
 
 export interface CheckItem {
   /** The caller's name for the statement (echoed in its result). */

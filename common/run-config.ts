@@ -1,6 +1,7 @@
 // Pure helpers over RunConfig, usable from workflows, the API and the CLI.
 import { DEFAULT_RUN_CONFIG, llmTaskQueue, MAX_AGENT_STEPS, type AgentToolName, type RunConfig } from './run-config-schema';
-import type { LlmBudget, LlmMeter } from './types';
+import type { LlmCallPolicy } from './llm-call-policy';
+import type { LlmMeter } from './llm-types';
 import type { LlmRole } from './llm-roles';
 
 export function resolveRunConfig(partial: Partial<RunConfig> = {}): RunConfig {
@@ -54,7 +55,7 @@ export function statementPreview(statement: string, words = 16): string {
 
 /** What the run's LLM activities are told about it: cache on or off, the sample index, model
  * and temperature overrides, and (for pipeline runs) the budgets checked before each call. */
-export function llmMeterFor(config: RunConfig, sample = 0, llm?: LlmBudget): LlmMeter {
+export function llmMeterFor(config: RunConfig, sample = 0, llm?: LlmCallPolicy): LlmMeter {
   const providers = runProviders(config, llm);
   return {
     cache: config.cache,
@@ -68,13 +69,13 @@ export function llmMeterFor(config: RunConfig, sample = 0, llm?: LlmBudget): Llm
 }
 
 /** The provider of each role for this run: the run's own choice over the deployment's. */
-export function runProviders(config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): Partial<Record<LlmRole, string>> {
+export function runProviders(config: Pick<RunConfig, 'providers'>, llm?: LlmCallPolicy): Partial<Record<LlmRole, string>> {
   return { ...(llm?.providers ?? {}), ...(config.providers ?? {}) };
 }
 
 /** The task queue of a role's LLM activities in this run: its provider's (`llm-<name>`), or
  * undefined (the workflow's own queue) when neither the run nor the deployment names one. */
-export function llmQueueFor(role: LlmRole, config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): string | undefined {
+export function llmQueueFor(role: LlmRole, config: Pick<RunConfig, 'providers'>, llm?: LlmCallPolicy): string | undefined {
   const provider = runProviders(config, llm)[role];
   return provider ? llmTaskQueue(provider) : undefined;
 }

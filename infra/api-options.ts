@@ -56,7 +56,7 @@ export function apiOptionsFor(
     // No library (the default one not pulled yet): runs are refused, saying how to get it.
     defaultLibrary: config.libraries[0]?.name ?? '',
     maxStatementChars: config.api.maxStatementChars,
-    // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-budget.ts).
+    // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-call-policy.ts).
     llm: runLlmSettings(config),
     providerNames: Object.keys(config.llm.providers),
     screenPolicy: screenPolicyOf(config),

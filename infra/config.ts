@@ -8,7 +8,7 @@ import { parseApiKeys } from '../client/api-keys';
 import { PROVIDER_NAME_PATTERN } from '../common/run-config-schema';
 import { DEFAULT_MAX_TOKENS, LLM_ROLE_DESCRIPTIONS, LLM_ROLES, type LlmRole } from '../common/llm-roles';
 import { envForKey, envSettings, setting, settingPerKey } from './config-env';
-import type { LlmBudget } from '../common/types';
+import type { LlmCallPolicy } from '../common/llm-call-policy';
 import { DEFAULT_MAX_ADDRESS_SPACE_MB, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_UID, refusedEnvName } from '../engines/lean/sandbox';
 
 /** The roles an LLM provider serves: the chat roles of runs (common/llm-roles.ts), the second
@@ -662,7 +662,7 @@ function resolveProviders(config: Config, root: string, skipFileChecks: boolean)
 }
 
 /** The provider of each chat role in this deployment (roles without one are left out). */
-export function providerOfRoles(config: Config): LlmBudget['providers'] {
+export function providerOfRoles(config: Config): LlmCallPolicy['providers'] {
   const out: Partial<Record<LlmRole, string>> = {};
   for (const role of LLM_ROLES) {
     const provider = config.llm.roles[role]?.provider ?? (config.llm.providers.default && role !== 'translator' ? 'default' : undefined);
@@ -673,7 +673,7 @@ export function providerOfRoles(config: Config): LlmBudget['providers'] {
 
 /** What a run needs to know of the workers' LLM settings: the time budget of an LLM activity
  * (timeout, re-asks) and each role's provider, whose task queue runs its activities. */
-export function runLlmSettings(config: Config): LlmBudget {
+export function runLlmSettings(config: Config): LlmCallPolicy {
   const providers = providerOfRoles(config);
   return { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks, ...(providers && Object.keys(providers).length ? { providers } : {}) };
 }

@@ -3,7 +3,7 @@
 // API's `config` accepts; the rules across fields are checked by the tools with the API's words.
 import * as z from 'zod';
 import { RunConfigPatchSchema } from '../common/run-config-schema';
-import type { Outcome } from '../common/types';
+import type { Outcome } from '../common/outcomes';
 import type { SweepStatus } from '../common/sweep';
 import type { RunSummary } from '../client/runs';
 
@@ -11,7 +11,7 @@ import type { RunSummary } from '../client/runs';
 export const RUN_ID_MAX = 200;
 const SWEEP_ID_MAX = 100;
 
-// Every outcome a run can end with; the type check below fails when common/types.ts gains one.
+// Every outcome a run can end with; the type check below fails when common/outcomes.ts gains one.
 const OUTCOME_VALUES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'refused', 'unchecked', 'budget-exhausted'] as const satisfies readonly Outcome[];
 type MissingOutcome = Exclude<Outcome, (typeof OUTCOME_VALUES)[number]>;
 const outcomesComplete: MissingOutcome extends never ? true : never = true;

@@ -12,7 +12,9 @@ import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from '../en
 import type { ResultsDb } from '../engines/results/results-db';
 import { startRequestProblem } from '../common/run-config';
 import type { CheckStatementsInput, CheckStatementsResult } from '../common/checks';
-import { MAIN_TASK_QUEUE, type LlmBudget, type RunConfig } from '../common/types';
+import { MAIN_TASK_QUEUE } from '../common/activities';
+import type { LlmCallPolicy } from '../common/llm-call-policy';
+import type { RunConfig } from '../common/run-config-schema';
 // Client-side modules, shared with the API and the CLI (moving to client/: see the report).
 import { BadPageTokenError, getFormalization, listFormalizations, startFormalization, temporalUiLink, type RunView } from '../client/runs';
 import { followRunEvents, type RunEvent } from '../client/run-events';
@@ -48,7 +50,7 @@ export interface McpDeps {
   /** The Lean task queue checks go to (default `lean`). */
   leanTaskQueue?: string;
   /** The workers' LLM timeout and re-asks, passed to every run (as the API does). */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
   /** The LLM providers configured (a run's `config.providers` may name only these). */
   providerNames?: string[];
   /** What the screen lets through to Lean. */

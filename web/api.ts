@@ -1,5 +1,6 @@
 // The routes the page uses, typed. Errors are problem+json (`detail`) or `{message}`.
-import type { FormalizeResult, RunConfig } from '../common/types';
+import type { RunConfig } from '../common/run-config-schema';
+import type { FormalizeResult } from '../common/run-types';
 import type { SweepProgress } from '../common/sweep';
 
 export interface WebConfig {

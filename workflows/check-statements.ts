@@ -6,7 +6,7 @@
 import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
 import { NON_RETRYABLE_TYPES } from '../common/failures';
 import { CHECK_PROGRESS_QUERY, checkItemResult, type CheckItem, type CheckItemResult, type CheckProgress, type CheckStatementsInput, type CheckStatementsResult } from '../common/checks';
-import { LEAN_TASK_QUEUE, type LeanActivities } from '../common/types';
+import { LEAN_TASK_QUEUE, type LeanActivities } from '../common/activities';
 
 export const checkProgressQuery = defineQuery<CheckProgress>(CHECK_PROGRESS_QUERY);
 

@@ -20,7 +20,7 @@ import { HttpProblem, problemResponses, sendProblem } from '../problem';
 import { CancelSchema, ID_MAX, ID_PATTERN, OutcomeSchema, RunListSchema, RunViewSchema, StartedSchema, StatusSchema } from '../schemas';
 import type { RunLinker } from '../links';
 import { startRequestProblem } from '../../common/run-config';
-import type { LlmBudget } from '../../common/types';
+import type { LlmCallPolicy } from '../../common/llm-call-policy';
 import { RunConfigPatchSchema } from '../../common/run-config-schema';
 import { StartLimiter } from '../start-limiter';
 
@@ -32,7 +32,7 @@ export interface FormalizationRoutesOptions {
   taskQueue?: string;
   links: RunLinker;
   /** The workers' LLM timeout and re-asks: every run's LLM activity timeouts follow them. */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
   /** The LLM providers configured (a run's `config.providers` may name only these). */
   providerNames?: string[];
   /** Run starts in flight with Temporal at once, and how many more may wait (then 503). */

@@ -15,7 +15,7 @@ import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from 
 import { renderSweepReportAs, type ReportFormat } from '../../engines/report/write-report';
 import type { ResultsDb } from '../../engines/results/results-db';
 import { SWEEP_KEY } from '../../common/search-attributes';
-import type { LlmBudget } from '../../common/types';
+import type { LlmCallPolicy } from '../../common/llm-call-policy';
 
 export interface SweepRoutesOptions {
   temporal: Client;
@@ -28,7 +28,7 @@ export interface SweepRoutesOptions {
   taskQueue?: string;
   leanTaskQueue?: string;
   /** The workers' LLM settings, handed to every run of a sweep. */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
   /** The LLM providers configured (a configuration's `providers` may name only these). */
   providerNames?: string[];
   temporalUiUrl: string;

@@ -1,6 +1,6 @@
 // The `LeanRunner` contract (what compile, the name tools and the equivalence check use) and
-// the runner for machines without Lean. The REPL pool implements it; create-runner.ts builds one.
-import type { CompileResult } from '../../common/types';
+// the runner for machines without Lean. The REPL pool implements it; lean-runner.ts builds one.
+import type { CompileResult } from '../../common/lean-types';
 
 export interface CheckOptions {
   /** Time allowed for the statement itself (not for importing the header). */

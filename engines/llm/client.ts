@@ -304,7 +304,7 @@ export class LlmClient {
     const provider = endpoint.provider;
     const target = this.target(role);
     // Wait for the start probe, but never longer than one call: the activity's time budget
-    // (common/llm-budget.ts) counts one call for it.
+    // (common/llm-call-policy.ts) counts one call for it.
     if (opts.json && provider.probing) await waitAtMost(provider.probing, this.settings.timeoutMs);
     const maxTokens = opts.maxTokens ?? this.maxTokensFor(role);
     const tried: ModeRefusal[] = [];

@@ -8,7 +8,7 @@
 // per item) counts an item when any sample succeeds. Failed runs (the child failed after the
 // sweep's retries) count as failures of every rate and are left out of retrieval, repair and
 // latency figures, which describe runs that happened.
-import type { Stage } from '../../common/types';
+import type { Stage } from '../../common/run-types';
 import type { SweepRunRecord } from '../../common/sweep';
 import { bootstrap, mean, meanInterval, quantile, type BootstrapOptions, type Interval } from './bootstrap';
 import { at1, atK, byItem, eligible, MEASURED, retrievalRuns, retrievalScores, SUCCESS, type ItemRuns, type RateName } from './item-outcomes';

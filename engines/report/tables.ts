@@ -1,14 +1,13 @@
 // The report's tables as data (header and rows of cells), rendered by html.ts and markdown.ts
 // alike, so the two never disagree.
-import type { Stage } from '../../common/types';
+import type { Stage } from '../../common/run-types';
 import type { GroupMetrics } from '../metrics/sweep-metrics';
 import type { PairedComparison } from '../metrics/compare';
 import type { FactorialAnalysis } from '../metrics/factorial';
-import type { FactorialDesign } from '../../common/sweep';
+import type { FactorialDesign, SweepOutcome } from '../../common/sweep';
 import type { RateName } from '../metrics/item-outcomes';
 import type { ReportData } from './report-data';
 import { OUTCOME_ORDER } from './report-data';
-import type { SweepOutcome } from '../../common/sweep';
 import { ms, num, pct, pctInterval, plainInterval, ptsInterval, pValue, rateLabel, rateTitle } from './format';
 
 export type Cell = string | { text: string; href?: string; cls?: string; title?: string };
@@ -199,7 +198,7 @@ export function comparisonsTable(data: ReportData): Table | null {
   };
 }
 
-const STAGE_ORDER: readonly (Stage | 'total')[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'repair', 'judge', 'total'];
+const STAGE_ORDER: readonly (Stage | 'total')[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'agent', 'compile', 'repair', 'judge', 'total'];
 
 export function latencyTable(data: ReportData): Table | null {
   const stages = STAGE_ORDER.filter((s) => data.metrics.configs.some((g) => g.latency[s]));

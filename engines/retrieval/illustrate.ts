@@ -6,7 +6,7 @@
 // premises; among equal gains, the higher-ranked one. Once no candidate covers anything new
 // (every premise covered, or the rest used by no theorem), selection stops, so fewer than m
 // examples may come back: an example that adds no coverage only lengthens the prompt.
-import type { Example, IllustrateInput } from '../../common/types';
+import type { Example, IllustrateInput } from '../../common/retrieval-types';
 import type { PremiseIndex } from './premise-index';
 import { leaveOutNames } from './leave-out';
 

@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS, type RunConfig } from '../../common/types';
+import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS, type RunConfig } from '../../common/run-config-schema';
 import { PROVIDER_NAME_PATTERN } from '../../common/run-config-schema';
 import { LLM_ROLES } from '../../common/llm-roles';
 import { agentConfigProblem } from '../../common/run-config';

@@ -6,7 +6,7 @@ import { createLlmClient, type LlmClient } from '../../engines/llm/client';
 import { AGENT_BASE_PROMPT, AGENT_TOOL_BLOCKS, agentSystemPrompt, agentUserMessage } from '../../engines/agent/prompt';
 import { runAgentStep } from '../../engines/agent/step';
 import { declaresSuccess, parseToolCall } from '../../engines/agent/tool-calls';
-import { AGENT_TOOL_NAMES, type AgentToolName } from '../../common/types';
+import { AGENT_TOOL_NAMES, type AgentToolName } from '../../common/run-config-schema';
 import { answer, FAKE_MODELS, startFakeOpenAI, toolCall, type FakeOpenAI } from '../fakes/openai-server';
 
 let fake: FakeOpenAI;

@@ -7,7 +7,7 @@ import type { Browser, Page } from 'playwright-core';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
-import type { FormalizeResult } from '../../common/types';
+import type { FormalizeResult } from '../../common/run-types';
 import { requireTemporalCli } from '../../infra/temporal-cli';
 import { FAKE_MODELS } from '../fakes/openai-server';
 import { browserAvailable, launchBrowser, screenshotPath } from '../helpers/browser';
@@ -103,7 +103,7 @@ describeInBrowser('the Temporal UI', () => {
 
     // Activities: every stage of the run in its event history.
     await page.getByRole('tab', { name: /Event History/ }).click();
-    for (const activity of ['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge']) {
+    for (const activity of ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']) {
       await expect.poll(() => page.getByText(activity, { exact: true }).count(), { timeout: 30_000 }).toBeGreaterThan(0);
     }
     await page.screenshot({ path: screenshotPath('temporal-ui-history.png'), fullPage: true });

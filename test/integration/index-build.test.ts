@@ -25,7 +25,7 @@ import {
   type IndexBuildProgress,
   type StoreIndexHeartbeat,
 } from '../../common/index-build';
-import { MAIN_TASK_QUEUE } from '../../common/types';
+import { MAIN_TASK_QUEUE } from '../../common/activities';
 import { createMainWorker } from '../../infra/workers';
 import { FIXTURE_CORPUS, startTemporal, workflowBundle, workflowBundleFile } from '../helpers/stack';
 import { FAKE_EMBEDDING_DIMENSIONS, startFakeOpenAI } from '../fakes/openai-server';

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { compileStatement } from '../../engines/lean/compile';
 import { createLeanRunner } from '../../engines/lean/create-runner';
 import type { CheckOptions, LeanRunner } from '../../engines/lean/runner-contract';
-import type { CompileResult } from '../../common/types';
+import type { CompileResult } from '../../common/lean-types';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 
 /** Records what reached the runner. */

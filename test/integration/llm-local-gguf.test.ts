@@ -278,7 +278,7 @@ describe.skipIf(!haveModel)('one whole run on the local model', () => {
     for (const c of byStage('decompose')) expect(DecomposeReply.safeParse(JSON.parse(content(c))).success, content(c)).toBe(true);
     expect(byStage('judge').length).toBeGreaterThan(0);
     for (const c of byStage('judge')) expect(JudgeReply.safeParse(JSON.parse(content(c))).success, content(c)).toBe(true);
-    expect(content(byStage('draftStatement').at(-1)!)).toMatch(/^```lean\ntheorem /);
+    expect(content(byStage('formalize').at(-1)!)).toMatch(/^```lean\ntheorem /);
     for (const c of calls) {
       expect(c.prompt_tokens, c.stage).toBeGreaterThan(0);
       expect(c.completion_tokens, c.stage).toBeGreaterThan(0);

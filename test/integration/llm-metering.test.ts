@@ -96,12 +96,12 @@ describe('the reply cache', () => {
 
 describe('the ledger', () => {
   it("records each reply used with the provider's token counts, the run, the stage and the price", async () => {
-    await run({ runId: 'run-1', stage: 'draftStatement' }, () => ask());
-    await run({ runId: 'run-2', stage: 'draftStatement' }, () => ask());
+    await run({ runId: 'run-1', stage: 'formalize' }, () => ask());
+    await run({ runId: 'run-2', stage: 'formalize' }, () => ask());
     const sent = JSON.parse(ledger.replies.values().next().value!.body).usage;
     expect(ledger.calls[0]).toMatchObject({
       runId: 'run-1',
-      stage: 'draftStatement',
+      stage: 'formalize',
       provider: fake.url,
       model: 'm-form',
       cacheHit: false,

@@ -145,7 +145,7 @@ describe('runs across two providers', () => {
     expect(small.requests[0]!.authorization).toBe('Bearer key-small');
     expect(small.requests[0]!.body.seed).toBe(11);
     expect(big.requests.every((r) => r.authorization === 'Bearer key-big' && r.body.temperature === 0.3 && r.body.seed === undefined)).toBe(true);
-    expect(await queues('providers-split')).toMatchObject({ decompose: 'llm-small', draftStatement: 'llm-big', judge: 'llm-big', retrieve: s.mainQueue, compile: s.leanQueue });
+    expect(await queues('providers-split')).toMatchObject({ decompose: 'llm-small', formalize: 'llm-big', judge: 'llm-big', retrieve: s.mainQueue, compile: s.leanQueue });
   }, 120_000);
 
   it('a run may move a role to another provider and model (a sweep factor)', async () => {
@@ -156,7 +156,7 @@ describe('runs across two providers', () => {
     expect(result.judge).not.toBeNull();
     expect(small.requests.slice(a).map((r) => r.model)).toEqual([FAKE_MODELS.decomposer, 'fake-judge-two']);
     expect(big.requests.slice(b).map((r) => r.model)).toEqual([FAKE_MODELS.formalizer]);
-    expect(await queues('providers-override')).toMatchObject({ decompose: 'llm-small', draftStatement: 'llm-big', judge: 'llm-small' });
+    expect(await queues('providers-override')).toMatchObject({ decompose: 'llm-small', formalize: 'llm-big', judge: 'llm-small' });
   }, 120_000);
 
   // A role moved to another provider leaves its route's model behind (a model of one provider

@@ -48,6 +48,23 @@ describe('LLM stages with the default fake brain', () => {
     expect(judgeByRule(statement, same)).toMatchObject({ grade: 10, faithful: true }); // what the model answered
     expect(bad).toMatchObject({ grade: 3, faithful: false });
   });
+
+  it('never calls a statement faithful that Lean did not check: meaning graded, the reason said', async () => {
+    // Any caller of the engine gets the rule (the judge-eval command as much as the activity).
+    const same = 'theorem t (p a b : ℕ) (hp : Nat.Prime p) (h : p ∣ a * b) : p ∣ a ∨ p ∣ b := by sorry';
+    const unchecked = await judgeStatement(llm, { statement, formalStatement: same, compiled: false, checked: false });
+    expect(unchecked).toMatchObject({ grade: 10, faithful: false });
+    expect(unchecked.explanation).toMatch(/Not compiled: no Lean REPL is configured/);
+    expect(fake.requests.at(-1)!.messages.at(-1)!.content).toContain('Accepted by Lean: yes');
+  });
+
+  it('never calls a statement faithful that the screen refused before Lean; graded as not compiled, the refusal said', async () => {
+    const same = 'theorem t (p a b : ℕ) (hp : Nat.Prime p) (h : p ∣ a * b) : p ∣ a ∨ p ∣ b := by sorry';
+    const refused = await judgeStatement(llm, { statement, formalStatement: same, compiled: true, checked: true, refused: '`#eval` runs code' });
+    expect(refused).toMatchObject({ grade: 3, faithful: false });
+    expect(refused.explanation).toMatch(/Refused by the statement screen before Lean.*`#eval` runs code/);
+    expect(fake.requests.at(-1)!.messages.at(-1)!.content).toContain('Accepted by Lean: no');
+  });
 });
 
 describe('LLM stages with scripted replies', () => {

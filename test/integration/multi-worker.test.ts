@@ -9,7 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from '@temporalio/client';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startFormalization } from '../../client/runs';
-import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult } from '../../common/types';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../../common/activities';
+import type { FormalizeResult } from '../../common/run-types';
 import { defaultBrain, startFakeOpenAI, type FakeOpenAI, type FakeReply } from '../fakes/openai-server';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 import { FIXTURE_LIBRARY, startTemporal } from '../helpers/stack';
@@ -93,7 +94,7 @@ describe('two main and two Lean worker processes, one of each killed mid-batch',
     // Kill a main worker while it waits on the LLM for some run, and a Lean worker while it
     // checks a statement: both die holding a started activity.
     const mainVictim = await waitFor('an LLM stage in flight on a main worker', () =>
-      inFlight(ids, 'draftStatement', workers.filter((w) => w.queue === 'main')).then((w) => w ?? inFlight(ids, 'decompose', workers.filter((x) => x.queue === 'main'))),
+      inFlight(ids, 'formalize', workers.filter((w) => w.queue === 'main')).then((w) => w ?? inFlight(ids, 'decompose', workers.filter((x) => x.queue === 'main'))),
     );
     mainVictim.child.kill('SIGKILL');
     const leanVictim = await waitFor('a compile in flight on a Lean worker', () => inFlight(ids, 'compile', workers.filter((w) => w.queue === 'lean')));
@@ -138,7 +139,7 @@ describe('two main and two Lean worker processes, one of each killed mid-batch',
         }
       }
       // (The ledger read, llmUsage, is a local activity: it runs in a workflow task, no task queue.)
-      expect(completed).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge']);
+      expect(completed).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']);
     }
     // At least the two activities the victims held were attempted again elsewhere.
     expect(retriedAfterKill).toBeGreaterThanOrEqual(2);

@@ -137,7 +137,7 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       await ledger.putReply('k1', { status: 200, body: '{"a":2}' });
       expect(await ledger.getReply('k1')).toEqual({ status: 200, body: '{"a":1}' });
       expect(await ledger.getReply('nope')).toBeUndefined();
-      const call = { stage: 'draftStatement', provider: 'p', model: 'm', key: 'k1', usage };
+      const call = { stage: 'formalize', provider: 'p', model: 'm', key: 'k1', usage };
       await ledger.recordCall({ ...call, runId: 'sw_1/drift/a/0', costUsd: 0.5, cacheHit: false });
       await ledger.recordCall({ ...call, runId: 'sw_1/drift/a/0', costUsd: 0, cacheHit: true });
       await ledger.recordCall({ ...call, runId: 'sw_1/none/b/0', costUsd: 0.25, cacheHit: false });

@@ -89,7 +89,7 @@ describe('a sweep with a budget', () => {
     const { sweepReportInput } = await import('../../client/sweep-report');
     const { renderSweepReport } = await import('../../engines/report/write-report');
     const input = (await sweepReportInput(s.results, 'budget-ample'))!;
-    expect(input.sweep.models!.map((m) => `${m.stage}:${m.model}`).sort()).toEqual(expect.arrayContaining([`draftStatement:${FAKE_MODELS.formalizer}`, `judge:${FAKE_MODELS.judge}`]));
+    expect(input.sweep.models!.map((m) => `${m.stage}:${m.model}`).sort()).toEqual(expect.arrayContaining([`formalize:${FAKE_MODELS.formalizer}`, `judge:${FAKE_MODELS.judge}`]));
     const calls = input.sweep.models!.reduce((a, m) => a + m.calls, 0);
     expect(calls).toBe((await s.ledger!.sweepTotals('budget-ample')).calls);
     expect(input.sweep.configurations!.small).toMatchObject({ retrieval: 'none', repairRounds: 0, judge: true, topK: expect.any(Number) });

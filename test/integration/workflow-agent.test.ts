@@ -1,8 +1,8 @@
 // Agent mode end to end: the `formalizeAgent` workflow on the real Temporal dev server, with the
 // real workers and activities, a fake OpenAI-compatible provider scripting tool-calling
 // conversations, and the fake Lean REPL.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
@@ -10,8 +10,10 @@ import { activityTypesOf } from '../helpers/history';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { OUTCOME_KEY, STAGE_KEY } from '../../common/search-attributes';
 import { getFormalization } from '../../client/runs';
-import { createStack, FAKE_TRANSLATOR, startTemporal, type TestStack } from '../helpers/stack';
-import { answer, FAKE_MODELS, toolCall, type FakeRequest } from '../fakes/openai-server';
+import { buildInProcess } from '../../engines/retrieval/stores/build';
+import { createStack, FAKE_TRANSLATOR, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
+import { miniSpec, startOnStack } from '../helpers/sweep';
+import { answer, defaultBrain, FAKE_MODELS, toolCall, type FakeHandler, type FakeRequest } from '../fakes/openai-server';
 import { HOSTILE_FILE, refusingCompile } from '../helpers/refusing-lean';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
@@ -34,6 +36,30 @@ async function history(s: TestStack, id: string) {
 
 async function activityTypes(s: TestStack, id: string): Promise<string[]> {
   return activityTypesOf(await history(s, id));
+}
+
+/** Each `retrieve` of a run, from its history: what it was asked, what it answered, and the
+ * heartbeat timeout it was scheduled with (seconds). */
+async function retrieveCalls(s: TestStack, id: string) {
+  const events = (await history(s, id)).events ?? [];
+  const decode = (p: { payloads?: Array<{ data?: Uint8Array | null }> | null } | null | undefined) => JSON.parse(Buffer.from(p!.payloads![0]!.data!).toString('utf8'));
+  return events.flatMap((e) => {
+    const a = e.activityTaskScheduledEventAttributes;
+    if (a?.activityType?.name !== 'retrieve') return [];
+    const done = events.find((c) => c.activityTaskCompletedEventAttributes && Number(c.activityTaskCompletedEventAttributes.scheduledEventId) === Number(e.eventId));
+    return [{ input: decode(a.input), output: done ? decode(done.activityTaskCompletedEventAttributes!.result) : undefined, heartbeatSeconds: Number(a.heartbeatTimeout?.seconds ?? 0) }];
+  });
+}
+
+/** Builds and promotes a new index version of the mini library (its theorems left out), as an
+ * index build would in the middle of a sweep; returns it. */
+async function promoteNewVersion(s: TestStack): Promise<string> {
+  const bare = join(s.dataDir, 'mini-no-theorems.jsonl');
+  const lines = readFileSync(FIXTURE_CORPUS, 'utf8').split('\n').filter((l) => l.trim() && !/\b(theorem|lemma)$/.test(JSON.parse(l).kind));
+  writeFileSync(bare, lines.join('\n') + '\n');
+  const built = await buildInProcess({ library: FIXTURE_LIBRARY, corpusPath: bare, store: s.indexes.store });
+  expect(await s.indexes.store.getAlias(FIXTURE_LIBRARY)).toBe(built.version);
+  return built.version;
 }
 
 /** The agent's requests, and what each one's last message said (tool results, refusals). */
@@ -315,6 +341,10 @@ describe('formalizeAgent workflow', () => {
     expect(first).toContain('Library declarations that are likely relevant:\n- Nat.Prime');
     expect(result.stages.slice(0, 3)).toEqual(['decompose', 'retrieve', 'illustrate']);
     expect((await activityTypes(s, id)).slice(0, 4)).toEqual(['decompose', 'retrieve', 'illustrate', 'agentStep']);
+    // The search has a heartbeat timeout (a lost worker is noticed in seconds), and the result
+    // carries stage timings like a pipeline run's (a sweep records them as stageMs).
+    expect.soft((await retrieveCalls(s, id))[0]!.heartbeatSeconds).toBe(15);
+    expect.soft(Object.keys(result.timings ?? {})).toEqual(expect.arrayContaining(['decompose', 'retrieve', 'illustrate', 'agent']));
   });
 
   it('keeps the history bounded over T_max = 50 steps', async () => {
@@ -332,4 +362,67 @@ describe('formalizeAgent workflow', () => {
     // keep the whole history to a few megabytes at most, far below Temporal's limits.
     expect(bytes).toBeLessThan(4 * 1024 * 1024);
   }, 120_000);
+
+  it('an agent-mode sweep searches only the index version it pinned, though another is promoted mid-sweep; records stage timings', async () => {
+    const s = await stack({ repl: { unknownIdentifiers: ['Nat.Primee'] } });
+    const { version: pinned } = await s.indexes.open(FIXTURE_LIBRARY);
+    s.llm.script(FAKE_MODELS.agent, toolCall('search_premises', { query: 'prime number' }), toolCall('write_file', { code: GOOD }), toolCall('run_lean'), answer());
+    const spec = miniSpec({
+      configurations: [{ name: 'agent', config: { mode: 'agent', driftContext: true, tools: ['write_file', 'run_lean', 'search_premises'], judge: false } }],
+      maxAttempts: 1,
+    });
+    const started = await startOnStack(s, { ...spec, benchmarks: [{ ...spec.benchmarks[0]!, limit: 1 }] }, { id: 'sw-agent-pin', currentIndexVersion: pinned });
+    // The sweep pinned its version; a new one is promoted before its run searches.
+    const promoted = await promoteNewVersion(s);
+    expect(promoted).not.toBe(pinned);
+    await s.withWorkers(() => s.client.workflow.getHandle(started.id).result());
+
+    const [record] = await s.results.runs('sw-agent-pin');
+    expect(record!.outcome).toBe('compiled');
+    const result = (await s.client.workflow.getHandle(record!.workflowId).result()) as Awaited<ReturnType<TestStack['result']>>;
+    expect(result.indexVersion).toBe(pinned);
+    // The DRIFT context's retrieve and the agent's search_premises: both asked for and read the pin.
+    const calls = await retrieveCalls(s, record!.workflowId);
+    expect(calls.map((c) => c.input.statement)).toEqual([result.statement, 'prime number']);
+    for (const call of calls) {
+      expect(call.input.indexVersion).toBe(pinned);
+      expect(call.output.indexVersion).toBe(pinned);
+      // A worker lost during a search is noticed within its heartbeat timeout.
+      expect(call.heartbeatSeconds).toBeGreaterThan(0);
+    }
+    // Stage timings, as a pipeline record has them.
+    expect(Object.keys(record!.stageMs)).toEqual(expect.arrayContaining(['decompose', 'retrieve', 'illustrate', 'agent']));
+    expect(record!.stageMs.agent).toBeGreaterThanOrEqual(0);
+  }, 120_000);
+
+  it('keeps search_premises to the index version it found first when another is promoted during the run', async () => {
+    let promoted: Promise<string> | undefined;
+    let s!: TestStack;
+    const handler: FakeHandler = async (req) => {
+      if (req.model !== FAKE_MODELS.agent) return defaultBrain(req);
+      const step = agentRequests(s).length;
+      if (step === 1) return toolCall('search_premises', { query: 'prime number' });
+      // Between the two searches, a new version is promoted.
+      if (step === 2) {
+        promoted ??= promoteNewVersion(s);
+        await promoted;
+        return toolCall('search_premises', { query: 'divides' });
+      }
+      if (step === 3) return toolCall('write_file', { code: GOOD });
+      if (step === 4) return toolCall('run_lean');
+      return answer();
+    };
+    s = await stack({ llm: { handler }, repl: { unknownIdentifiers: ['Nat.Primee'] } });
+    const id = await s.start(STATEMENT, { mode: 'agent', tools: ['write_file', 'run_lean', 'search_premises'], judge: false });
+    const result = await s.withWorkers(() => s.result(id));
+    expect(result.outcome).toBe('compiled');
+    const calls = await retrieveCalls(s, id);
+    expect(calls).toHaveLength(2);
+    const first = calls[0]!.output.indexVersion;
+    expect(first).not.toBe(await promoted);
+    expect(calls[1]!.input.indexVersion).toBe(first);
+    expect(calls[1]!.output.indexVersion).toBe(first);
+    expect(result.indexVersion).toBe(first);
+    expect(result.timings!.agent).toBeGreaterThanOrEqual(0);
+  });
 });

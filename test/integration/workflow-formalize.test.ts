@@ -8,7 +8,7 @@ import { createStack, startTemporal, type TestStack } from '../helpers/stack';
 import { FAKE_MODELS } from '../fakes/openai-server';
 import { activityRuns, activityTypesOf, recordHistory } from '../helpers/history';
 import { HOSTILE_REPLY, refusingCompile } from '../helpers/refusing-lean';
-import type { FormalizeResult } from '../../common/types';
+import type { FormalizeResult } from '../../common/run-types';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 const GOOD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';
@@ -55,7 +55,7 @@ describe('formalize workflow', () => {
     expect(result.indexVersion).toMatch(/^mini-[0-9a-f]{12}-/);
 
     const types = await activityTypes(s, id);
-    expect(types).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'judge', 'llmUsage']);
+    expect(types).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge', 'llmUsage']);
     // The ledger read is a local activity: a marker, no activity task and no workflow task of its own.
     const runs = await activityRuns(s.client, id);
     expect(runs.filter((r) => r.local).map((r) => r.type)).toEqual(['llmUsage']);
@@ -104,9 +104,11 @@ describe('formalize workflow', () => {
   });
 
   it('ends with compiled: false after exactly repairRounds repairs when the formalizer never gets it right', async () => {
+    let drafts = 0;
     const s = await stack({
       repl: { unknownIdentifiers: ['Nat.Primee'] },
-      llm: { handler: (req) => (req.model === FAKE_MODELS.formalizer ? { content: BAD } : req.model === FAKE_MODELS.judge ? { content: '{"grade":10,"faithful":true,"explanation":"a careless judge"}' } : { content: '{"subqueries":[{"phrase":"p is prime","formal":"Nat.Prime p"}]}' }) },
+      // Wrong each time, and each time differently (a repeated attempt would end the loop early).
+      llm: { handler: (req) => (req.model === FAKE_MODELS.formalizer ? { content: BAD.replace('prime_two_le', `prime_two_le_${++drafts}`) } : req.model === FAKE_MODELS.judge ? { content: '{"grade":10,"faithful":true,"explanation":"a careless judge"}' } : { content: '{"subqueries":[{"phrase":"p is prime","formal":"Nat.Prime p"}]}' }) },
     });
     const id = await s.start(STATEMENT, { repairRounds: 2 });
     const result = await s.withWorkers(() => s.result(id));
@@ -119,6 +121,28 @@ describe('formalize workflow', () => {
     // The judge model said 10/faithful; the rubric's rule in the code (not compiled: at most 3,
     // never faithful) decides.
     expect(result.judge).toMatchObject({ grade: 3, faithful: false });
+  });
+
+  it('ends the repair loop, saying why, when a repair would send the formalizer a prompt it was already sent', async () => {
+    // The formalizer answers the same wrong statement again: Lean says the same, so the next
+    // repair prompt would be the last one again, and with the reply cache get the same reply.
+    const s = await stack({ repl: { unknownIdentifiers: ['Nat.Primee'] } });
+    s.llm.script(FAKE_MODELS.formalizer, { content: BAD, repeat: true });
+    const id = await s.start(STATEMENT, { repairRounds: 3 });
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.outcome).toBe('not-compiled');
+    expect(result.attempts.map((a) => a.statement)).toEqual([result.attempts[0]!.statement, result.attempts[0]!.statement]);
+    expect(s.llm.callsTo(FAKE_MODELS.formalizer)).toBe(2);
+    expect(result.repairStopped).toEqual({ reason: 'repeated-prompt', round: 2, repeats: 1 });
+    expect(result.notes.join('\n')).toMatch(/repair: round 2 would send the formalizer what round 1 was sent/);
+    // The first draft and the repair are told apart by activity, in the Temporal UI too.
+    expect(await activityTypes(s, id)).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'resolveName', 'repair', 'compile', 'judge', 'llmUsage']);
+    const events = (await s.client.workflow.getHandle(id).fetchHistory()).events ?? [];
+    const summaries = events
+      .filter((e) => ['formalize', 'repair'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))
+      .map((e) => JSON.parse(Buffer.from(e.userMetadata!.summary!.data!).toString('utf8')));
+    expect(summaries).toEqual(['first draft', 'repair round 1']);
   });
 
   it('ends refused, not not-compiled, when the screen refuses every attempt: the repair hears why, Lean nothing', async () => {
@@ -242,7 +266,7 @@ describe('formalize workflow', () => {
     const id = await s.start(STATEMENT, { retrieval: 'none', illustrate: false, judge: false });
     const result = await s.withWorkers(() => s.result(id));
 
-    expect(await activityTypes(s, id)).toEqual(['draftStatement', 'compile', 'llmUsage']);
+    expect(await activityTypes(s, id)).toEqual(['formalize', 'compile', 'llmUsage']);
     expect(result.premises).toEqual([]);
     expect(result.judge).toBeNull();
     expect(result.outcome).toBe('compiled');

@@ -47,7 +47,7 @@ describe('repair with Lean name tools', () => {
     expect(result.attempts[1]!.statement).toContain('Nat.Prime p');
     expect(result.tools).toEqual([{ tool: 'resolveName', round: 1, input: 'Nat.Primee', output: expect.arrayContaining(['Nat.Prime']) }]);
     expect(result.tools![0]!.output[0]).toBe('Nat.Prime');
-    expect(await activityTypes(s, id)).toEqual(['decompose', 'retrieve', 'illustrate', 'draftStatement', 'compile', 'resolveName', 'draftStatement', 'compile', 'judge', 'llmUsage']);
+    expect(await activityTypes(s, id)).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'resolveName', 'repair', 'compile', 'judge', 'llmUsage']);
     // The suggestion was confirmed by Lean (`#check`) on the fake REPL, not only found in the index.
     expect(s.repl!.events().some((e) => e.event === 'body')).toBe(true);
   });

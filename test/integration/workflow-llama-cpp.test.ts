@@ -100,7 +100,7 @@ describe('a llama-cpp-python-like server', () => {
     expect(view.error).toContain('finish_reason "length"');
     // Once with the role's limit, once with twice that; never retried by Temporal.
     expect(s.llm.requests.filter((r) => r.model === FAKE_MODELS.formalizer).map((r) => r.body.max_tokens)).toEqual([2048, 4096]);
-    expect(await attempts(s, id)).toMatchObject({ draftStatement: 1 });
+    expect(await attempts(s, id)).toMatchObject({ formalize: 1 });
   });
 
   it('system messages dropped and not folded: the decomposer never sees its instructions, and the failure says so plainly', async () => {

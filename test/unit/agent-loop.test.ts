@@ -3,7 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { refusalOf, runAgentLoop, type AgentOps } from '../../workflows/agent-loop';
 import { boundTranscript, KEEP_RECENT_TURNS, TRANSCRIPT_BUDGET_CHARS } from '../../workflows/agent-transcript';
-import type { AgentStepInput, AgentStepOutput, AgentToolName, AgentTurn, CompileResult } from '../../common/types';
+import type { AgentStepInput, AgentStepOutput, AgentTurn } from '../../common/agent-types';
+import type { CompileResult } from '../../common/lean-types';
+import type { AgentToolName } from '../../common/run-config-schema';
 
 const OK: CompileResult = { status: 'ok', messages: [], durationMs: 1 };
 const GOOD = 'import Mathlib\ntheorem t : 1 + 1 = 2 := by sorry';

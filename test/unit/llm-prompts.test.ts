@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { FormalizeStageInput, Premise } from '../../common/types';
+import type { Premise } from '../../common/retrieval-types';
+import type { FormalizeStageInput } from '../../common/run-types';
 import { buildDecomposeMessages, DecomposeReply, toSubQueries } from '../../engines/llm/decompose-prompt';
 import { buildFormalizeMessages, extractLeanStatement, MAX_SOURCE_CHARS } from '../../engines/llm/formalize-prompt';
 import { buildJudgeMessages, enforceVerdict, JudgeReply } from '../../engines/llm/judge-prompt';

@@ -144,7 +144,7 @@ describe('sweep report', () => {
 
   it('draws the step-budget curve for agent runs, and shows tokens and cost when reported', async () => {
     const records = [0, 1, 2, 3].map((i) =>
-      runRecord({ config: 'agent', item: `i${i}`, compiled: i < 3, agentSteps: 4 + i, compiledAtStep: i < 3 ? 2 + i : null, judgeGrade: i < 2 ? 10 : 3, faithful: i < 2, usage: { promptTokens: 900, completionTokens: 100, totalTokens: 1000, costUsd: 0.01 } }),
+      runRecord({ config: 'agent', item: `i${i}`, compiled: i < 3, agentSteps: 4 + i, compiledAtStep: i < 3 ? 2 + i : null, judgeGrade: i < 2 ? 10 : 3, faithful: i < 2, usage: { promptTokens: 900, completionTokens: 100, totalTokens: 1000, costUsd: 0.01 }, stageMs: { agent: 1000 * (i + 1), judge: 100 } }),
     );
     const { html, markdown, data } = await renderSweepReport({ sweep: { id: 'agent' }, records, bootstrap: { resamples: 50 } });
     expect(html).toContain('Cumulative success against agent step budget');
@@ -152,6 +152,9 @@ describe('sweep report', () => {
     expect(markdown).toContain('### Step budget: agent');
     expect(html).toContain('<th class="num">tokens / run</th>');
     expect(html).toContain('0.04 (0.0100/run)');
+    // The agent loop's time is a stage of the latency table.
+    expect(markdown).toMatch(/\| configuration \| agent \| judge \| total \|/);
+    expect(data.metrics.configs[0]!.latency.agent).toMatchObject({ runs: 4 });
   });
 
   it("labels refused runs as the screen's verdict and says whether Lean ran at all", async () => {

@@ -10,7 +10,7 @@ import { LexicalIndex } from '../../engines/retrieval/eval/lexical-index';
 import { rerankWrap } from '../../engines/retrieval/rerank';
 import { loadConfig } from '../../infra/config';
 import { buildRetrieval } from '../../infra/deps';
-import type { RetrieveInput } from '../../common/types';
+import type { RetrieveInput } from '../../common/retrieval-types';
 
 const d = (name: string, kind: string, signature: string, uses: string[] = []): Declaration => ({ name, kind, signature, uses });
 // "a litter" matches Litter best by its words; NearLitter is what the library's theorems use.

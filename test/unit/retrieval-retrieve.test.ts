@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { RetrieveInput } from '../../common/types';
+import type { RetrieveInput } from '../../common/retrieval-types';
 import { loadCorpus } from '../../engines/retrieval/corpus';
 import { LexicalIndex } from '../../engines/retrieval/eval/lexical-index';
 import { retrievePremises } from '../../engines/retrieval/retrieve-premises';

@@ -37,10 +37,15 @@ describe('describeRunFailure', () => {
     );
   });
 
-  it('says when Temporal itself stopped an activity', () => {
-    const activity = new ActivityFailure('Activity task timed out', 'draftStatement', '5', 'TIMEOUT', 'w', new TimeoutFailure('activity StartToClose timeout', undefined, 'START_TO_CLOSE'));
+  it.each([
+    ['formalize', 'formalize'],
+    ['repair', 'repair'],
+    // Runs started before the two stages had activities of their own.
+    ['draftStatement', 'formalize'],
+  ])('says when Temporal itself stopped an activity (%s: stage %s)', (activityType, stage) => {
+    const activity = new ActivityFailure('Activity task timed out', activityType, '5', 'TIMEOUT', 'w', new TimeoutFailure('activity StartToClose timeout', undefined, 'START_TO_CLOSE'));
     const described = describeRunFailure(new WorkflowFailedError('Workflow execution failed', activity, 'TIMEOUT'));
-    expect(described.message).toBe('stage formalize failed: Temporal stopped the activity: its start-to-close timeout passed');
+    expect(described.message).toBe(`stage ${stage} failed: Temporal stopped the activity: its start-to-close timeout passed`);
   });
 
   it('keeps a failure raised by the workflow itself as it is', () => {

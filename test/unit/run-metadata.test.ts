@@ -1,7 +1,7 @@
 // What the Temporal UI shows of a run: readable IDs, summary, static and current details.
 import { describe, expect, it } from 'vitest';
 import { adHocRunId, configInWords, runCurrentDetails, runStaticDetails, runSummary, statementSlug } from '../../common/run-metadata';
-import { DEFAULT_RUN_CONFIG } from '../../common/types';
+import { DEFAULT_RUN_CONFIG } from '../../common/run-config-schema';
 
 describe('run metadata for the Temporal UI', () => {
   it('names ad-hoc runs by the first words of the statement', () => {

@@ -3,7 +3,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { printResult, stagePrinter } from '../../bin/run-output';
-import { DEFAULT_RUN_CONFIG, type FormalizeResult } from '../../common/types';
+import { DEFAULT_RUN_CONFIG } from '../../common/run-config-schema';
+import type { FormalizeResult } from '../../common/run-types';
 
 function captured(): { out: Writable; text: () => string } {
   let text = '';

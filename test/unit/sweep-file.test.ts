@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { expandFactorial, parseSweep, readSweepFile } from '../../engines/sweeps/sweep-file';
 import { canonicalJson, configHash } from '../../engines/sweeps/config-hash';
-import { DEFAULT_RUN_CONFIG } from '../../common/types';
+import { DEFAULT_RUN_CONFIG } from '../../common/run-config-schema';
 import { factorialDesign } from '../../client/sweep-report';
 import { RunConfigPatchSchema } from '../../common/run-config-schema';
 import { RunConfigFields } from '../../engines/sweeps/sweep-file';

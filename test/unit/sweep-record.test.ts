@@ -3,7 +3,8 @@
 // counts as not measured, not as "not equivalent".
 import { describe, expect, it } from 'vitest';
 import { recordFromResult } from '../../engines/sweeps/record';
-import { DEFAULT_RUN_CONFIG, type FormalizeResult } from '../../common/types';
+import { DEFAULT_RUN_CONFIG } from '../../common/run-config-schema';
+import type { FormalizeResult } from '../../common/run-types';
 
 const id = { sweepId: 'sw', cell: { name: 'A', hash: 'h' }, item: { id: 'i0', goldPremises: [], tags: {} }, sample: 0, workflowId: 'sw/A/i0/0' };
 const none = { proved: false, withoutHypothesis: [], tried: 0 };

@@ -2,7 +2,7 @@
 // verdict (common/verdict.ts), never worded as Lean's.
 import { describe, expect, it } from 'vitest';
 import { compileVerdict, equivalenceVerdict, refusalLabel, refusalReason, runOutcome } from '../../common/verdict';
-import type { CompileResult } from '../../common/types';
+import type { CompileResult } from '../../common/lean-types';
 
 const refused: CompileResult = {
   status: 'refused',

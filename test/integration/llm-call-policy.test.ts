@@ -1,7 +1,7 @@
 // One LLM activity must have room for everything one call can lead to: waiting on the start
 // probe, the structured-output fallbacks and every re-ask, each up to the per-call timeout.
 // Otherwise Temporal cuts the last re-ask off with nothing logged. The workflow's start-to-close
-// timeout is derived from the settings the run was started with (common/llm-budget.ts).
+// timeout is derived from the settings the run was started with (common/llm-call-policy.ts).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { z } from 'zod';
@@ -10,8 +10,9 @@ import { askStructured } from '../../engines/llm/ask-parsed';
 import { startFormalization } from '../../client/runs';
 import { LLM_FAILURE } from '../../common/failures';
 import { EngineError } from '../../engines/errors';
-import { llmActivityTimeoutMs, llmCallsPerActivity } from '../../common/llm-budget';
+import { llmActivityTimeoutMs, llmCallsPerActivity } from '../../common/llm-call-policy';
 import { loadConfig } from '../../infra/config';
+import type { RunConfig } from '../../common/run-config-schema';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { defaultBrain, FAKE_MODELS, startFakeOpenAI, type FakeHandler } from '../fakes/openai-server';
 
@@ -79,14 +80,15 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-/** The decompose activity's start-to-close timeout in a run started as the CLI and API start one. */
-async function scheduledTimeoutMs(s: TestStack, llm: { timeoutMs: number; maxReasks: number }): Promise<number> {
-  const id = await startFormalization(s.client, { statement: 'Every prime greater than 2 is odd.', library: FIXTURE_LIBRARY, leanTaskQueue: s.leanQueue, llm }, s.mainQueue);
+/** An LLM activity's start-to-close timeout (the first `activity`, default decompose) in a run
+ * started as the CLI and API start one. */
+async function scheduledTimeoutMs(s: TestStack, llm: { timeoutMs: number; maxReasks: number }, activity = 'decompose', config: Partial<RunConfig> = {}): Promise<number> {
+  const id = await startFormalization(s.client, { statement: 'Every prime greater than 2 is odd.', library: FIXTURE_LIBRARY, leanTaskQueue: s.leanQueue, llm, config }, s.mainQueue);
   const handle = s.client.workflow.getHandle(id);
   const scheduled = await s.withWorkers(async () => {
     for (;;) {
       const events = (await handle.fetchHistory()).events ?? [];
-      const found = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'decompose');
+      const found = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === activity);
       if (found) return found.activityTaskScheduledEventAttributes!;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -112,6 +114,17 @@ describe('the LLM activity time budget', () => {
     const scheduled = await scheduledTimeoutMs(s, { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks });
     expect(scheduled).toBe(llmActivityTimeoutMs(config.llm));
     expect(scheduled).toBeGreaterThanOrEqual(slots * config.llm.timeoutMs);
+  });
+
+  it('gives an agent run the same budget: a slow provider is not cut off at a fixed few minutes', async () => {
+    const s = await createStack(env, {});
+    stacks.push(s);
+    // A slow local model: 10 minutes per call.
+    const slow = { timeoutMs: 600_000, maxReasks: 2 };
+    for (const activity of ['decompose', 'agentStep']) {
+      const scheduled = await scheduledTimeoutMs(s, slow, activity, { mode: 'agent', driftContext: true });
+      expect(scheduled, activity).toBe(llmActivityTimeoutMs(slow));
+    }
   });
 
   it('a run whose every LLM call is slow, refused twice and answered badly twice still completes without a stage being cut off', async () => {
