@@ -4,7 +4,9 @@
 //
 // New folders fit without editing this file: a workflow under workflows/ (sweep, agent) may
 // import common/ only; an engine under engines/<name>/ (results, sweep, report, agent) follows
-// the engine rules; api/ and bin/ may import activities/ and engines/.
+// the engine rules; api/ and bin/ may import activities/ and engines/. client/ is what the entry
+// points (api/, bin/, mcp/) share: the Temporal client code that starts, reads and follows runs
+// and sweeps; no entry point imports another's code.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
@@ -33,7 +35,7 @@ module.exports = {
         'Engines are plain TypeScript over their clients: they never import activities/, api/, bin/, infra/ or workflows/. ' +
         'Hand them what they need (clients, settings) from the entry point or the activity factory.',
       from: { path: '^engines/' },
-      to: { path: '^(activities|api|bin|infra|workflows)/' },
+      to: { path: '^(activities|api|bin|infra|workflows|mcp)/' },
     },
     {
       name: 'engines-no-temporal',
@@ -49,7 +51,7 @@ module.exports = {
       severity: 'error',
       comment: 'Activities are built by factories handed their clients: they never import api/, bin/, infra/ or workflow code.',
       from: { path: '^activities/' },
-      to: { path: '^(api|bin|infra|workflows)/' },
+      to: { path: '^(api|bin|infra|workflows|mcp)/' },
     },
     {
       name: 'common-imports-only-common',
@@ -58,7 +60,7 @@ module.exports = {
         'common/ is shared by workflows and everything else: it imports only common/ and pure packages, ' +
         'never project layers or Node built-ins.',
       from: { path: '^common/' },
-      to: { path: '^(activities|engines|api|bin|infra|workflows|bench|test)/' },
+      to: { path: '^(activities|engines|api|bin|infra|workflows|mcp|bench|test)/' },
     },
     {
       name: 'common-no-node-builtins',
@@ -66,6 +68,48 @@ module.exports = {
       comment: 'common/ is bundled into workflows: no Node built-ins (fs, path, crypto, …).',
       from: { path: '^common/' },
       to: { dependencyTypes: ['core'] },
+    },
+    {
+      name: 'bin-and-mcp-not-api',
+      severity: 'error',
+      comment:
+        'The CLI (and the MCP server) do not depend on the HTTP server: what they share (starting, reading and following runs and sweeps) ' +
+        'lives in client/; import it from there.',
+      from: { path: '^(bin|mcp)/' },
+      to: { path: '^api/' },
+    },
+    {
+      name: 'client-not-entry-points',
+      severity: 'error',
+      comment:
+        'client/ is shared by the entry points (api/, bin/, mcp/): it never imports them, nor infra/ (their wiring) or workflow code. ' +
+        'Hand it a Temporal Client and settings.',
+      from: { path: '^client/' },
+      to: { path: '^(api|bin|mcp|infra|workflows)/' },
+    },
+    {
+      name: 'lower-layers-not-client',
+      severity: 'error',
+      comment: 'client/ belongs to the entry points: common/, engines/, activities/ and workflows/ never import it.',
+      from: { path: '^(common|engines|activities|workflows)/' },
+      to: { path: '^client/' },
+    },
+    {
+      name: 'mcp-is-a-client',
+      severity: 'error',
+      comment:
+        'The MCP server (mcp/) calls the running service as the API and the CLI do: it imports client/ (starting and reading ' +
+        'runs, sweeps), common/, engines/ (pure parts and types) and packages, never activities/, workflows/, infra/, bin/ or api/. ' +
+        'The entry points (bin/mcp-command.ts, api/mcp-route.ts) build its parts and hand them over.',
+      from: { path: '^mcp/' },
+      to: { path: '^(activities|workflows|infra|bin|api)/' },
+    },
+    {
+      name: 'only-entry-points-import-mcp',
+      severity: 'error',
+      comment: 'mcp/ is served by the entry points: bin/ (`driftline mcp`, stdio) and api/ (POST /mcp); tests drive it too.',
+      from: { pathNot: '^(mcp|bin|api|test)/' },
+      to: { path: '^mcp/' },
     },
     {
       name: 'nothing-imports-bin',

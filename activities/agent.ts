@@ -1,7 +1,8 @@
 // The agent's main-queue activities: one LLM step, and the `draft` tool (the translator model).
 // The other tools are the Lean worker's activities and `retrieve`, called by the workflow.
 import type { ApplicationFailure } from '@temporalio/common';
-import type { AgentStepInput, AgentStepOutput, LlmMeter } from '../common/types';
+import type { AgentStepInput, AgentStepOutput } from '../common/agent-types';
+import type { LlmMeter } from '../common/llm-types';
 import { AGENT_FAILURE } from '../common/failures';
 import { withHeartbeat } from './heartbeat';
 import { activityFailure, mapEngineErrors } from './failures';

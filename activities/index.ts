@@ -1,39 +1,22 @@
 // The activity factory: each stage is a plain async function closed over the clients it is
 // handed (the Temporal samples' pattern), so tests pass fakes and nothing reaches for config.
 import { INDEX_FAILURE, LEAN_FAILURE } from '../common/failures';
-import type {
-  CompileResult,
-  EquivalenceInput,
-  EquivalenceResult,
-  InspectNameInput,
-  NameInfo,
-  ResolveNameInput,
-  ResolveNameResult,
-  Example,
-  IllustrateInput,
-  JudgeInput,
-  JudgeVerdict,
-  LeanActivities,
-  MainActivities,
-  RetrieveInput,
-  RetrieveOutput,
-  SubQuery,
-  FormalizeStageInput,
-  LeanMessage,
-  LlmMeter,
-  LlmUsageReport,
-} from '../common/types';
+import type { LeanActivities, MainActivities } from '../common/activities';
+import type { CompileResult, EquivalenceInput, EquivalenceResult, InspectNameInput, LeanMessage, NameInfo, ResolveNameInput, ResolveNameResult } from '../common/lean-types';
+import type { LlmMeter, LlmUsageReport } from '../common/llm-types';
+import type { Example, IllustrateInput, RetrieveInput, RetrieveOutput, SubQuery } from '../common/retrieval-types';
+import type { FormalizeStageInput, JudgeInput, JudgeVerdict, RepairStageInput } from '../common/run-types';
 import { activityFailure, mapEngineErrors } from './failures';
 import { withHeartbeat } from './heartbeat';
 import { meteredCall, usageReport, type LedgerTotals } from './llm-meter';
 import type { LlmClient } from '../engines/llm/client';
-import { decomposeStatement, formalizeStatement, judgeStatement } from '../engines/llm/stages';
+import { decomposeStatement, formalizeStatement, judgeStatement, repairStatement } from '../engines/llm/stages';
 import type { IndexRegistry } from '../engines/retrieval/index-registry';
 import type { PremiseIndex } from '../engines/retrieval/premise-index';
 import type { RetrievalUse } from '../engines/retrieval/rerank';
 import { retrievePremises } from '../engines/retrieval/retrieve-premises';
-import { illustrate as chooseExamples } from '../engines/retrieval/greedy-examples';
-import type { LeanRunner } from '../engines/lean/runner';
+import { illustrate } from '../engines/retrieval/illustrate';
+import type { LeanRunner } from '../engines/lean/runner-contract';
 import { compileStatement } from '../engines/lean/compile';
 import { checkEquivalence } from '../engines/lean/equivalence';
 import type { NameDirectory } from '../engines/lean/name-directory';
@@ -119,35 +102,26 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
     async illustrate(input: IllustrateInput): Promise<Example[]> {
       return withHeartbeat(async () => {
         const { index } = await openIndex(deps.indexes, input.library, 'monolithic', input.indexVersion);
-        return await mapEngineErrors(chooseExamples(index, input));
+        return await mapEngineErrors(illustrate(index, input));
       });
     },
 
+    async formalize(input: FormalizeStageInput): Promise<string> {
+      return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => formalizeStatement(deps.llm, input, signal)));
+    },
+
+    async repair(input: RepairStageInput): Promise<string> {
+      return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => repairStatement(deps.llm, input, signal)));
+    },
+
+    // The name both stages had before runs called them by theirs ('formalize-repair-activities'
+    // patch); kept so runs started before it finish and their histories replay.
     async draftStatement(input: FormalizeStageInput): Promise<string> {
       return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => formalizeStatement(deps.llm, input, signal)));
     },
 
+    // The judge engine keeps the rule: never faithful unless Lean accepted the statement.
     async judge(input: JudgeInput): Promise<JudgeVerdict> {
-      if (input.refused !== undefined) {
-        // The screen refused it before Lean: graded as a statement that did not compile (it cannot
-        // be used as it is), never faithful, and the explanation says who decided.
-        const { refused, ...rest } = input;
-        const verdict = await meteredCall(deps.ledger, input.meter, () => engineCall((signal) => judgeStatement(deps.llm, { ...rest, compiled: false }, signal)));
-        return {
-          ...verdict,
-          faithful: false,
-          explanation: `${verdict.explanation} (Refused by the statement screen before Lean, so it cannot count as faithful: ${refused})`,
-        };
-      }
-      if (input.checked === false) {
-        // Without Lean nothing is known to compile: grade the meaning, but never call it faithful.
-        const verdict = await meteredCall(deps.ledger, input.meter, () => engineCall((signal) => judgeStatement(deps.llm, { ...input, compiled: true }, signal)));
-        return {
-          ...verdict,
-          faithful: false,
-          explanation: `${verdict.explanation} (Not compiled: no Lean REPL is configured, so the statement cannot count as faithful.)`,
-        };
-      }
       return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => judgeStatement(deps.llm, input, signal)));
     },
   };

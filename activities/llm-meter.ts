@@ -3,7 +3,7 @@
 // reply is for, and refuse to start a call once the run's token or cost budget is spent.
 import { Context } from '@temporalio/activity';
 import { LLM_FAILURE } from '../common/failures';
-import type { LlmMeter, LlmUsageReport } from '../common/types';
+import type { LlmMeter, LlmUsageReport } from '../common/llm-types';
 import { withLlmCallContext } from '../engines/llm/call-context';
 import type { LlmTotals } from '../engines/results/llm-ledger';
 import { activityFailure } from './failures';

@@ -3,7 +3,7 @@
 import { rootCauseMessage } from '../common/failures';
 import { Context, heartbeat, sleep } from '@temporalio/activity';
 import type { RecordedRun, RecordRunInput, SweepActivities } from '../common/sweep';
-import type { FormalizeResult } from '../common/types';
+import type { FormalizeResult } from '../common/run-types';
 import type { ResultsDb } from '../engines/results/results-db';
 import { failedRecord, recordFromResult, type RunIdentity } from '../engines/sweeps/record';
 import { SqlReplyLedger } from '../engines/results/llm-ledger';

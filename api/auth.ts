@@ -1,7 +1,7 @@
 // Bearer API keys on the /v1 routes, checked against the configured hashes.
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { ApiKey } from './api-keys';
+import type { ApiKey } from '../client/api-keys';
 import { sendProblem } from './problem';
 
 declare module 'fastify' {

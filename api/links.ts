@@ -1,5 +1,5 @@
 // Links every run response carries: itself, its event stream, its page in the Temporal Web UI.
-import { temporalUiLink } from './runs';
+import { temporalUiLink } from '../client/runs';
 
 export interface RunLinker {
   self(id: string): string;

@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import proto from '@temporalio/proto';
 
 const { temporal } = proto;
-import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/types';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
 import type { ReadinessReport } from './schemas';
 import type { ProviderStatus } from '../engines/llm/provider';
 import { DEFAULT_PROVIDER } from '../engines/llm/client';

@@ -1,20 +1,17 @@
 // Response schemas shared by the routes; the OpenAPI document is generated from these and the
 // request schemas beside each route, so the document and the validation never disagree.
-import { Type, type Static } from '@fastify/type-provider-typebox';
+import { Type, type Static, type TLiteral, type TUnion } from '@fastify/type-provider-typebox';
+import { OUTCOMES } from '../common/outcomes';
+import { RUN_EVENT_TYPES } from '../client/run-events';
+import { RUN_STATUSES } from '../client/runs';
 
-export const RUN_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
-export const RUN_EVENT_TYPES = ['run.started', 'stage.started', 'stage.completed', 'stage.failed', 'run.completed', 'run.failed', 'run.canceled'] as const;
-export const OUTCOMES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'refused', 'unchecked', 'budget-exhausted'] as const;
-export const StatusSchema = Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled')]);
-export const OutcomeSchema = Type.Union([
-  Type.Literal('faithful'),
-  Type.Literal('unfaithful'),
-  Type.Literal('compiled'),
-  Type.Literal('not-compiled'),
-  Type.Literal('refused'),
-  Type.Literal('unchecked'),
-  Type.Literal('budget-exhausted'),
-]);
+/** A union of the literals of a list, typed as the list's union (a plain array would type as never). */
+function literalUnion<const T extends readonly string[]>(values: T): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }> {
+  return Type.Union(values.map((v) => Type.Literal(v))) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
+}
+
+export const StatusSchema = literalUnion(RUN_STATUSES);
+export const OutcomeSchema = literalUnion(OUTCOMES);
 
 /** Run ids: what a caller may choose, and what sweeps use (`<sweep>/<config>/<item>/<sample>`). */
 export const ID_PATTERN = '^(?!\\.{1,2}(?:/|$))(?!.*/\\.{1,2}(?:/|$))[A-Za-z0-9._:-]+(?:/[A-Za-z0-9._:-]+)*$';
@@ -115,6 +112,8 @@ export const RunSummarySchema = Type.Object(
     stage: Type.Optional(Type.String()),
     outcome: Type.Optional(Type.String()),
     sweep: Type.Optional(Type.String()),
+    statement: Type.Optional(Type.String({ description: "The statement's first words (runs started from the API, CLI or page)" })),
+    item: Type.Optional(Type.String({ description: "The benchmark item's ID (runs of a sweep)" })),
     links: RunLinks,
   },
   { additionalProperties: false },
@@ -215,11 +214,11 @@ export const ReadinessSchema = Type.Object(
  * it cannot do); `warnings` things that work but need attention (e.g. Temporal overloaded). */
 export type ReadinessReport = Static<typeof ReadinessSchema>;
 
-/** One event of a run's stream (api/run-events.ts, RunEvent): the JSON in an SSE event's `data`. */
+/** One event of a run's stream (client/run-events.ts, RunEvent): the JSON in an SSE event's `data`. */
 export const RunEventSchema = Type.Object(
   {
     seq: Type.Integer({ minimum: 1, description: "The event's sequence number (its Temporal history event id); SSE's `id`" }),
-    type: Type.Union(RUN_EVENT_TYPES.map((t) => Type.Literal(t))),
+    type: literalUnion(RUN_EVENT_TYPES),
     stage: Type.String({ description: 'decompose, retrieve, illustrate, formalize, compile, repair, judge; `starting` before the first, `done` at the end' }),
     activity: Type.Optional(Type.String()),
     round: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -241,7 +240,7 @@ export const StreamErrorSchema = Type.Object({ stage: Type.Literal('error'), err
  * fields); `data` is JSON text of RunEventSchema (or StreamErrorSchema for `event: error`). */
 export const SseEventSchema = Type.Object(
   {
-    event: Type.Union([...RUN_EVENT_TYPES.map((t) => Type.Literal(t)), Type.Literal('error')]),
+    event: literalUnion([...RUN_EVENT_TYPES, 'error'] as const),
     id: Type.Optional(Type.String({ pattern: '^[0-9]+$' })),
     data: Type.String({ contentMediaType: 'application/json', contentSchema: Type.Union([RunEventSchema, StreamErrorSchema]) }),
     retry: Type.Optional(Type.Integer()),

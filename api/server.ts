@@ -11,12 +11,12 @@ import underPressure from '@fastify/under-pressure';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Client } from '@temporalio/client';
 import type { Logger } from 'pino';
-import type { ApiKey } from './api-keys';
+import type { ApiKey } from '../client/api-keys';
 import { requireApiKey } from './auth';
 import { parseJsonBody } from './json-body';
-import type { LibraryCatalog } from './library-catalog';
+import type { LibraryCatalog } from '../client/library-catalog';
 import { runLinker } from './links';
-import { describeValidation, HttpProblem, problem, PROBLEM_TYPE, sendProblem } from './problem';
+import { describeValidation, HttpProblem, problem, sendProblem } from './problem';
 import { eventRoutes } from './routes/events';
 import { formalizationRoutes } from './routes/formalizations';
 import { healthRoutes } from './routes/health';
@@ -26,8 +26,9 @@ import { frameworkResponses } from './framework-responses';
 import { addOperationLinks, type OpenApiDocument } from './openapi-links';
 import { webRoutes } from './web';
 import { sweepRoutes, type SweepRoutesOptions } from './routes/sweeps';
+import { mcpRoutes } from './mcp-route';
 import { ID_RULE, type ReadinessReport } from './schemas';
-import type { LlmBudget } from '../common/types';
+import type { LlmCallPolicy } from '../common/llm-call-policy';
 
 export type { ReadinessReport };
 
@@ -38,8 +39,8 @@ export interface ApiOptions {
   maxStatementChars: number;
   readiness: () => Promise<ReadinessReport>;
   taskQueue?: string;
-  /** The workers' LLM timeout and re-asks, passed to every run (api/runs.ts). */
-  llm?: LlmBudget;
+  /** The workers' LLM timeout and re-asks, passed to every run (client/runs.ts). */
+  llm?: LlmCallPolicy;
   /** The LLM providers configured (a run's `config.providers` may name only these). */
   providerNames?: string[];
   /** What the screen lets through to Lean (a refused `goldStatement` is a 400). */
@@ -150,6 +151,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
     temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
     namespace: options.namespace ?? options.temporal.options.namespace,
     apiKeysRequired: (options.apiKeys?.length ?? 0) > 0,
+    sweeps: Boolean(options.sweeps),
   });
 
   const links = runLinker(options.temporalUiUrl ?? 'http://127.0.0.1:8233', options.namespace ?? options.temporal.options.namespace);
@@ -196,6 +198,24 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
         namespace: options.namespace ?? options.temporal.options.namespace,
       });
     }
+    // The MCP server over streamable HTTP, behind the same keys and rate limits as /v1.
+    await v1.register(mcpRoutes, {
+      deps: {
+        temporal: options.temporal,
+        libraries: options.libraries,
+        defaultLibrary: options.defaultLibrary,
+        maxStatementChars: options.maxStatementChars,
+        ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+        ...(options.sweeps?.leanTaskQueue ? { leanTaskQueue: options.sweeps.leanTaskQueue } : {}),
+        ...(options.llm ? { llm: options.llm } : {}),
+        ...(options.providerNames ? { providerNames: options.providerNames } : {}),
+        ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
+        ...(options.catalog ? { search: options.catalog } : {}),
+        ...(options.sweeps ? { results: options.sweeps.results } : {}),
+        temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
+        namespace: options.namespace ?? options.temporal.options.namespace,
+      },
+    });
   });
 
   return app;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fastifyStatic from '@fastify/static';
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_RUN_CONFIG } from '../common/types';
+import { DEFAULT_RUN_CONFIG } from '../common/run-config-schema';
 
 export const DEFAULT_WEB_ROOT = fileURLToPath(new URL('../web/dist', import.meta.url));
 
@@ -20,6 +20,8 @@ export interface WebOptions {
   namespace: string;
   /** /v1 needs `Authorization: Bearer <key>`: the page asks for a key. */
   apiKeysRequired?: boolean;
+  /** The server has the sweep routes (a results database): the page shows the sweeps. */
+  sweeps?: boolean;
 }
 
 // The page sends only what it needs; strict CSP since it never loads anything from elsewhere.
@@ -42,6 +44,7 @@ export async function webRoutes(app: FastifyInstance, options: WebOptions): Prom
     maxStatementChars: options.maxStatementChars,
     modes,
     apiKeysRequired: options.apiKeysRequired ?? false,
+    sweeps: options.sweeps ?? false,
   }));
 
   if (!existsSync(join(root, 'index.html'))) {

@@ -12,7 +12,7 @@ import { runAgentLoop } from '../workflows/agent-loop';
 import { FAKE_MODELS, toolCall } from '../test/fakes/openai-server';
 import { inProcessAgentOps } from '../test/helpers/agent-ops';
 import { createStack, FIXTURE_LIBRARY, llmSettings, startTemporal, type TestStack } from '../test/helpers/stack';
-import type { AgentToolName } from '../common/types';
+import type { AgentToolName } from '../common/run-config-schema';
 
 const json = process.argv.includes('--json');
 const STEPS = 30;

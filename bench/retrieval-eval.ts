@@ -24,7 +24,7 @@ import { loadConfig, publicDataDir } from '../infra/config';
 import { FusionIndex } from '../engines/retrieval/premise-fusion';
 import { rerank } from '../engines/retrieval/rerank';
 import { hiddenTheorems } from '../engines/retrieval/eval/usage-baseline';
-import type { LeaveOutPolicy } from '../common/types';
+import type { LeaveOutPolicy } from '../common/retrieval-types';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');

@@ -211,7 +211,7 @@ function evalW(feats: Feat[], set: typeof items, w: [number, number, number, num
 }
 
 const fmt = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
-let base: FeatOpts = { params: DEFAULT_PREMISE_PARAMS, m: 5, vf: 'informal+name', mu: 5, idfPow: 1, vpow: 1 };
+const base: FeatOpts = { params: DEFAULT_PREMISE_PARAMS, m: 5, vf: 'informal+name', mu: 5, idfPow: 1, vpow: 1 };
 const mode = process.argv[2] ?? 'all';
 VOTE_ABS = Number(process.env.VOTE_ABS ?? 0);
 base.vpow = Number(process.env.VPOW ?? 1);

@@ -23,12 +23,13 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { createActivities, createLeanActivities } from '../activities';
 import { createSweepActivities } from '../activities/sweep';
-import { startSweep } from '../api/sweeps';
-import { startFormalization } from '../api/runs';
+import { startSweep } from '../client/sweeps';
+import { startFormalization } from '../client/runs';
 import type { BenchmarkItem, SweepProgress } from '../common/sweep';
-import type { LeanActivities, MainActivities, RunConfig } from '../common/types';
+import type { LeanActivities, MainActivities } from '../common/activities';
+import type { RunConfig } from '../common/run-config-schema';
 import { createLlmClient } from '../engines/llm/client';
-import { createLeanRunner } from '../engines/lean/lean-runner';
+import { createLeanRunner } from '../engines/lean/create-runner';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { IndexRegistry } from '../engines/retrieval/index-registry';
 import { ResultsDb } from '../engines/results/results-db';
@@ -99,7 +100,7 @@ const instantMain: Partial<MainActivities> = {
   decompose: async () => [{ phrase: 'p is a prime number', formal: 'Nat.Prime p' }],
   retrieve: async () => ({ premises: [{ name: 'Nat.Prime', kind: 'def', declaration: 'def Nat.Prime (p : ℕ) : Prop' }], notes: [] }),
   illustrate: async () => [],
-  draftStatement: async () => 'theorem bench (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry',
+  formalize: async () => 'theorem bench (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry',
   judge: async () => ({ grade: 10, faithful: true, explanation: 'instant' }),
   llmUsage: async () => ({ usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, cache: { hits: 0, misses: 0 } }),
 };
@@ -315,7 +316,7 @@ if (parts.has('overhead')) {
     const subqueries = await call(realMain.decompose, { statement: STATEMENT });
     const { premises } = await call(realMain.retrieve, { library: 'mini', statement: STATEMENT, subqueries, mode: 'drift', topK: 5, exclude: [], gold: [] });
     const examples = await call(realMain.illustrate, { library: 'mini', statement: STATEMENT, premises: premises.map((p) => p.name), m: 3, exclude: [] });
-    const formal = await call(realMain.draftStatement, { statement: STATEMENT, premises, examples });
+    const formal = await call(realMain.formalize, { statement: STATEMENT, premises, examples });
     const compiled = await call(realLean.compile, { code: formal });
     await call(realMain.judge, { statement: STATEMENT, formalStatement: formal, compiled: compiled.status === 'ok', checked: true });
     await call(realMain.llmUsage, { runId: 'in-process' });

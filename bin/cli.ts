@@ -1,7 +1,7 @@
 // The `driftline` command line: start runs, run workers, start the whole stack.
 // Only commander (and the run configuration's option table) is imported up front: every command
 // loads what it needs when it runs, and a command group's module is loaded only when that group
-// is named, so `driftline --help` starts in a fraction of a second (test/cli-build.test.ts checks
+// is named, so `driftline --help` starts in a fraction of a second (test/integration/cli-build.test.ts checks
 // what the compiled entry imports).
 import { Command, Option } from 'commander';
 import { addRunConfigOptions } from './run-config-options';
@@ -45,6 +45,11 @@ program
   });
 
 program
+  .command('mcp')
+  .description('serve the Model Context Protocol over stdio (for AI coding assistants), against TEMPORAL_ADDRESS and the data directory')
+  .action(async () => (await import('./mcp-command')).mcpCommand());
+
+program
   .command('setup-temporal')
   .description("register driftline's search attributes on the Temporal cluster at TEMPORAL_ADDRESS (waits for it)")
   .action(async () => {
@@ -86,7 +91,7 @@ program
   .requiredOption('--name <name>', 'who or what the key is for (letters, digits, ".", "_", "-")')
   .option('--json', 'print {name, key, entry} as JSON')
   .action(async (opts: { name: string; json?: boolean }) => {
-    const [{ newApiKey }, { fail }] = await Promise.all([import('../api/api-keys'), import('./cli-support')]);
+    const [{ newApiKey }, { fail }] = await Promise.all([import('../client/api-keys'), import('./cli-support')]);
     if (!/^[A-Za-z0-9_.-]{1,64}$/.test(opts.name)) fail('--name may use letters, digits, ".", "_" and "-" (at most 64)');
     const { key, entry } = newApiKey(opts.name);
     if (opts.json) {

@@ -27,7 +27,7 @@ import { DecompositionCache } from '../engines/retrieval/eval/decomposition-cach
 import { metricsTable, parseKs, type RetrievalMetrics } from '../engines/retrieval/eval/metrics';
 import { mostUsedPremises, usageBaseline } from '../engines/retrieval/eval/usage-baseline';
 import { evaluateRetrieval, type EvalMode } from '../engines/retrieval/eval/run-eval';
-import type { LeaveOutPolicy, SubQuery } from '../common/types';
+import type { LeaveOutPolicy, SubQuery } from '../common/retrieval-types';
 
 export type Retriever = 'auto' | 'lexical' | 'dense' | 'hybrid';
 
@@ -209,7 +209,7 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
   const leaveOut = opts.leaveOut ?? 'item';
   const subqueries = opts.mode === 'drift' ? await decompositions(cfg, items, Boolean(opts.json)) : undefined;
   let index: PremiseIndex;
-  let setupNotes: string[] = [];
+  let setupNotes: string[];
   let close = async () => {};
   if (opts.inMemory) {
     index = await buildIndex(cfg, library, opts.retriever, opts);

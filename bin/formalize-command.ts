@@ -4,8 +4,8 @@
 import { configOrExit as config, fail } from './cli-support';
 import { connectClient, temporalAddress } from '../infra/connect';
 import { runLlmSettings, temporalUiUrl } from '../infra/config';
-import { followRunEvents } from '../api/run-events';
-import { getFormalization, startFormalization, temporalUiLink } from '../api/runs';
+import { followRunEvents } from '../client/run-events';
+import { getFormalization, startFormalization, temporalUiLink } from '../client/runs';
 import { agentConfigProblem, runProvidersProblem } from '../common/run-config';
 import { printResult, stagePrinter } from './run-output';
 import { runConfigFromOptions } from './run-config-options';

@@ -14,7 +14,7 @@ import {
   type IndexBuildProgress,
   type StoreIndexHeartbeat,
 } from '../common/index-build';
-import { MAIN_TASK_QUEUE } from '../common/types';
+import { MAIN_TASK_QUEUE } from '../common/activities';
 import type { Config } from '../infra/config';
 import { configOrExit, fail } from './cli-support';
 import { connectClient } from '../infra/connect';

@@ -1,7 +1,7 @@
 // How the CLI shows runs: stage lines while one runs, the result, a listing. Output only.
-import type { RunEvent } from '../api/run-events';
-import type { RunSummary, RunView } from '../api/runs';
-import type { FormalizeResult } from '../common/types';
+import type { RunEvent } from '../client/run-events';
+import type { RunSummary, RunView } from '../client/runs';
+import type { FormalizeResult } from '../common/run-types';
 import { equivalenceVerdict, refusalReason } from '../common/verdict';
 
 const STAGE_LABELS: Record<string, string> = {

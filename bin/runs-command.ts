@@ -3,10 +3,10 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { configOrExit as config, fail } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { temporalUiUrl, type Config } from '../infra/config';
-import { cancelFormalization, getFormalization, listFormalizations, RunClosedError, RunNotFoundError, temporalUiLink, type ListFilter } from '../api/runs';
+import { cancelFormalization, getFormalization, listFormalizations, RunClosedError, RunNotFoundError, temporalUiLink, type ListFilter } from '../client/runs';
 import type { Client } from '@temporalio/client';
 import { printRunTable, printRunView } from './run-output';
-import { OUTCOMES } from '../api/schemas';
+import { OUTCOMES } from '../common/outcomes';
 
 function limit(value: string): number {
   const n = Number(value);

@@ -10,16 +10,16 @@ import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
 import { createIndexStore } from '../infra/deps';
 import { publicDataDir, runLlmSettings, temporalUiUrl, type Config } from '../infra/config';
-import { sweepReportInput } from '../api/sweep-report';
+import { sweepReportInput } from '../client/sweep-report';
 import { renderPaperTables, writeSweepReport } from '../engines/report/write-report';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../api/sweeps';
+import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../client/sweeps';
 import { loadBenchmarks } from '../engines/benchmarks/load';
 import { readSweepFile, type SweepSpec } from '../engines/sweeps/sweep-file';
 import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
-import type { SweepCounts, SweepProgress } from '../common/sweep';
+import { configRate, type SweepCounts, type SweepProgress } from '../common/sweep';
 import { runProvidersProblem } from '../common/run-config';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
@@ -170,14 +170,6 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     process.removeListener('SIGINT', stop);
     process.stdout.write(describe(p));
   });
-}
-
-/** A configuration's share of the sweep's rate (its finished runs over all finished runs), and
- * the time its remaining runs take at that rate. */
-function configRate(p: SweepProgress, c: SweepCounts): { rate: number; etaSeconds: number | null } {
-  const rate = p.done > 0 ? (p.rate * c.done) / p.done : 0;
-  const left = c.total - c.done;
-  return { rate, etaSeconds: left === 0 ? 0 : rate > 0 ? left / rate : null };
 }
 
 function summaryLine(p: SweepProgress): string {

@@ -4,6 +4,7 @@
 // is one property here (plus the code that uses it). Optional `cli` hints: a short flag and the
 // name of the option's argument; without them the flag is the field's name in kebab case.
 import { Type, type Static, type TSchema } from 'typebox';
+import { LLM_ROLES, type LlmRole } from './llm-roles';
 
 /** `pipeline`: the DRIFT stages in a fixed order (workflow `formalize`); `agent`: an LLM
  * orchestrator chooses tools step by step (workflow `formalizeAgent`). */
@@ -12,9 +13,6 @@ export type RunMode = 'pipeline' | 'agent';
 /** The agent's tools, under the function names the model sees. */
 export const AGENT_TOOL_NAMES = ['write_file', 'run_lean', 'inspect_name', 'resolve_name', 'search_premises', 'draft'] as const;
 export type AgentToolName = (typeof AGENT_TOOL_NAMES)[number];
-
-/** The roles an LLM plays (models per role may be chosen per run). */
-export const LLM_ROLE_NAMES = ['decomposer', 'formalizer', 'judge', 'agent', 'translator'] as const;
 
 /** A provider's name: what `DRIFTLINE_PROVIDERS` keys and `DRIFTLINE_ROLE_<ROLE>` values use,
  * and the suffix of its task queue (`llm-<name>`). */
@@ -83,7 +81,7 @@ export const RunConfigSchema = Type.Object(
     models: Type.Optional(
       field(
         Type.Object(
-          Object.fromEntries(LLM_ROLE_NAMES.map((r) => [r, Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))])) as Record<(typeof LLM_ROLE_NAMES)[number], ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>,
+          Object.fromEntries(LLM_ROLES.map((r) => [r, Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))])) as Record<LlmRole, ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>,
           { additionalProperties: false, description: 'models per role for this run, e.g. formalizer=gpt-4.1,judge=o3 (default: the configured ones)' },
         ),
         { arg: 'role=model,…' },
@@ -92,7 +90,7 @@ export const RunConfigSchema = Type.Object(
     providers: Type.Optional(
       field(
         Type.Object(
-          Object.fromEntries(LLM_ROLE_NAMES.map((r) => [r, Type.Optional(Type.String({ pattern: PROVIDER_NAME_PATTERN, maxLength: 64 }))])) as Record<(typeof LLM_ROLE_NAMES)[number], ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>,
+          Object.fromEntries(LLM_ROLES.map((r) => [r, Type.Optional(Type.String({ pattern: PROVIDER_NAME_PATTERN, maxLength: 64 }))])) as Record<LlmRole, ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>,
           { additionalProperties: false, description: 'LLM providers per role for this run, by their configured names, e.g. formalizer=local,judge=openai (default: the configured ones)' },
         ),
         { arg: 'role=provider,…' },

@@ -1,6 +1,8 @@
 // Pure helpers over RunConfig, usable from workflows, the API and the CLI.
 import { DEFAULT_RUN_CONFIG, llmTaskQueue, MAX_AGENT_STEPS, type AgentToolName, type RunConfig } from './run-config-schema';
-import type { LlmBudget, LlmMeter, LlmRoleName } from './types';
+import type { LlmCallPolicy } from './llm-call-policy';
+import type { LlmMeter } from './llm-types';
+import type { LlmRole } from './llm-roles';
 
 export function resolveRunConfig(partial: Partial<RunConfig> = {}): RunConfig {
   return { ...DEFAULT_RUN_CONFIG, ...partial };
@@ -53,7 +55,7 @@ export function statementPreview(statement: string, words = 16): string {
 
 /** What the run's LLM activities are told about it: cache on or off, the sample index, model
  * and temperature overrides, and (for pipeline runs) the budgets checked before each call. */
-export function llmMeterFor(config: RunConfig, sample = 0, llm?: LlmBudget): LlmMeter {
+export function llmMeterFor(config: RunConfig, sample = 0, llm?: LlmCallPolicy): LlmMeter {
   const providers = runProviders(config, llm);
   return {
     cache: config.cache,
@@ -67,13 +69,13 @@ export function llmMeterFor(config: RunConfig, sample = 0, llm?: LlmBudget): Llm
 }
 
 /** The provider of each role for this run: the run's own choice over the deployment's. */
-export function runProviders(config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): Partial<Record<LlmRoleName, string>> {
+export function runProviders(config: Pick<RunConfig, 'providers'>, llm?: LlmCallPolicy): Partial<Record<LlmRole, string>> {
   return { ...(llm?.providers ?? {}), ...(config.providers ?? {}) };
 }
 
 /** The task queue of a role's LLM activities in this run: its provider's (`llm-<name>`), or
  * undefined (the workflow's own queue) when neither the run nor the deployment names one. */
-export function llmQueueFor(role: LlmRoleName, config: Pick<RunConfig, 'providers'>, llm?: LlmBudget): string | undefined {
+export function llmQueueFor(role: LlmRole, config: Pick<RunConfig, 'providers'>, llm?: LlmCallPolicy): string | undefined {
   const provider = runProviders(config, llm)[role];
   return provider ? llmTaskQueue(provider) : undefined;
 }
@@ -83,5 +85,26 @@ export function runProvidersProblem(partial: Partial<Pick<RunConfig, 'providers'
   for (const [role, name] of Object.entries(partial.providers ?? {})) {
     if (name && !known.includes(name)) return `"providers.${role}": no LLM provider "${name}" is configured (configured: ${known.map((k) => `"${k}"`).join(', ') || 'none'})`;
   }
+  return null;
+}
+
+/** Why a run cannot be started as asked, with the HTTP status that says whose move it is (503:
+ * the server has no library yet; 400: the request), or null. The one list of the rules across
+ * fields that every door into runs applies (the API's POST /v1/formalizations, the MCP tool
+ * `formalize`); the schema checks each field on its own first. */
+export function startRequestProblem(
+  request: { library?: string; config?: Partial<RunConfig>; goldPremises?: string[] },
+  served: { libraries: readonly string[]; defaultLibrary: string; providerNames?: readonly string[] },
+): { status: 400 | 503; message: string } | null {
+  if (served.libraries.length === 0) {
+    return { status: 503, message: "no library is served yet: the default library's data has not been pulled (`npx driftline data pull`); GET /readyz says what is missing" };
+  }
+  const library = request.library ?? served.defaultLibrary;
+  if (!served.libraries.includes(library)) return { status: 400, message: `unknown library "${library}"; known: ${served.libraries.join(', ')}` };
+  if (request.config?.retrieval === 'oracle' && !request.goldPremises?.length) return { status: 400, message: 'retrieval "oracle" needs "goldPremises"' };
+  const agentProblem = agentConfigProblem(request.config ?? {});
+  if (agentProblem) return { status: 400, message: agentProblem };
+  const providerProblem = served.providerNames ? runProvidersProblem(request.config ?? {}, [...served.providerNames]) : null;
+  if (providerProblem) return { status: 400, message: providerProblem };
   return null;
 }

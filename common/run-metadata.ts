@@ -2,7 +2,8 @@
 // at start (user metadata), and the current details the workflow keeps up to date. Pure, so the
 // workflow, the API and the CLI can all use it.
 import { describeConfig, statementPreview } from './run-config';
-import type { Outcome, RunConfig, Stage } from './types';
+import type { RunConfig } from './run-config-schema';
+import type { Outcome, Stage } from './run-types';
 
 /** The list view of the Temporal UI shows only the workflow ID of a run by default; a few words
  * of the statement in it tell runs apart at a glance. Lower-case ASCII letters, digits and

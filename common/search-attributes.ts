@@ -1,7 +1,16 @@
 // Typed search-attribute keys, shared by the workflow (which sets them), the client (which
 // starts runs with them) and the dev server setup (which registers them).
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { SEARCH_ATTRIBUTES } from './types';
+
+/** Search attributes registered on the dev server and set by the workflow. */
+export const SEARCH_ATTRIBUTES = {
+  stage: 'DriftlineStage',
+  outcome: 'DriftlineOutcome',
+  library: 'DriftlineLibrary',
+  config: 'DriftlineConfig',
+  sweep: 'DriftlineSweep',
+  index: 'DriftlineIndex',
+} as const;
 
 export const STAGE_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.stage, SearchAttributeType.KEYWORD);
 export const OUTCOME_KEY = defineSearchAttributeKey(SEARCH_ATTRIBUTES.outcome, SearchAttributeType.KEYWORD);

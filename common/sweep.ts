@@ -1,9 +1,13 @@
 // Types shared by the sweep workflow, the results database, the metrics and the report.
 // This module imports only types, so the workflow bundle can use it safely.
-import type { CompileStatus, FormalizeResult, LeaveOutPolicy, LlmBudget, Outcome, RunConfig, Stage } from './types';
+import type { CompileStatus } from './lean-types';
+import type { LlmCallPolicy } from './llm-call-policy';
+import type { LeaveOutPolicy } from './retrieval-types';
+import type { RunConfig } from './run-config-schema';
+import type { FormalizeResult, Outcome, Stage } from './run-types';
 
 /** How a sweep hides an item's own neighbourhood from retrieval (defined with FormalizeInput). */
-export type { LeaveOutPolicy } from './types';
+export type { LeaveOutPolicy } from './retrieval-types';
 
 /** The outcome of one sweep run: a formalize outcome (`refused`: the screen refused the last
  * attempt before Lean; `refusal` says why), `failed` (the child failed after the sweep's
@@ -130,6 +134,14 @@ export interface SweepCounts {
   running: number;
 }
 
+/** A configuration's share of the sweep's rate (its finished runs over all finished runs), and
+ * the time its remaining runs take at that rate (0 when none are left, null before any ran). */
+export function configRate(p: Pick<SweepProgress, 'rate' | 'done'>, c: SweepCounts): { rate: number; etaSeconds: number | null } {
+  const rate = p.done > 0 ? (p.rate * c.done) / p.done : 0;
+  const left = c.total - c.done;
+  return { rate, etaSeconds: left === 0 ? 0 : rate > 0 ? left / rate : null };
+}
+
 /** What the `progress` query answers (and `sweep status --json` prints). */
 export interface SweepProgress extends SweepCounts {
   sweepId: string;
@@ -188,7 +200,7 @@ export interface SweepInput {
   taskQueue?: string;
   leanTaskQueue?: string;
   /** The workers' LLM settings, handed to every child (they size the LLM activities' timeouts). */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
   /** Continue as new once the history has this many events (default 4000). */
   historyLimit?: number;
   /** Cells whose results were copied from an earlier sweep (`--reuse`): their units are done. */

@@ -1,7 +1,8 @@
 // Who decided about a statement, in words: Lean (ok, error, timeout), the statement screen
 // before Lean (refused), or nobody (skipped). Shared by the workflows' Temporal UI details, the
 // CLI and the sweep report, so a refusal is never worded as "Lean rejected it". Pure.
-import type { CompileResult, EquivalenceResult, JudgeVerdict, Outcome } from './types';
+import type { CompileResult, EquivalenceResult } from './lean-types';
+import type { JudgeVerdict, Outcome } from './run-types';
 
 const REFUSAL_PREFIX = /^\s*(?:refused|rejected) before Lean:\s*/i;
 

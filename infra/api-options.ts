@@ -4,7 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { ApiOptions } from '../api/server';
 import { createReadinessCheck, type ReadinessDeps } from '../api/readiness';
-import type { LibraryCatalog } from '../api/library-catalog';
+import type { LibraryCatalog } from '../client/library-catalog';
 import { llmTaskQueue } from '../common/run-config-schema';
 import type { ResultsDb } from '../engines/results/results-db';
 import { readProviderStatuses } from '../engines/llm/provider-status-file';
@@ -56,7 +56,7 @@ export function apiOptionsFor(
     // No library (the default one not pulled yet): runs are refused, saying how to get it.
     defaultLibrary: config.libraries[0]?.name ?? '',
     maxStatementChars: config.api.maxStatementChars,
-    // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-budget.ts).
+    // Every run's LLM activity timeouts follow the workers' LLM settings (common/llm-call-policy.ts).
     llm: runLlmSettings(config),
     providerNames: Object.keys(config.llm.providers),
     screenPolicy: screenPolicyOf(config),

@@ -4,15 +4,23 @@ import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { z } from 'zod';
 import { PROJECT_ROOT } from './temporal-cli';
-import { parseApiKeys } from '../api/api-keys';
-import { LLM_ROLE_NAMES, PROVIDER_NAME_PATTERN } from '../common/run-config-schema';
-import type { LlmBudget } from '../common/types';
+import { parseApiKeys } from '../client/api-keys';
+import { PROVIDER_NAME_PATTERN } from '../common/run-config-schema';
+import { DEFAULT_MAX_TOKENS, LLM_ROLE_DESCRIPTIONS, LLM_ROLES, type LlmRole } from '../common/llm-roles';
+import { envForKey, envSettings, setting, settingPerKey } from './config-env';
+import type { LlmCallPolicy } from '../common/llm-call-policy';
 import { DEFAULT_MAX_ADDRESS_SPACE_MB, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_UID, refusedEnvName } from '../engines/lean/sandbox';
 
-/** The roles an LLM provider serves: the five chat roles of runs, the second judge of
- * `driftline eval judge`, and the embedder (its endpoint; DRIFTLINE_EMBEDDER=openai still chooses it). */
-export const PROVIDER_ROLES = ['decomposer', 'formalizer', 'judge', 'judge2', 'agent', 'translator', 'embedder'] as const;
+/** The roles an LLM provider serves: the chat roles of runs (common/llm-roles.ts), the second
+ * judge of `driftline eval judge`, and the embedder (its endpoint; DRIFTLINE_EMBEDDER=openai still chooses it). */
+export const PROVIDER_ROLES = [...LLM_ROLES, 'judge2', 'embedder'] as const;
 export type ProviderRole = (typeof PROVIDER_ROLES)[number];
+
+const PROVIDER_ROLE_DESCRIPTIONS: Record<ProviderRole, string> = {
+  ...LLM_ROLE_DESCRIPTIONS,
+  judge2: "judges a second time in `driftline eval judge`",
+  embedder: 'embeds premises and queries; `DRIFTLINE_EMBEDDER=openai` still chooses it, this gives it its endpoint and model',
+};
 
 /** JSON from the environment, objects as they are from the config file. */
 const jsonSetting = (v: unknown) => {
@@ -83,218 +91,329 @@ const listSetting = z
 /** Absolute paths, for the sandbox's binds. */
 const pathListSetting = listSetting.refine((paths) => paths.every((p) => isAbsolute(p)), { message: 'give absolute paths, comma separated' });
 
+/** The roles listed, minus some (typed, so a role added to LLM_ROLES lands in every derived shape). */
+function rolesExcept<const X extends LlmRole>(...except: X[]): Exclude<LlmRole, X>[] {
+  return LLM_ROLES.filter((r): r is Exclude<LlmRole, X> => !(except as LlmRole[]).includes(r));
+}
+
+/** An object shape with one field per role. */
+function perRole<R extends string, S extends z.ZodType>(roles: readonly R[], field: (role: R) => S): Record<R, S> {
+  return Object.fromEntries(roles.map((role) => [role, field(role)])) as Record<R, S>;
+}
+
 export const ConfigSchema = z.object({
   temporal: z.object({
-    /** host:port of an existing Temporal cluster; unset: `npm start` runs the dev server. */
-    address: z.string().optional(),
-    namespace: z.string().default('default'),
-    devServerPort: z.coerce.number().int().min(1).max(65535).default(7233),
-    uiPort: z.coerce.number().int().min(1).max(65535).default(8233),
-    /** Base URL of the Temporal Web UI for links on runs; default: the dev server's UI. */
-    uiUrl: z.string().url('TEMPORAL_UI_URL must be a URL such as http://localhost:8233').optional(),
-    /** A prebuilt workflow bundle (`bundleWorkflowCode` output) for the main worker; unset: the
-     * worker bundles `workflows/` itself when it starts. */
-    workflowBundle: z.string().min(1).optional(),
-    /** host:port where a worker process serves the Temporal SDK's Prometheus metrics (task
-     * schedule-to-start latency, slots in use, …); unset: no metrics endpoint. */
-    workerMetricsAddress: z.string().regex(/^[^\s:]+:\d+$/, 'DRIFTLINE_METRICS_ADDRESS must be host:port, e.g. 0.0.0.0:9464').optional(),
-    /** How long `driftline formalize` keeps asking a Temporal that stopped answering. */
-    clientGraceMs: z.coerce.number().int().min(0).default(15_000),
+    address: setting('TEMPORAL_ADDRESS', z.string().optional(), '`host:port` of an existing Temporal cluster', { unset: '`npm start` runs the dev server' }),
+    namespace: setting('TEMPORAL_NAMESPACE', z.string().default('default'), 'the Temporal namespace of runs, sweeps and index builds'),
+    devServerPort: setting('TEMPORAL_PORT', z.coerce.number().int().min(1).max(65535).default(7233), "the dev server's gRPC port"),
+    uiPort: setting('TEMPORAL_UI_PORT', z.coerce.number().int().min(1).max(65535).default(8233), "the dev server's Web UI port"),
+    uiUrl: setting(
+      'TEMPORAL_UI_URL',
+      z.string().url('TEMPORAL_UI_URL must be a URL such as http://localhost:8233').optional(),
+      'base URL of the Temporal Web UI: the links on runs (API, CLI, web page) point there',
+      { unset: "the dev server's UI (`http://127.0.0.1:<TEMPORAL_UI_PORT>`)" },
+    ),
+    workflowBundle: setting(
+      'DRIFTLINE_WORKFLOW_BUNDLE',
+      z.string().min(1).optional(),
+      'a prebuilt workflow bundle (`bundleWorkflowCode` output) for the main worker, so a restarted worker need not bundle again',
+      { unset: '`npm start`: bundled once into the data dir; a lone worker bundles `workflows/` itself' },
+    ),
+    workerMetricsAddress: setting(
+      'DRIFTLINE_METRICS_ADDRESS',
+      z.string().regex(/^[^\s:]+:\d+$/, 'DRIFTLINE_METRICS_ADDRESS must be host:port, e.g. 0.0.0.0:9464').optional(),
+      "`host:port` where each worker serves the Temporal SDK's Prometheus metrics (`/metrics`: task schedule-to-start latency, slots in use, …)",
+      { unset: 'no metrics endpoint' },
+    ),
+    clientGraceMs: setting(
+      'DRIFTLINE_TEMPORAL_GRACE_MS',
+      z.coerce.number().int().min(0).default(15_000),
+      'how long `driftline formalize` keeps asking a Temporal that stopped answering before it names the run and gives up',
+    ),
   }),
   api: z.object({
-    host: z.string().default('127.0.0.1'),
-    port: z.coerce.number().int().min(0).max(65535).default(8080),
-    /** Largest accepted statement, in characters. */
-    maxStatementChars: z.coerce.number().int().min(1).default(20_000),
-    /** API keys as `name:<sha256 hex of the key>`, comma separated; none: loopback only. */
-    keys: z
-      .union([z.array(z.string()), z.string()])
-      .transform((v, ctx) => {
-        try {
-          return parseApiKeys(Array.isArray(v) ? v.join(',') : v);
-        } catch (err) {
-          ctx.addIssue({ code: 'custom', message: (err as Error).message });
-          return z.NEVER;
-        }
-      })
-      .default([]),
-    /** Requests per minute per API key (per client address without keys). */
-    rateLimitPerMinute: z.coerce.number().int().min(1).default(600),
+    host: setting('HOST', z.string().default('127.0.0.1'), 'where the HTTP API listens; other than loopback only with API keys'),
+    port: setting('PORT', z.coerce.number().int().min(0).max(65535).default(8080), "the HTTP API's port"),
+    maxStatementChars: setting('DRIFTLINE_MAX_STATEMENT_CHARS', z.coerce.number().int().min(1).default(20_000), 'the longest statement the API accepts, in characters'),
+    keys: setting(
+      'DRIFTLINE_API_KEYS',
+      z
+        .union([z.array(z.string()), z.string()])
+        .transform((v, ctx) => {
+          try {
+            return parseApiKeys(Array.isArray(v) ? v.join(',') : v);
+          } catch (err) {
+            ctx.addIssue({ code: 'custom', message: (err as Error).message });
+            return z.NEVER;
+          }
+        })
+        .default([]),
+      'API keys as `name:<sha256 hex of the key>` entries, comma separated (`npx driftline keys new` prints one)',
+      { unset: 'no keys: the API listens on loopback only' },
+    ),
+    rateLimitPerMinute: setting('DRIFTLINE_RATE_LIMIT', z.coerce.number().int().min(1).default(600), 'requests per minute per API key (per client address without keys)'),
   }),
-  dataDir: z.string().default('.driftline'),
-  /** The public data (default library, benchmarks); unset: `<dataDir>/data`, where it is pulled. */
-  publicDataDir: z.string().min(1).optional(),
-  /** Where sweep results go: PostgreSQL at `url`, else SQLite at `<dataDir>/results.sqlite`. */
+  dataDir: setting('DRIFTLINE_DATA_DIR', z.string().default('.driftline'), 'Temporal history, indexes, logs and the sweep results database (`results.sqlite`)'),
+  publicDataDir: setting(
+    'DRIFTLINE_SHARED_DATA',
+    z.string().min(1).optional(),
+    "the public data directory: the default library's corpus, `$DATA/…` paths of sweep files, the evaluation commands' data",
+    { unset: '`<DRIFTLINE_DATA_DIR>/data`, where `npm run setup` and `driftline data pull` write it' },
+  ),
   results: z
     .object({
-      url: z
-        .string()
-        .regex(/^postgres(ql)?:\/\//, 'DRIFTLINE_RESULTS_URL must be a PostgreSQL URL such as postgres://user:pass@host:5432/driftline')
-        .optional(),
+      url: setting(
+        'DRIFTLINE_RESULTS_URL',
+        z
+          .string()
+          .regex(/^postgres(ql)?:\/\//, 'DRIFTLINE_RESULTS_URL must be a PostgreSQL URL such as postgres://user:pass@host:5432/driftline')
+          .optional(),
+        'a PostgreSQL URL (`postgres://user:pass@host:5432/db`) for sweep results shared by workers on several machines',
+        { unset: 'SQLite at `<DRIFTLINE_DATA_DIR>/results.sqlite`' },
+      ),
     })
     .prefault({}),
-  libraries: z.array(LibrarySchema),
-  llm: z.object({
-    /** The default provider (named `default`): OPENAI_BASE_URL, OPENAI_API_KEY and the settings below. */
-    baseURL: z.string().url('OPENAI_BASE_URL must be a URL such as https://api.openai.com/v1').optional(),
-    apiKey: z.string().optional(),
-    /** The default provider's sampling temperature, seed and rate limit. */
-    temperature: z.coerce.number().min(0).max(2).optional(),
-    seed: z.coerce.number().int().optional(),
-    requestsPerSecond: z.coerce.number().positive().optional(),
-    /** More providers by name: {"local": {"baseURL": "http://127.0.0.1:8000/v1", "model": "qwen", "requestsPerSecond": 2}}. */
-    providers: z
-      .preprocess(
-        jsonSetting,
-        z.record(z.string(), ProviderSchema).superRefine((providers, ctx) => {
-          for (const name of Object.keys(providers)) {
-            if (!ProviderNameSchema.safeParse(name).success) ctx.addIssue({ code: 'custom', message: `"${name}": a provider name uses letters, digits, "_" or "-" (at most 64)` });
-          }
-        }),
-      )
-      .default({}),
-    /** Role → provider (and model): {"formalizer": "local", "judge": "openai:o3"}; unnamed roles use `default`. */
-    roles: z.preprocess(jsonSetting, z.partialRecord(z.enum(PROVIDER_ROLES), RouteSchema)).default({}),
-    models: z.object({
-      decomposer: z.string().min(1).default('gpt-4.1'),
-      formalizer: z.string().min(1).default('gpt-4.1'),
-      judge: z.string().min(1).default('gpt-4.1'),
-      /** The agent's orchestrator; default: the formalizer's model. */
-      agent: z.string().min(1).optional(),
-    }),
-    timeoutMs: z.coerce.number().int().min(1000).default(120_000),
-    maxReasks: z.coerce.number().int().min(0).max(10).default(2),
-    /** `max_tokens` per role: a server without a limit may write until its context is full. */
-    maxTokens: z
-      .object({
-        decomposer: z.coerce.number().int().min(16).default(1024),
-        formalizer: z.coerce.number().int().min(16).default(2048),
-        judge: z.coerce.number().int().min(16).default(1024),
-        /** One step of the agent (a tool call or the final answer). */
-        agent: z.coerce.number().int().min(16).default(2048),
-        /** The translator behind the agent's `draft` tool. */
-        translator: z.coerce.number().int().min(16).default(2048),
-      })
-      .prefault({}),
-    /** How the provider is asked for JSON: `auto` probes at start and falls back when refused. */
-    structuredOutput: z.enum(['auto', 'json_schema', 'json_object', 'prompt']).default('auto'),
-    /** Fold the system prompt into the first user message (chat templates that drop system). */
-    foldSystemPrompt: booleanSetting.default(false),
-    /** Pause after a timeout before this provider is called again (doubling while it repeats). */
-    busyBackoffMs: z.coerce.number().int().min(0).default(60_000),
-    /** `openai`: the endpoint at OPENAI_BASE_URL; `local`: a GGUF model run in process. */
-    provider: z.enum(['openai', 'local']).default('openai'),
-    /** The GGUF file for `local` (`npm run setup:llm` installs Gemma 3 270M there). */
-    localModelPath: z.string().default('.tools/models/gemma-3-270m-q4_k_m.gguf'),
-    /** Tokens of context for the local model (prompt and reply together). */
-    localContextSize: z.coerce.number().int().min(512).default(4096),
-    /** CPU threads for the local model (one: see local-gguf.ts on why more can be slower). */
-    localThreads: z.coerce.number().int().min(1).default(1),
-    /** USD per million tokens by model: {"gpt-4.1": {"prompt": 2, "completion": 8, "cachedPrompt": 0.5}}. */
-    prices: z
-      .preprocess(
-        jsonSetting,
-        z.record(z.string(), z.object({ prompt: z.number().min(0), completion: z.number().min(0), cachedPrompt: z.number().min(0).optional() }).strict()),
-      )
-      .default({}),
+  libraries: setting('DRIFTLINE_LIBRARIES', z.array(LibrarySchema), 'the libraries to serve; the first is the default', {
+    type: '`name=corpus.jsonl` pairs, comma separated',
+    unset: '`connf=` the pulled `connf/library.jsonl` (none until it is pulled)',
   }),
-  /** The translator behind the agent's `draft` tool: its own OpenAI-compatible endpoint. */
+  llm: z.object({
+    baseURL: setting(
+      'OPENAI_BASE_URL',
+      z.string().url('OPENAI_BASE_URL must be a URL such as https://api.openai.com/v1').optional(),
+      'the OpenAI-compatible endpoint of the provider named `default`, which every role without a provider of its own uses',
+    ),
+    apiKey: setting('OPENAI_API_KEY', z.string().optional(), 'the API key of the `default` provider'),
+    temperature: setting('DRIFTLINE_LLM_TEMPERATURE', z.coerce.number().min(0).max(2).optional(), "the `default` provider's sampling temperature (sent only when set; a run's `temperature` wins)"),
+    seed: setting('DRIFTLINE_LLM_SEED', z.coerce.number().int().optional(), "the `default` provider's `seed` (reproducible sampling where the provider supports it; sent only when set)"),
+    requestsPerSecond: setting(
+      'DRIFTLINE_LLM_REQUESTS_PER_SECOND',
+      z.coerce.number().positive().optional(),
+      "the `default` provider's rate limit for the whole deployment (its task queue's)",
+      { unset: 'no limit' },
+    ),
+    providers: setting(
+      'DRIFTLINE_PROVIDERS',
+      z
+        .preprocess(
+          jsonSetting,
+          z.record(z.string(), ProviderSchema).superRefine((providers, ctx) => {
+            for (const name of Object.keys(providers)) {
+              if (!ProviderNameSchema.safeParse(name).success) ctx.addIssue({ code: 'custom', message: `"${name}": a provider name uses letters, digits, "_" or "-" (at most 64)` });
+            }
+          }),
+        )
+        .default({}),
+      'more LLM providers by name, as JSON (`llm.providers` in the config file): `{"local": {"baseURL": "http://127.0.0.1:8000/v1", "apiKey": "…", "model": "qwen2.5-7b", ' +
+        '"temperature": 0.7, "maxTokens": 2048, "seed": 1, "requestsPerSecond": 2, "structuredOutput": "json_object", "foldSystemPrompt": false}}`; only `baseURL` is required ' +
+        '(or `"kind": "local"` with `modelPath`, `contextSize`, `threads`: a GGUF model in the worker); `maxTokens` replaces the role\'s `DRIFTLINE_MAX_TOKENS_*` on that provider',
+    ),
+    roles: settingPerKey(
+      'DRIFTLINE_ROLE_',
+      PROVIDER_ROLES,
+      z.preprocess(jsonSetting, z.partialRecord(z.enum(PROVIDER_ROLES), RouteSchema)).default({}),
+      (role) =>
+        `the provider of the ${role} (it ${PROVIDER_ROLE_DESCRIPTIONS[role as ProviderRole]}), and optionally its model there; ` +
+        'all roles at once: `llm.roles` in the config file. A provider that is not configured is an error',
+      {
+        type: '`provider` or `provider:model` (the model may contain `:`)',
+        unset: (role) =>
+          role === 'translator'
+            ? '`translator` when `DRIFTLINE_TRANSLATOR_BASE_URL` is set'
+            : role === 'judge2'
+              ? 'no second judge (unless `--second-model`)'
+              : role === 'embedder'
+                ? 'the `DRIFTLINE_EMBEDDINGS_*` settings'
+                : '`default`',
+      },
+    ),
+    models: z.object({
+      ...perRole(rolesExcept('agent', 'translator'), (role) =>
+        setting(
+          envForKey('DRIFTLINE_MODEL_', role),
+          z.string().min(1).default('gpt-4.1'),
+          `the model of the ${role} (it ${LLM_ROLE_DESCRIPTIONS[role]}) when neither its \`DRIFTLINE_ROLE_*\` route nor its provider names one`,
+        ),
+      ),
+      agent: setting('DRIFTLINE_MODEL_AGENT', z.string().min(1).optional(), `the model of the agent (it ${LLM_ROLE_DESCRIPTIONS.agent}) when neither its route nor its provider names one`, {
+        unset: "the formalizer's model",
+      }),
+    }),
+    timeoutMs: setting('DRIFTLINE_LLM_TIMEOUT_MS', z.coerce.number().int().min(1000).default(120_000), 'the time one LLM call may take'),
+    maxReasks: setting('DRIFTLINE_LLM_MAX_REASKS', z.coerce.number().int().min(0).max(10).default(2), 're-asks after a malformed structured reply'),
+    maxTokens: z
+      .object(
+        perRole(LLM_ROLES, (role) =>
+          setting(
+            envForKey('DRIFTLINE_MAX_TOKENS_', role),
+            z.coerce.number().int().min(16).default(DEFAULT_MAX_TOKENS[role]),
+            `\`max_tokens\` sent for the ${role} (a server without a limit may write until its context is full)` +
+              (role === 'agent' || role === 'translator'
+                ? ''
+                : '; a reply cut off at it is asked again once with twice the limit, then the run fails saying so'),
+          ),
+        ),
+      )
+      .prefault({}),
+    structuredOutput: setting(
+      'DRIFTLINE_LLM_STRUCTURED_OUTPUT',
+      z.enum(['auto', 'json_schema', 'json_object', 'prompt']).default('auto'),
+      'how the endpoint is asked for JSON: `json_schema` (OpenAI), `json_object` (with a `schema`: llama.cpp-based servers), `prompt` (schema in the instructions only), ' +
+        'or `auto` (probed at start, falls back when a request is refused because of its response format)',
+    ),
+    foldSystemPrompt: setting(
+      'DRIFTLINE_LLM_FOLD_SYSTEM_PROMPT',
+      booleanSetting.default(false),
+      "put the system prompt at the head of the first user message, for chat templates that drop system messages (e.g. llama-cpp-python's `--chat_format gemma`)",
+    ),
+    busyBackoffMs: setting(
+      'DRIFTLINE_LLM_BUSY_BACKOFF_MS',
+      z.coerce.number().int().min(0).default(60_000),
+      'after a call times out, send nothing to that provider for this long (doubling while timeouts repeat): a server keeps generating for a client that left',
+    ),
+    provider: setting(
+      'DRIFTLINE_LLM_PROVIDER',
+      z.enum(['openai', 'local']).default('openai'),
+      '`openai`: the `default` provider is the endpoint at `OPENAI_BASE_URL`; `local`: the GGUF model at `DRIFTLINE_LOCAL_LLM_PATH`, run in the worker (no endpoint, no key)',
+    ),
+    localModelPath: setting(
+      'DRIFTLINE_LOCAL_LLM_PATH',
+      z.string().default('.tools/models/gemma-3-270m-q4_k_m.gguf'),
+      'the GGUF file for `local` (`npm run setup:llm` installs Gemma 3 270M there)',
+    ),
+    localContextSize: setting('DRIFTLINE_LOCAL_LLM_CONTEXT', z.coerce.number().int().min(512).default(4096), 'tokens of context for `local` (prompt and reply together)'),
+    localThreads: setting(
+      'DRIFTLINE_LOCAL_LLM_THREADS',
+      z.coerce.number().int().min(1).default(1),
+      "CPU threads for `local`: llama.cpp's threads spin while they wait for each other, so on a busy 2-core machine 2 threads ran 16 times slower than 1",
+    ),
+    prices: setting(
+      'DRIFTLINE_LLM_PRICES',
+      z
+        .preprocess(
+          jsonSetting,
+          z.record(z.string(), z.object({ prompt: z.number().min(0), completion: z.number().min(0), cachedPrompt: z.number().min(0).optional() }).strict()),
+        )
+        .default({}),
+      'USD per million tokens by model, as JSON: `{"gpt-4.1": {"prompt": 2, "completion": 8, "cachedPrompt": 0.5}}`; runs report `usage.costUsd` for priced models',
+    ),
+  }),
   translator: z.object({
-    baseURL: z.string().url('DRIFTLINE_TRANSLATOR_BASE_URL must be a URL such as http://localhost:8000/v1').optional(),
-    apiKey: z.string().optional(),
-    model: z.string().min(1).default('herald'),
+    baseURL: setting(
+      'DRIFTLINE_TRANSLATOR_BASE_URL',
+      z.string().url('DRIFTLINE_TRANSLATOR_BASE_URL must be a URL such as http://localhost:8000/v1').optional(),
+      `the translator's OpenAI-compatible endpoint (the translator ${LLM_ROLE_DESCRIPTIONS.translator}); it becomes the provider \`translator\``,
+    ),
+    apiKey: setting('DRIFTLINE_TRANSLATOR_API_KEY', z.string().optional(), "the translator endpoint's API key"),
+    model: setting('DRIFTLINE_MODEL_TRANSLATOR', z.string().min(1).default('herald'), "the translator's model"),
   }),
   store: z
     .object({
-      /** Where index versions live: `embedded` (LanceDB under dataDir, no server) or `qdrant`. */
-      kind: z.enum(['embedded', 'qdrant']).default('embedded'),
-      qdrantUrl: z.string().url('QDRANT_URL must be a URL such as http://localhost:6333').optional(),
-      qdrantApiKey: z.string().optional(),
+      kind: setting('DRIFTLINE_STORE', z.enum(['embedded', 'qdrant']).default('embedded'), 'where index versions live: `embedded` (LanceDB under the data dir, no server) or `qdrant`'),
+      qdrantUrl: setting('QDRANT_URL', z.string().url('QDRANT_URL must be a URL such as http://localhost:6333').optional(), 'the Qdrant server, for `DRIFTLINE_STORE=qdrant`'),
+      qdrantApiKey: setting('QDRANT_API_KEY', z.string().optional(), "the Qdrant server's API key"),
     })
     .refine((s) => s.kind !== 'qdrant' || Boolean(s.qdrantUrl), { message: 'DRIFTLINE_STORE=qdrant needs QDRANT_URL', path: ['qdrantUrl'] }),
-  /** Dense retrieval. `none`: lexical only (and the run notes say so). */
   embeddings: z
     .object({
-      embedder: z.enum(['none', 'openai', 'local']).default('none'),
-      /** Model name for `openai` (e.g. text-embedding-3-small, BAAI/bge-m3). */
-      model: z.string().min(1).optional(),
-      /** OpenAI-compatible base URL for embeddings; default OPENAI_BASE_URL. */
-      baseURL: z.string().url('DRIFTLINE_EMBEDDINGS_BASE_URL must be a URL such as http://localhost:8000/v1').optional(),
-      apiKey: z.string().optional(),
-      dimensions: z.coerce.number().int().min(1).optional(),
-      /** Prepended to queries, e.g. BGE's "Represent this sentence for searching relevant passages: ". */
-      queryPrefix: z.string().optional(),
-      documentPrefix: z.string().optional(),
-      batchSize: z.coerce.number().int().min(1).max(2048).default(64),
-      /** A sentence-transformers model directory on disk, for `local`. */
-      localModelDir: z.string().default('.tools/models/all-MiniLM-L6-v2'),
+      embedder: setting(
+        'DRIFTLINE_EMBEDDER',
+        z.enum(['none', 'openai', 'local']).default('none'),
+        'dense retrieval: `none` (lexical only; the run notes say so), `openai` (any OpenAI-compatible `/v1/embeddings`), `local` (a model directory on disk)',
+      ),
+      model: setting('DRIFTLINE_EMBEDDING_MODEL', z.string().min(1).optional(), 'the embedding model for `openai`, e.g. `text-embedding-3-small`, `BAAI/bge-m3`'),
+      baseURL: setting(
+        'DRIFTLINE_EMBEDDINGS_BASE_URL',
+        z.string().url('DRIFTLINE_EMBEDDINGS_BASE_URL must be a URL such as http://localhost:8000/v1').optional(),
+        'the OpenAI-compatible endpoint embeddings are asked from',
+        { unset: '`OPENAI_BASE_URL`' },
+      ),
+      apiKey: setting('DRIFTLINE_EMBEDDINGS_API_KEY', z.string().optional(), "the embeddings endpoint's API key", { unset: '`OPENAI_API_KEY` (when the endpoint is the same)' }),
+      dimensions: setting('DRIFTLINE_EMBEDDING_DIMENSIONS', z.coerce.number().int().min(1).optional(), 'the vector size', { unset: 'known models, else probed' }),
+      queryPrefix: setting(
+        'DRIFTLINE_EMBEDDING_QUERY_PREFIX',
+        z.string().optional(),
+        "text put before each query, e.g. BGE's `Represent this sentence for searching relevant passages: `",
+      ),
+      documentPrefix: setting('DRIFTLINE_EMBEDDING_DOCUMENT_PREFIX', z.string().optional(), 'text put before each indexed document'),
+      batchSize: setting('DRIFTLINE_EMBEDDING_BATCH', z.coerce.number().int().min(1).max(2048).default(64), 'texts per embeddings request'),
+      localModelDir: setting(
+        'DRIFTLINE_LOCAL_MODEL_DIR',
+        z.string().default('.tools/models/all-MiniLM-L6-v2'),
+        'the sentence-transformers model directory for `local` (`npm run setup:model` installs all-MiniLM-L6-v2 there)',
+      ),
     })
     .prefault({})
     .refine((e) => e.embedder !== 'openai' || Boolean(e.model), { message: 'DRIFTLINE_EMBEDDER=openai needs DRIFTLINE_EMBEDDING_MODEL', path: ['model'] }),
   lean: z.object({
-    /** Shell command that starts a Lean REPL; unset: compile reports `skipped`. */
-    replCmd: z.string().optional(),
-    replCwd: z.string().optional(),
-    header: z.string().default('import Mathlib'),
-    timeoutMs: z.coerce.number().int().min(1000).default(120_000),
-    /** REPL processes in the pool; the Lean worker runs this many checks at once. */
-    poolSize: z.coerce.number().int().min(1).max(64).default(2),
-    /** Checks per process before it is replaced (the REPL only grows). */
-    maxUses: z.coerce.number().int().min(1).default(500),
-    /** Resident memory cap per REPL process group, MB (0: not watched). */
-    maxRssMb: z.coerce.number().int().min(0).default(16_384),
-    /** Time for importing a header (a cold Mathlib import is slow). */
-    headerTimeoutMs: z.coerce.number().int().min(1000).default(600_000),
-    /** Address-space limit per REPL process (RLIMIT_AS), MB; 0: none. Mathlib maps large files. */
-    maxAddressSpaceMb: z.coerce
-      .number()
-      .int()
-      .refine((v) => v === 0 || v >= 256, { message: 'give at least 256 (MB), or 0 for no limit' })
-      .default(DEFAULT_MAX_ADDRESS_SPACE_MB),
-    /** `bwrap`: every REPL runs under bubblewrap, and the Lean worker refuses to start without
-     * it; `off`: no sandbox (/readyz warns). */
-    sandbox: z.enum(['bwrap', 'off']).default('bwrap'),
-    /** The bubblewrap binary. */
-    sandboxBwrap: z.string().min(1).default('bwrap'),
-    /** `uid` or `uid:gid` the REPL runs as when the worker runs as root. */
-    sandboxUser: z
-      .string()
-      .regex(/^\d+(:\d+)?$/, 'give uid or uid:gid, e.g. 65534')
-      .default(String(DEFAULT_SANDBOX_UID))
-      .transform((v) => {
-        const [uid, gid] = v.split(':').map(Number);
-        return { uid: uid!, gid: gid ?? uid! };
-      }),
-    /** RLIMIT_NPROC of the sandbox uid (its processes and threads machine-wide, every REPL of the pool together); 0: none. */
-    maxProcesses: z.coerce.number().int().min(0).default(DEFAULT_MAX_PROCESSES),
-    /** More paths bound read-only into the sandbox (the REPL binary's project, for instance). */
-    sandboxRead: pathListSetting.default([]),
-    /** Paths bound writable into the sandbox (Lean needs none). */
-    sandboxWrite: pathListSetting.default([]),
-    /** Names of more environment variables the REPL gets (never credentials or driftline's own). */
-    sandboxEnv: listSetting
-      .superRefine((names, ctx) => {
-        for (const name of names) {
-          const why = refusedEnvName(name);
-          if (why) ctx.addIssue({ code: 'custom', message: `${name} is not passed to the Lean REPL: it ${why}` });
-        }
-      })
-      .default([]),
-    /** Cut REPL processes off from the network (the sandbox's own network namespace). */
-    noNetwork: z
-      .union([z.boolean(), z.enum(['true', 'false', '1', '0'])])
-      .transform((v) => v === true || v === 'true' || v === '1')
-      .default(true),
-    /** Budget of one equivalence check. */
-    equivalenceTimeoutMs: z.coerce.number().int().min(1000).default(300_000),
-    /** Import roots a statement may use, comma separated. */
-    allowedImports: z
-      .union([z.array(z.string()), z.string()])
-      .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean))
-      .default(['Mathlib', 'ConNF', 'Batteries', 'Aesop', 'Qq', 'Init', 'Std']),
-    /** The library's command keywords as lean-image/extract dumps them (a JSON array); added to
-     * the screen's checked-in list. */
-    commandKeywordsFile: z.string().optional(),
+    replCmd: setting('LEAN_REPL_CMD', z.string().optional(), 'the shell command that starts a Lean REPL', { unset: 'statements are not compiled (compile is reported as `skipped`)' }),
+    replCwd: setting('LEAN_REPL_CWD', z.string().optional(), "the Lean REPL's working directory"),
+    header: setting('LEAN_HEADER', z.string().default('import Mathlib'), 'the header every statement is checked under'),
+    timeoutMs: setting('LEAN_TIMEOUT_MS', z.coerce.number().int().min(1000).default(120_000), 'the time one check may take'),
+    poolSize: setting('LEAN_POOL_SIZE', z.coerce.number().int().min(1).max(64).default(2), 'REPL processes in the pool; the Lean worker runs this many checks at once'),
+    maxUses: setting('LEAN_MAX_USES', z.coerce.number().int().min(1).default(500), 'checks per REPL process before it is replaced (the REPL only grows)'),
+    maxRssMb: setting('LEAN_MAX_RSS_MB', z.coerce.number().int().min(0).default(16_384), 'resident-memory cap per REPL process group, MB (0: not watched)'),
+    headerTimeoutMs: setting('LEAN_HEADER_TIMEOUT_MS', z.coerce.number().int().min(1000).default(600_000), 'the time importing a header may take (a cold Mathlib import is slow)'),
+    maxAddressSpaceMb: setting(
+      'LEAN_MAX_AS_MB',
+      z.coerce
+        .number()
+        .int()
+        .refine((v) => v === 0 || v >= 256, { message: 'give at least 256 (MB), or 0 for no limit' })
+        .default(DEFAULT_MAX_ADDRESS_SPACE_MB),
+      'address-space limit per REPL process (RLIMIT_AS), MB; 0: none. Mathlib maps its `.olean` files, so leave tens of GB',
+      { type: 'integer, 0 or ≥ 256' },
+    ),
+    sandbox: setting(
+      'LEAN_SANDBOX',
+      z.enum(['bwrap', 'off']).default('bwrap'),
+      '`bwrap`: every REPL runs under bubblewrap (no network, cleared environment, read-only system and toolchain, private `/tmp` as HOME, no capabilities), and a Lean worker ' +
+        'that cannot set it up refuses to start; `off`: no sandbox (only the cleaned environment and limits), and `/readyz` warns',
+    ),
+    sandboxBwrap: setting('LEAN_SANDBOX_BWRAP', z.string().min(1).default('bwrap'), 'the bubblewrap binary'),
+    sandboxUser: setting(
+      'LEAN_SANDBOX_USER',
+      z
+        .string()
+        .regex(/^\d+(:\d+)?$/, 'give uid or uid:gid, e.g. 65534')
+        .default(String(DEFAULT_SANDBOX_UID))
+        .transform((v) => {
+          const [uid, gid] = v.split(':').map(Number);
+          return { uid: uid!, gid: gid ?? uid! };
+        }),
+      '`uid` or `uid:gid` the REPL runs as when the worker runs as root (a worker that is not root runs it as itself)',
+    ),
+    maxProcesses: setting(
+      'LEAN_SANDBOX_MAX_PROCS',
+      z.coerce.number().int().min(0).default(DEFAULT_MAX_PROCESSES),
+      'RLIMIT_NPROC of the REPL: counts every process and thread of its uid on the machine, all REPLs of the pool together (0: none)',
+    ),
+    sandboxRead: setting(
+      'LEAN_SANDBOX_READ',
+      pathListSetting.default([]),
+      'more absolute paths bound read-only into the sandbox (`/usr /bin /lib* /etc`, `LEAN_REPL_CWD`, `ELAN_HOME`, `LEAN_SYSROOT` and `LEAN_PATH` are bound already; the data directory is always hidden)',
+    ),
+    sandboxWrite: setting('LEAN_SANDBOX_WRITE', pathListSetting.default([]), 'absolute paths bound writable into the sandbox (Lean needs none)'),
+    sandboxEnv: setting(
+      'LEAN_SANDBOX_ENV',
+      listSetting
+        .superRefine((names, ctx) => {
+          for (const name of names) {
+            const why = refusedEnvName(name);
+            if (why) ctx.addIssue({ code: 'custom', message: `${name} is not passed to the Lean REPL: it ${why}` });
+          }
+        })
+        .default([]),
+      'names of more environment variables for the REPL (it gets `PATH`, `LANG`/`LC_*`, `LEAN_PATH`, `LEAN_SYSROOT`, `ELAN_*`, `LAKE_*` only; credential-looking and driftline\'s own names are refused)',
+    ),
+    noNetwork: setting('LEAN_NO_NETWORK', booleanSetting.default(true), 'cut REPL processes off from the network (the sandbox\'s own network namespace); `false`: the sandbox shares the network, and `/readyz` warns'),
+    equivalenceTimeoutMs: setting('LEAN_EQUIVALENCE_TIMEOUT_MS', z.coerce.number().int().min(1000).default(300_000), 'the time one equivalence check may take'),
+    allowedImports: setting('LEAN_ALLOWED_IMPORTS', listSetting.default(['Mathlib', 'ConNF', 'Batteries', 'Aesop', 'Qq', 'Init', 'Std']), 'the import roots a statement may use'),
+    commandKeywordsFile: setting(
+      'LEAN_COMMAND_KEYWORDS',
+      z.string().optional(),
+      "a file of the library's command keywords as `lake exe keywords` dumps them (a JSON array); the screen refuses them besides its checked-in list",
+    ),
   }),
 });
 
@@ -313,93 +432,42 @@ export function temporalUiUrl(config: Config): string {
   return config.temporal.uiUrl ?? `http://127.0.0.1:${config.temporal.uiPort}`;
 }
 
-/** Environment variable → config path. Documented in README's configuration table. */
-export const ENV_KEYS: Record<string, string> = {
-  TEMPORAL_ADDRESS: 'temporal.address',
-  TEMPORAL_NAMESPACE: 'temporal.namespace',
-  TEMPORAL_PORT: 'temporal.devServerPort',
-  TEMPORAL_UI_PORT: 'temporal.uiPort',
-  DRIFTLINE_WORKFLOW_BUNDLE: 'temporal.workflowBundle',
-  DRIFTLINE_METRICS_ADDRESS: 'temporal.workerMetricsAddress',
-  DRIFTLINE_TEMPORAL_GRACE_MS: 'temporal.clientGraceMs',
-  HOST: 'api.host',
-  PORT: 'api.port',
-  DRIFTLINE_MAX_STATEMENT_CHARS: 'api.maxStatementChars',
-  DRIFTLINE_API_KEYS: 'api.keys',
-  DRIFTLINE_RATE_LIMIT: 'api.rateLimitPerMinute',
-  TEMPORAL_UI_URL: 'temporal.uiUrl',
-  DRIFTLINE_DATA_DIR: 'dataDir',
-  DRIFTLINE_SHARED_DATA: 'publicDataDir',
-  DRIFTLINE_RESULTS_URL: 'results.url',
-  DRIFTLINE_LIBRARIES: 'libraries',
-  OPENAI_BASE_URL: 'llm.baseURL',
-  OPENAI_API_KEY: 'llm.apiKey',
-  DRIFTLINE_LLM_TEMPERATURE: 'llm.temperature',
-  DRIFTLINE_LLM_SEED: 'llm.seed',
-  DRIFTLINE_LLM_REQUESTS_PER_SECOND: 'llm.requestsPerSecond',
-  DRIFTLINE_PROVIDERS: 'llm.providers',
-  DRIFTLINE_ROLE_DECOMPOSER: 'llm.roles.decomposer',
-  DRIFTLINE_ROLE_FORMALIZER: 'llm.roles.formalizer',
-  DRIFTLINE_ROLE_JUDGE: 'llm.roles.judge',
-  DRIFTLINE_ROLE_JUDGE2: 'llm.roles.judge2',
-  DRIFTLINE_ROLE_AGENT: 'llm.roles.agent',
-  DRIFTLINE_ROLE_TRANSLATOR: 'llm.roles.translator',
-  DRIFTLINE_ROLE_EMBEDDER: 'llm.roles.embedder',
-  DRIFTLINE_MODEL_DECOMPOSER: 'llm.models.decomposer',
-  DRIFTLINE_MODEL_FORMALIZER: 'llm.models.formalizer',
-  DRIFTLINE_MODEL_JUDGE: 'llm.models.judge',
-  DRIFTLINE_MODEL_AGENT: 'llm.models.agent',
-  DRIFTLINE_TRANSLATOR_BASE_URL: 'translator.baseURL',
-  DRIFTLINE_TRANSLATOR_API_KEY: 'translator.apiKey',
-  DRIFTLINE_MODEL_TRANSLATOR: 'translator.model',
-  DRIFTLINE_LLM_TIMEOUT_MS: 'llm.timeoutMs',
-  DRIFTLINE_LLM_MAX_REASKS: 'llm.maxReasks',
-  DRIFTLINE_MAX_TOKENS_DECOMPOSER: 'llm.maxTokens.decomposer',
-  DRIFTLINE_MAX_TOKENS_FORMALIZER: 'llm.maxTokens.formalizer',
-  DRIFTLINE_MAX_TOKENS_JUDGE: 'llm.maxTokens.judge',
-  DRIFTLINE_MAX_TOKENS_AGENT: 'llm.maxTokens.agent',
-  DRIFTLINE_MAX_TOKENS_TRANSLATOR: 'llm.maxTokens.translator',
-  DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'llm.structuredOutput',
-  DRIFTLINE_LLM_FOLD_SYSTEM_PROMPT: 'llm.foldSystemPrompt',
-  DRIFTLINE_LLM_BUSY_BACKOFF_MS: 'llm.busyBackoffMs',
-  DRIFTLINE_LLM_PROVIDER: 'llm.provider',
-  DRIFTLINE_LOCAL_LLM_PATH: 'llm.localModelPath',
-  DRIFTLINE_LOCAL_LLM_CONTEXT: 'llm.localContextSize',
-  DRIFTLINE_LOCAL_LLM_THREADS: 'llm.localThreads',
-  DRIFTLINE_LLM_PRICES: 'llm.prices',
-  DRIFTLINE_STORE: 'store.kind',
-  QDRANT_URL: 'store.qdrantUrl',
-  QDRANT_API_KEY: 'store.qdrantApiKey',
-  LEAN_REPL_CMD: 'lean.replCmd',
-  LEAN_REPL_CWD: 'lean.replCwd',
-  LEAN_HEADER: 'lean.header',
-  LEAN_TIMEOUT_MS: 'lean.timeoutMs',
-  LEAN_POOL_SIZE: 'lean.poolSize',
-  LEAN_MAX_USES: 'lean.maxUses',
-  LEAN_MAX_RSS_MB: 'lean.maxRssMb',
-  LEAN_HEADER_TIMEOUT_MS: 'lean.headerTimeoutMs',
-  LEAN_MAX_AS_MB: 'lean.maxAddressSpaceMb',
-  LEAN_NO_NETWORK: 'lean.noNetwork',
-  LEAN_SANDBOX: 'lean.sandbox',
-  LEAN_SANDBOX_BWRAP: 'lean.sandboxBwrap',
-  LEAN_SANDBOX_USER: 'lean.sandboxUser',
-  LEAN_SANDBOX_MAX_PROCS: 'lean.maxProcesses',
-  LEAN_SANDBOX_READ: 'lean.sandboxRead',
-  LEAN_SANDBOX_WRITE: 'lean.sandboxWrite',
-  LEAN_SANDBOX_ENV: 'lean.sandboxEnv',
-  LEAN_EQUIVALENCE_TIMEOUT_MS: 'lean.equivalenceTimeoutMs',
-  LEAN_ALLOWED_IMPORTS: 'lean.allowedImports',
-  LEAN_COMMAND_KEYWORDS: 'lean.commandKeywordsFile',
-  DRIFTLINE_EMBEDDER: 'embeddings.embedder',
-  DRIFTLINE_EMBEDDING_MODEL: 'embeddings.model',
-  DRIFTLINE_EMBEDDINGS_BASE_URL: 'embeddings.baseURL',
-  DRIFTLINE_EMBEDDINGS_API_KEY: 'embeddings.apiKey',
-  DRIFTLINE_EMBEDDING_DIMENSIONS: 'embeddings.dimensions',
-  DRIFTLINE_EMBEDDING_QUERY_PREFIX: 'embeddings.queryPrefix',
-  DRIFTLINE_EMBEDDING_DOCUMENT_PREFIX: 'embeddings.documentPrefix',
-  DRIFTLINE_EMBEDDING_BATCH: 'embeddings.batchSize',
-  DRIFTLINE_LOCAL_MODEL_DIR: 'embeddings.localModelDir',
-};
+/** Environment variable → config path, from the variables the schema's fields declare
+ * (docs/configuration.md, generated from the same schema, documents each). */
+export const ENV_KEYS: Record<string, string> = Object.fromEntries(envSettings(ConfigSchema).map((s) => [s.env, s.path]));
+
+/** A variable read outside the schema: before the configuration loads (logging, the config
+ * file's own path), by `npm run setup`, or by one command. The configuration reference lists
+ * these after the schema's; test/config-reference.test.ts checks that the code reads no other. */
+export interface OtherEnvVariable {
+  env: string;
+  type: string;
+  default?: string;
+  description: string;
+}
+
+export const OTHER_ENV_VARIABLES: readonly OtherEnvVariable[] = [
+  {
+    env: 'DRIFTLINE_CONFIG',
+    type: 'path',
+    default: '`driftline.config.json` in the project root, when it exists',
+    description: 'a JSON file of settings, nested as the config paths say (`{"llm": {"timeoutMs": 60000}}`); environment variables win over it, and it wins over the defaults',
+  },
+  {
+    env: 'DRIFTLINE_DATA_MIRROR',
+    type: 'directory or HTTP(S) URL',
+    default: 'the sources on GitHub',
+    description: 'where `npm run setup` and `driftline data pull` fetch the public data from: a copy laid out like the data directory',
+  },
+  { env: 'TEMPORAL_CLI_PATH', type: 'path', default: 'the one `npm run setup` installed', description: 'the `temporal` binary that runs the dev server' },
+  { env: 'DRIFTLINE_LOG_LEVEL', type: 'pino level (`trace` … `fatal`)', default: '`info`', description: "the stack's own logs (pino)" },
+  { env: 'DRIFTLINE_LOG_PRETTY', type: '`0` or `1`', default: 'pretty in a terminal, JSON otherwise', description: '`1`: pretty-printed logs, `0`: JSON lines' },
+  { env: 'DRIFTLINE_WORKER_LOG_LEVEL', type: 'Temporal SDK level (`TRACE` … `ERROR`)', default: '`WARN`', description: "the Temporal SDK's worker logs" },
+  { env: 'DRIFTLINE_INSTALL_LOCAL_MODEL', type: '`1`', description: '`npm run setup` also installs the local embedding model (`npm run setup:model`)' },
+  { env: 'DRIFTLINE_INSTALL_LOCAL_LLM', type: '`1`', description: '`npm run setup` also installs the local chat model (`npm run setup:llm`)' },
+  { env: 'DRIFTLINE_INSTALL_SCHEMATHESIS', type: '`1`', description: '`npm run setup` also installs Schemathesis, for the API property tests' },
+  { env: 'DRIFTLINE_SUPERVISED', type: '`1`', description: 'set by `npm start` on the processes it starts (a worker then exits when its parent does); not for users' },
+];
 
 const ENV_BY_PATH = Object.fromEntries(Object.entries(ENV_KEYS).map(([env, path]) => [path, env]));
 
@@ -594,9 +662,9 @@ function resolveProviders(config: Config, root: string, skipFileChecks: boolean)
 }
 
 /** The provider of each chat role in this deployment (roles without one are left out). */
-export function providerOfRoles(config: Config): LlmBudget['providers'] {
-  const out: Partial<Record<(typeof LLM_ROLE_NAMES)[number], string>> = {};
-  for (const role of LLM_ROLE_NAMES) {
+export function providerOfRoles(config: Config): LlmCallPolicy['providers'] {
+  const out: Partial<Record<LlmRole, string>> = {};
+  for (const role of LLM_ROLES) {
     const provider = config.llm.roles[role]?.provider ?? (config.llm.providers.default && role !== 'translator' ? 'default' : undefined);
     if (provider) out[role] = provider;
   }
@@ -605,7 +673,7 @@ export function providerOfRoles(config: Config): LlmBudget['providers'] {
 
 /** What a run needs to know of the workers' LLM settings: the time budget of an LLM activity
  * (timeout, re-asks) and each role's provider, whose task queue runs its activities. */
-export function runLlmSettings(config: Config): LlmBudget {
+export function runLlmSettings(config: Config): LlmCallPolicy {
   const providers = providerOfRoles(config);
   return { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks, ...(providers && Object.keys(providers).length ? { providers } : {}) };
 }

@@ -2,7 +2,7 @@
 import { basename, join } from 'node:path';
 import type { Config, ProviderConfig } from './config';
 import { createLlmClient, type LlmClient, type LlmRole, type ProviderSettings, type RoleRoute } from '../engines/llm/client';
-import { LLM_ROLE_NAMES } from '../common/run-config-schema';
+import { LLM_ROLES } from '../common/llm-roles';
 import { meteredFetch, type ReplyLedger } from '../engines/llm/metered-fetch';
 import { LocalGgufChat } from '../engines/llm/local-gguf';
 import { LOCAL_BASE_URL, localFetch } from '../engines/llm/local-fetch';
@@ -16,9 +16,9 @@ import { DEFAULT_RERANK, rerankWrap, type RerankSettings } from '../engines/retr
 import { EmbeddedStore } from '../engines/retrieval/stores/embedded';
 import { QdrantStore } from '../engines/retrieval/stores/qdrant';
 import type { IndexStore } from '../engines/retrieval/stores/store';
-import { createLeanRunner } from '../engines/lean/lean-runner';
+import { createLeanRunner } from '../engines/lean/create-runner';
 import type { SandboxSettings } from '../engines/lean/sandbox';
-import type { RunnerLog } from '../engines/lean/runner';
+import type { RunnerLog } from '../engines/lean/runner-contract';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
 import { loadCommandKeywords } from '../engines/lean/command-keywords';
@@ -128,7 +128,7 @@ export function createConfiguredLlm(config: Config, ledger?: ReplyLedger): LlmCl
   // knows the configured model names, which key cached replies and decompositions.
   const providers = Object.entries(config.llm.providers);
   const roles: Partial<Record<LlmRole, RoleRoute>> = {};
-  for (const role of LLM_ROLE_NAMES) {
+  for (const role of LLM_ROLES) {
     const route = config.llm.roles[role];
     if (route) roles[role] = { provider: route.provider, ...(route.model ? { model: route.model } : {}) };
   }

@@ -5,15 +5,17 @@ import { inspect } from 'node:util';
 import { DefaultLogger, type LogEntry, type LogLevel } from '@temporalio/worker';
 import pino, { type Logger } from 'pino';
 
-/** A pino logger; pretty-printed when stdout is a terminal (or DRIFTLINE_LOG_PRETTY=1). */
-export function createLogger(name: string): Logger {
+/** A pino logger; pretty-printed when its stream is a terminal (or DRIFTLINE_LOG_PRETTY=1). On
+ * stdout, or with `stderr` on stderr (`driftline mcp`, whose stdout is the protocol). */
+export function createLogger(name: string, options: { stderr?: boolean } = {}): Logger {
   const level = process.env.DRIFTLINE_LOG_LEVEL ?? 'info';
-  const pretty = process.env.DRIFTLINE_LOG_PRETTY ? process.env.DRIFTLINE_LOG_PRETTY === '1' : Boolean(process.stdout.isTTY);
-  if (!pretty) return pino({ name, level });
+  const stream = options.stderr ? process.stderr : process.stdout;
+  const pretty = process.env.DRIFTLINE_LOG_PRETTY ? process.env.DRIFTLINE_LOG_PRETTY === '1' : Boolean(stream.isTTY);
+  if (!pretty) return options.stderr ? pino({ name, level }, pino.destination(2)) : pino({ name, level });
   return pino({
     name,
     level,
-    transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } },
+    transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname', ...(options.stderr ? { destination: 2 } : {}) } },
   });
 }
 

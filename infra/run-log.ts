@@ -2,7 +2,7 @@
 // started it (the API, the CLI, a sweep), read from Temporal's visibility store every few
 // seconds, so the stack's terminal shows what the service is doing.
 import type { Client } from '@temporalio/client';
-import { listFormalizations, type RunSummary } from '../api/runs';
+import { listFormalizations, type RunSummary } from '../client/runs';
 
 export interface RunLog {
   info(obj: object, msg: string): void;

@@ -2,7 +2,7 @@
 // for deployments where workers run elsewhere (infra/compose.yaml). `npm start` serves the same
 // API in-process beside the dev server and workers.
 import type { FastifyInstance } from 'fastify';
-import { registryCatalog } from '../api/library-catalog';
+import { registryCatalog } from '../client/library-catalog';
 import { apiOptionsFor, readinessFor } from './api-options';
 import { buildServer } from '../api/server';
 import { apiListenHost, type Config } from './config';

@@ -1,5 +1,5 @@
 // `npm run setup:schemathesis` (or `DRIFTLINE_INSTALL_SCHEMATHESIS=1 npm run setup`, as CI does):
-// installs Schemathesis, the OpenAPI fuzzer that test/api-schemathesis.test.ts runs against our
+// installs Schemathesis, the OpenAPI fuzzer that test/integration/api-schemathesis.test.ts runs against our
 // /openapi.json, from PyPI into a virtual environment in the git-ignored `.tools/schemathesis/`
 // (versions pinned in infra/schemathesis-requirements.txt). Nothing is installed into the
 // system's Python. A new user's `npm run setup` skips it: it is a test tool, and takes ~15 s.

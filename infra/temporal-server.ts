@@ -28,8 +28,8 @@ export interface DevServerOptions {
  * back in the task's reply instead of through another poll), and a transfer queue that may read
  * new tasks more than 20 times a second (its default): every workflow task an activity's result
  * schedules passes through it, and at 20 reads/s it waited ≈ 25 ms on average before a worker
- * could see it. Measured by `bench/sweep.bench.ts --parts tuning,overhead` (DESIGN.md, "Sweep
- * throughput"). */
+ * could see it. Measured by `bench/sweep.bench.ts --parts tuning,overhead`
+ * (docs/decisions/0006-dev-server-tuning.md). */
 export const DEV_SERVER_TUNING = [
   '--sqlite-pragma', 'journal_mode=wal',
   '--sqlite-pragma', 'synchronous=normal',

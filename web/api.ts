@@ -1,5 +1,7 @@
 // The routes the page uses, typed. Errors are problem+json (`detail`) or `{message}`.
-import type { FormalizeResult, RunConfig } from '../common/types';
+import type { RunConfig } from '../common/run-config-schema';
+import type { FormalizeResult } from '../common/run-types';
+import type { SweepProgress } from '../common/sweep';
 
 export interface WebConfig {
   libraries: string[];
@@ -12,6 +14,8 @@ export interface WebConfig {
   modes: string[];
   /** /v1 needs `Authorization: Bearer <key>`. */
   apiKeysRequired: boolean;
+  /** The server has the sweep routes. */
+  sweeps: boolean;
 }
 
 export interface RunLinks {
@@ -33,11 +37,25 @@ export interface RunSummary {
   id: string;
   status: string;
   startedAt?: string;
+  closedAt?: string;
   library?: string;
   config?: string;
   stage?: string;
   outcome?: string;
+  sweep?: string;
+  statement?: string;
+  item?: string;
 }
+
+export interface SweepLinks {
+  self: string;
+  report: string;
+  temporalUi: string;
+  temporalUiRuns: string;
+}
+
+export type SweepView = SweepProgress & { links: SweepLinks };
+export type SweepSignal = 'pause' | 'resume' | 'cancel';
 
 /** One event of `GET /v1/formalizations/:id/events`. */
 export interface RunEvent {
@@ -96,6 +114,17 @@ export const api = {
   recent: (limit: number) =>
     fetch(`/v1/formalizations?limit=${limit}`, { headers: headers() }).then((r) => readJson<{ items: RunSummary[]; nextPageToken?: string }>(r)),
   eventsUrl: (id: string) => `/v1/formalizations/${encodeURIComponent(id)}/events`,
+  sweeps: (limit: number) => fetch(`/v1/sweeps?limit=${limit}`, { headers: headers() }).then((r) => readJson<{ items: SweepView[] }>(r)),
+  signalSweep: (id: string, signal: SweepSignal) =>
+    fetch(`/v1/sweeps/${encodeURIComponent(id)}/${signal}`, { method: 'POST', headers: headers() }).then((r) => readJson<{ id: string }>(r)),
+  /** The report page as a blob URL: fetched with the API key, which a plain link cannot carry. */
+  reportUrl: (view: SweepView) =>
+    fetch(view.links.report, { headers: headers({ accept: 'text/html' }) })
+      .then(async (r) => {
+        if (!r.ok) await readJson(r);
+        return r.blob();
+      })
+      .then((b) => URL.createObjectURL(b)),
 };
 
 const END_TYPES = new Set(['run.completed', 'run.failed', 'run.canceled']);

@@ -3,6 +3,7 @@
 import './style.css';
 import { api, ApiError, apiKey, followEvents, temporalListUrl, temporalRunUrl, type RunView, type WebConfig } from './api';
 import { h, outcomeBadge, renderResult, StageList } from './render';
+import { shortDuration, SweepsPanel } from './sweeps';
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 
@@ -15,6 +16,7 @@ const resultBox = $<HTMLDivElement>('result');
 
 let config: WebConfig;
 let following: AbortController | undefined;
+const sweeps = new SweepsPanel($<HTMLElement>('sweeps'), $<HTMLElement>('sweeps-empty'), () => config);
 
 function showError(message: string): void {
   formError.textContent = message;
@@ -72,21 +74,25 @@ async function loadRecent(): Promise<void> {
   try {
     const { items } = await api.recent(15);
     body.replaceChildren(
-      ...items.map((run) =>
-        h(
+      ...items.map((run) => {
+        // What a person recognises a run by: its statement's first words, or a sweep's item.
+        const label = run.statement ?? (run.item ? `${run.item}${run.sweep ? ` (sweep ${run.sweep})` : ''}` : run.id);
+        const took = run.closedAt && run.startedAt ? (Date.parse(run.closedAt) - Date.parse(run.startedAt)) / 1000 : undefined;
+        return h(
           'tr',
           {},
-          h('td', {}, h('a', { href: `#run=${encodeURIComponent(run.id)}` }, run.id)),
+          h('td', { class: 'run-label' }, h('a', { href: `#run=${encodeURIComponent(run.id)}`, title: run.id }, label), h('small', { class: 'run-id' }, run.id)),
+          h('td', {}, run.config ?? ''),
           h('td', {}, h('span', { class: `badge status-${run.status}` }, run.status)),
           h('td', {}, outcomeBadge(run.outcome)),
-          h('td', {}, run.library ?? ''),
           h('td', {}, run.startedAt ? h('time', { datetime: run.startedAt }, new Date(run.startedAt).toLocaleString()) : ''),
-        ),
-      ),
+          h('td', { class: 'num' }, run.status === 'running' ? 'running' : shortDuration(took)),
+        );
+      }),
     );
     $<HTMLElement>('recent-empty').hidden = items.length > 0;
   } catch (err) {
-    body.replaceChildren(h('tr', {}, h('td', { colspan: '5', class: 'error' }, `Cannot list runs: ${(err as Error).message}`)));
+    body.replaceChildren(h('tr', {}, h('td', { colspan: '6', class: 'error' }, `Cannot list runs: ${(err as Error).message}`)));
   }
 }
 
@@ -166,12 +172,16 @@ async function init(): Promise<void> {
       e.preventDefault();
       apiKey.set(keyInput.value.trim());
       void loadRecent();
+      if (config.sweeps) void sweeps.refresh();
     });
   }
   $<HTMLButtonElement>('refresh').addEventListener('click', () => void loadRecent());
+  $<HTMLButtonElement>('sweeps-refresh').addEventListener('click', () => void sweeps.refresh());
   window.addEventListener('hashchange', runFromHash);
   runFromHash();
-  await loadRecent();
+  // The sweeps panel shows where the server has the sweep routes (a results database).
+  $<HTMLElement>('sweeps-panel').hidden = !config.sweeps;
+  await Promise.all([loadRecent(), config.sweeps ? sweeps.refresh() : undefined]);
 }
 
 $<HTMLElement>('run-heading').tabIndex = -1;

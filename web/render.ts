@@ -1,6 +1,7 @@
 // DOM for stages and results. Text from the server only ever goes in as text (textContent), so a
 // statement or a compiler message can never become markup.
-import type { Attempt, CompileResult, EquivalenceResult, FormalizeResult, LeanMessage } from '../common/types';
+import type { CompileResult, EquivalenceResult, LeanMessage } from '../common/lean-types';
+import type { Attempt, FormalizeResult } from '../common/run-types';
 import type { RunEvent } from './api';
 
 type Child = Node | string | null | undefined | false;
@@ -27,7 +28,7 @@ const STAGE_WORDS: Record<string, string> = {
 
 function stageLabel(event: RunEvent): string {
   const base = STAGE_WORDS[event.stage] ?? event.stage;
-  const activity = event.activity && !['decompose', 'retrieve', 'illustrate', 'compile', 'judge', 'formalize', 'draftStatement'].includes(event.activity) ? ` (${event.activity})` : '';
+  const activity = event.activity && !['decompose', 'retrieve', 'illustrate', 'compile', 'judge', 'formalize', 'repair', 'draftStatement'].includes(event.activity) ? ` (${event.activity})` : '';
   const round = event.round !== undefined && (event.stage === 'compile' || event.stage === 'repair') ? `, round ${event.round}` : '';
   return `${base}${round}${activity}`;
 }

@@ -6,23 +6,11 @@
 // workflow (each op an activity, each step durable) and in-process (the benchmark's baseline).
 // Deterministic: time comes from `ops.now()`, nothing else is read from outside.
 import { rootCauseMessage } from '../common/failures';
-import type {
-  AgentEnding,
-  AgentStepInput,
-  AgentStepOutput,
-  AgentStepRecord,
-  AgentSummary,
-  AgentToolName,
-  AgentTurn,
-  CompileResult,
-  Example,
-  LeanMessage,
-  NameInfo,
-  ParsedToolCall,
-  Premise,
-  ResolveNameResult,
-  TokenUsage,
-} from '../common/types';
+import type { AgentEnding, AgentStepInput, AgentStepOutput, AgentStepRecord, AgentSummary, AgentTurn, ParsedToolCall } from '../common/agent-types';
+import type { CompileResult, LeanMessage, NameInfo, ResolveNameResult } from '../common/lean-types';
+import type { TokenUsage } from '../common/llm-types';
+import type { Example, Premise } from '../common/retrieval-types';
+import type { AgentToolName } from '../common/run-config-schema';
 import { boundTranscript } from './agent-transcript';
 import { compileOutput, inspectOutput, premisesOutput, resolveOutput, screenOutput, summarize, bounded } from './agent-tool-output';
 

@@ -1,6 +1,7 @@
 // What the agent's tools say back: the text the model reads (bounded, so the transcript that
 // travels with every step stays small) and a one-line summary for the result and the UI. Pure.
-import type { CompileResult, LeanMessage, NameInfo, Premise, ResolveNameResult } from '../common/types';
+import type { CompileResult, LeanMessage, NameInfo, ResolveNameResult } from '../common/lean-types';
+import type { Premise } from '../common/retrieval-types';
 
 /** Longest tool output the model reads; the rest is cut with a note. */
 export const MAX_TOOL_OUTPUT_CHARS = 4000;

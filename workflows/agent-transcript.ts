@@ -4,7 +4,7 @@
 // earlier version of the file) by a note, oldest first, never touching the latest turns. With
 // typical runs nothing is cut; with T_max = 50 steps of maximal outputs the history stays a few
 // megabytes. Pure.
-import type { AgentTurn } from '../common/types';
+import type { AgentTurn } from '../common/agent-types';
 import { summarize } from './agent-tool-output';
 
 /** Characters of transcript kept before the oldest turns are shortened. */

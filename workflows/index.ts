@@ -3,3 +3,4 @@ export { formalize, progressQuery } from './formalize';
 export { buildIndex, indexBuildProgressQuery } from './build-index';
 export { formalizeAgent } from './formalize-agent';
 export { sweep, sweepProgressQuery, pauseSignal, resumeSignal, cancelSignal } from './sweep';
+export { checkStatements, checkProgressQuery } from './check-statements';

@@ -4,7 +4,8 @@
 // scheduled activity, and those from before 'llm-usage' read nothing.
 import { patched, proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import { NON_RETRYABLE_TYPES } from '../common/failures';
-import type { LlmUsageReport, MainActivities } from '../common/types';
+import type { MainActivities } from '../common/activities';
+import type { LlmUsageReport } from '../common/llm-types';
 
 const options = { startToCloseTimeout: '30s', retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES } };
 const { llmUsage } = proxyActivities<MainActivities>(options);

@@ -27,7 +27,8 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY, SWEEP_KEY } from '../common/search-attributes';
 import { resolveRunConfig, workflowTypeFor } from '../common/run-config';
 import type { BenchmarkItem, RecordedRun, RecordRunInput, SweepActivities, SweepCounts, SweepCursor, SweepInput, SweepProgress } from '../common/sweep';
-import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeInput, type FormalizeResult } from '../common/types';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
+import type { FormalizeInput, FormalizeResult } from '../common/run-types';
 
 export const sweepProgressQuery = defineQuery<SweepProgress>('progress');
 export const pauseSignal = defineSignal('pause');

@@ -1,12 +1,12 @@
 // GET /v1/formalizations/:id/events: a run's progress as server-sent events, read from its
-// Temporal history (api/run-events.ts). Each event's id is its sequence number, so a client that
+// Temporal history (client/run-events.ts). Each event's id is its sequence number, so a client that
 // reconnects with Last-Event-ID (EventSource does this by itself) continues without a gap or a
 // repeat. The stream ends after the run's last event; a server shutting down ends it cleanly.
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { followRunEvents } from '../run-events';
-import { isFormalization } from '../runs';
+import { followRunEvents } from '../../client/run-events';
+import { isFormalization } from '../../client/runs';
 import { HttpProblem, problemResponses } from '../problem';
 import { IdParams } from './formalizations';
 import { SseEventSchema } from '../schemas';

@@ -15,12 +15,12 @@ import {
   runInput,
   startFormalization,
   type StartRequest,
-} from '../runs';
+} from '../../client/runs';
 import { HttpProblem, problemResponses, sendProblem } from '../problem';
 import { CancelSchema, ID_MAX, ID_PATTERN, OutcomeSchema, RunListSchema, RunViewSchema, StartedSchema, StatusSchema } from '../schemas';
 import type { RunLinker } from '../links';
-import { agentConfigProblem, runProvidersProblem } from '../../common/run-config';
-import type { LlmBudget } from '../../common/types';
+import { startRequestProblem } from '../../common/run-config';
+import type { LlmCallPolicy } from '../../common/llm-call-policy';
 import { RunConfigPatchSchema } from '../../common/run-config-schema';
 import { StartLimiter } from '../start-limiter';
 
@@ -32,7 +32,7 @@ export interface FormalizationRoutesOptions {
   taskQueue?: string;
   links: RunLinker;
   /** The workers' LLM timeout and re-asks: every run's LLM activity timeouts follow them. */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
   /** The LLM providers configured (a run's `config.providers` may name only these). */
   providerNames?: string[];
   /** Run starts in flight with Temporal at once, and how many more may wait (then 503). */
@@ -114,20 +114,10 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
         throw new HttpProblem(400, `the Idempotency-Key header ("${key}") and "id" ("${input.id}") differ; send one, or the same value in both`);
       }
       const chosenId = input.id ?? key;
-      if (options.libraries.length === 0) {
-        throw new HttpProblem(503, 'no library is served yet: the default library\'s data has not been pulled (`npx driftline data pull`); GET /readyz says what is missing');
-      }
+      // The rules across fields, shared with the MCP tool `formalize`.
+      const refused = startRequestProblem(input, options);
+      if (refused) throw new HttpProblem(refused.status, refused.message);
       const library = input.library ?? options.defaultLibrary;
-      if (!options.libraries.includes(library)) {
-        throw new HttpProblem(400, `unknown library "${library}"; known: ${options.libraries.join(', ')}`);
-      }
-      if (input.config?.retrieval === 'oracle' && !input.goldPremises?.length) {
-        throw new HttpProblem(400, 'retrieval "oracle" needs "goldPremises"');
-      }
-      const agentProblem = agentConfigProblem(input.config ?? {});
-      if (agentProblem) throw new HttpProblem(400, agentProblem);
-      const providerProblem = options.providerNames ? runProvidersProblem(input.config ?? {}, options.providerNames) : null;
-      if (providerProblem) throw new HttpProblem(400, providerProblem);
       // A gold statement is raw Lean from the caller: it never reaches Lean unless the screen
       // accepts it, and a refusal is the caller's to fix.
       if (input.goldStatement !== undefined) {

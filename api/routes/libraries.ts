@@ -1,7 +1,7 @@
 // Libraries: which are configured, their index versions and alias, and a premise search.
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { LibraryCatalog } from '../library-catalog';
+import type { LibraryCatalog } from '../../client/library-catalog';
 import { HttpProblem, problemResponses } from '../problem';
 import { LibraryListSchema, SearchResultSchema } from '../schemas';
 

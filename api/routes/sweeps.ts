@@ -6,16 +6,16 @@ import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provi
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../sweeps';
-import { sweepReportInput } from '../sweep-report';
-import { temporalUiLink } from '../runs';
+import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../../client/sweeps';
+import { sweepReportInput } from '../../client/sweep-report';
+import { temporalUiLink } from '../../client/runs';
 import { HttpProblem, problemResponses } from '../problem';
 import { BenchmarkError, contentFreeMessage, loadBenchmarks } from '../../engines/benchmarks/load';
 import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from '../../engines/sweeps/sweep-file';
 import { renderSweepReportAs, type ReportFormat } from '../../engines/report/write-report';
 import type { ResultsDb } from '../../engines/results/results-db';
 import { SWEEP_KEY } from '../../common/search-attributes';
-import type { LlmBudget } from '../../common/types';
+import type { LlmCallPolicy } from '../../common/llm-call-policy';
 
 export interface SweepRoutesOptions {
   temporal: Client;
@@ -28,7 +28,7 @@ export interface SweepRoutesOptions {
   taskQueue?: string;
   leanTaskQueue?: string;
   /** The workers' LLM settings, handed to every run of a sweep. */
-  llm?: LlmBudget;
+  llm?: LlmCallPolicy;
   /** The LLM providers configured (a configuration's `providers` may name only these). */
   providerNames?: string[];
   temporalUiUrl: string;
@@ -44,6 +44,10 @@ const StartQuery = Type.Object(
     ),
     reuse: Type.Optional(Type.String({ minLength: 1, maxLength: SWEEP_ID_MAX, description: 'Re-use the finished, identical cells of this earlier sweep' })),
   },
+  { additionalProperties: false },
+);
+const SweepListQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'At most this many sweeps (default 20)' })) },
   { additionalProperties: false },
 );
 const FORMATS = ['html', 'md', 'json', 'csv'] as const;
@@ -271,6 +275,29 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         .status(started.existing ? 200 : 202)
         .header('location', links(started.id).self)
         .send({ id: started.id, existing: started.existing, total: started.total, configurations: started.cells.map((c) => c.name), reused: started.reused, links: links(started.id) });
+    },
+  );
+
+  app.get(
+    '/v1/sweeps',
+    {
+      schema: {
+        operationId: 'listSweeps',
+        summary: 'The sweeps in the results database, newest first, each with its progress',
+        tags: ['sweeps'],
+        querystring: SweepListQuery,
+        response: { 200: Type.Object({ items: Type.Array(SweepViewSchema) }, { additionalProperties: false }), ...problemResponses(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const { limit } = request.query as Static<typeof SweepListQuery>;
+      const rows = (await results.listSweeps()).slice(0, limit ?? 20);
+      // Progress per sweep: a query of the running ones, the stored result of the finished ones.
+      const views = await Promise.all(rows.map(async (row) => {
+        const progress = await getSweepProgress(temporal, results, row.id);
+        return progress ? { ...progress, links: links(row.id) } : null;
+      }));
+      return { items: views.filter((v) => v !== null) };
     },
   );
 

@@ -2,8 +2,10 @@
 // offered tool, and the tools' function definitions for the OpenAI tool-calling interface.
 // Switching a tool off removes exactly its block and its definition, nothing else, so a
 // factorial comparison measures the tools and not the wording. Pure.
-import type { AgentStepInput, AgentToolName, Example, Premise } from '../../common/types';
-import { AGENT_TOOL_NAMES } from '../../common/types';
+import type { AgentStepInput } from '../../common/agent-types';
+import type { Example, Premise } from '../../common/retrieval-types';
+import type { AgentToolName } from '../../common/run-config-schema';
+import { AGENT_TOOL_NAMES } from '../../common/run-config-schema';
 
 export const AGENT_BASE_PROMPT = `You turn one informal mathematical statement into one Lean 4 theorem statement that Lean with Mathlib accepts. You state theorems; you never prove them.
 

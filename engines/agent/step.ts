@@ -1,7 +1,7 @@
 // One LLM step of the agent: rebuild the messages (system prompt and first user message from
 // the configuration, then the transcript the workflow kept), ask the model with the offered
 // tools, and check the tool calls it made.
-import type { AgentStepInput, AgentStepOutput, AgentTurn } from '../../common/types';
+import type { AgentStepInput, AgentStepOutput, AgentTurn } from '../../common/agent-types';
 import type { LlmClient, ToolChatMessage } from '../llm/client';
 import { agentSystemPrompt, agentToolDefinitions, agentUserMessage } from './prompt';
 import { declaresSuccess, MAX_ARGUMENTS_CHARS, parseToolCall } from './tool-calls';

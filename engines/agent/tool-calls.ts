@@ -1,8 +1,9 @@
 // Checks the model's tool calls against the tools offered and their argument schemas. A call
 // that does not check out is not an error of the run: it becomes a message back to the model
 // saying what was wrong. Pure.
-import type { AgentToolCall, AgentToolName, ParsedToolCall } from '../../common/types';
-import { AGENT_TOOL_NAMES } from '../../common/types';
+import type { AgentToolCall, ParsedToolCall } from '../../common/agent-types';
+import type { AgentToolName } from '../../common/run-config-schema';
+import { AGENT_TOOL_NAMES } from '../../common/run-config-schema';
 import { AGENT_TOOL_PARAMETERS } from './prompt';
 
 function isToolName(name: string): name is AgentToolName {

@@ -1,7 +1,7 @@
 // Judge calibration: run the judge over human-labelled statements and measure how often its
 // "faithful" agrees with the humans' "equivalent", and how often two judge models agree with
 // each other (the agent paper validates its judge by cross-judge agreement).
-import type { JudgeVerdict } from '../../common/types';
+import type { JudgeVerdict } from '../../common/run-types';
 import type { LlmClient } from '../llm/client';
 import { judgeStatement } from '../llm/stages';
 import { agreement, type AgreementWithIntervals, type BootstrapOptions } from './agreement';

@@ -6,6 +6,7 @@
 // and are added to these, never used instead of them.
 import { readFileSync } from 'node:fs';
 
+// prettier-ignore
 export const DEFAULT_COMMAND_KEYWORDS: readonly string[] = [
   // Lean core: declarations and their modifiers
   'def', 'theorem', 'abbrev', 'instance', 'example', 'opaque', 'axiom', 'inductive', 'coinductive',

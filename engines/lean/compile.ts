@@ -1,8 +1,8 @@
 // The body of the `compile` activity: screen one statement, then check it with the worker's
 // Lean runner. Lean's verdict is data (a CompileResult); only infrastructure faults throw.
-import type { CompileResult } from '../../common/types';
+import type { CompileResult } from '../../common/lean-types';
 import { invalidStatementReason } from './lean-source';
-import type { CheckOptions, LeanRunner } from './runner';
+import type { CheckOptions, LeanRunner } from './runner-contract';
 import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from './statement-safety';
 
 export interface CompileOptions extends CheckOptions {

@@ -7,8 +7,8 @@
 // theorem `driftline_hyp`; a tactic that succeeds is run again with `driftline_hyp` replaced by
 // the vacuous `theorem driftline_hyp : True := trivial`, and when it still succeeds the goal
 // was proved without the other statement, so that tactic does not count.
-import type { DirectionResult, EquivalenceInput, EquivalenceResult } from '../../common/types';
-import type { LeanRunner } from './runner';
+import type { DirectionResult, EquivalenceInput, EquivalenceResult } from '../../common/lean-types';
+import type { LeanRunner } from './runner-contract';
 import { EQUIVALENCE_HYPOTHESIS as HYP, EQUIVALENCE_TACTICS, VACUOUS_HYPOTHESIS } from './equivalence-tactics';
 import { screenStatement, type SafetyPolicy } from './statement-safety';
 

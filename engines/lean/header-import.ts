@@ -1,7 +1,7 @@
 // Importing a check's header into a REPL process: the expensive step (a cold Mathlib import
 // takes seconds and gigabytes) that the pool does once per header per process.
 import { LEAN_FAILURE } from '../../common/failures';
-import type { CompileResult } from '../../common/types';
+import type { CompileResult } from '../../common/lean-types';
 import { headerFailure, type CheckSource } from './lean-source';
 import { ReplTimeoutError, type ReplProcess } from './repl-process';
 import { isErrorReply, type ReplReply } from './repl-protocol';

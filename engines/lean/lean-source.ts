@@ -7,7 +7,7 @@
 // header and reused through its `env`. A statement's own `open`/`set_option`/`universe`/
 // `namespace` lines stay in the body: they are cheap, and the LLM varies them between attempts,
 // which would otherwise re-import the library for every variant.
-import type { CompileStatus, LeanMessage, Severity } from '../../common/types';
+import type { CompileStatus, LeanMessage, Severity } from '../../common/lean-types';
 import type { ReplMessage } from './repl-protocol';
 
 export const DEFAULT_LIBRARY_HEADER = 'import Mathlib';

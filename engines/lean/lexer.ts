@@ -235,7 +235,7 @@ function readIdent(text: string, from: number): { end: number } | { end: number;
   for (;;) {
     const c = text.codePointAt(i) ?? -1;
     if (c === ID_BEGIN_ESCAPE) {
-      const close = text.indexOf('»', i + 1);
+      const close = text.indexOf(String.fromCharCode(ID_END_ESCAPE), i + 1);
       if (close < 0) return { end: text.length, problem: 'an identifier opened with « is never closed' };
       const inner = text.slice(i + 1, close);
       if (/[\n\r\t]/.test(inner) || [...inner].some((ch) => isSuspicious(ch.codePointAt(0)!))) {

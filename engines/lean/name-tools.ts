@@ -1,8 +1,8 @@
 // Asking Lean about names: does `Nat.Prime` exist and what is its type (`inspectName`), and
 // which real names are closest to an unknown identifier (`resolveName`: the library's names
 // ranked by name-candidates.ts, then confirmed by `#check` in one REPL command).
-import type { InspectNameInput, NameInfo, ResolveNameInput, ResolveNameResult } from '../../common/types';
-import type { LeanRunner } from './runner';
+import type { InspectNameInput, NameInfo, ResolveNameInput, ResolveNameResult } from '../../common/lean-types';
+import type { LeanRunner } from './runner-contract';
 import { rankNameCandidates } from './name-candidates';
 
 export interface ToolOptions {

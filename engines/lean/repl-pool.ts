@@ -11,10 +11,10 @@
 //   LeanReplCrashed (an EngineError), so the activity's retry policy takes over.
 import { LEAN_FAILURE } from '../../common/failures';
 import { EngineError } from '../errors';
-import type { CompileResult } from '../../common/types';
+import type { CompileResult } from '../../common/lean-types';
 import { importHeader } from './header-import';
 import { buildCheckSource, compileStatus, toLeanMessages, type CheckSource } from './lean-source';
-import type { CheckOptions, LeanRunner, RunnerLog } from './runner';
+import type { CheckOptions, LeanRunner, RunnerLog } from './runner-contract';
 import { canMeasureRss, groupRssMb } from './process-memory';
 import { ReplCrashedError, ReplProcess, ReplTimeoutError } from './repl-process';
 import { isErrorReply, UNKNOWN_ENVIRONMENT, type ReplReply } from './repl-protocol';

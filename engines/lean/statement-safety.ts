@@ -18,7 +18,7 @@
 //     few commands driftline writes itself (the equivalence check's proofs, `#check @name`).
 // A refusal is a compiler-style message at the offending token, so the repair loop can act on it.
 // Pure.
-import type { LeanMessage } from '../../common/types';
+import type { LeanMessage } from '../../common/lean-types';
 import { COMMAND_KEYWORD_PREFIXES, DEFAULT_COMMAND_KEYWORDS } from './command-keywords';
 import { EQUIVALENCE_TACTICS } from './equivalence-tactics';
 import { canonicalLiteral, positionAt, tokenize, type Token } from './lexer';
@@ -90,6 +90,7 @@ const HASH_WHY: Record<string, string> = {
 };
 
 /** `#` commands of Lean core, Batteries and Mathlib (a library's dump adds its own). */
+// prettier-ignore
 const HASH_COMMANDS = [
   '#eval', '#eval!', '#check', '#check_failure', '#print', '#reduce', '#synth', '#exit', '#guard', '#guard_msgs', '#guard_expr',
   '#help', '#lint', '#find', '#simp', '#norm_num', '#conv', '#whnf', '#whnfR', '#leansearch', '#loogle', '#moogle', '#html',

@@ -8,7 +8,7 @@ import type { LlmRole } from './messages';
 export interface LlmCallContext {
   /** The run's workflow ID. */
   runId?: string;
-  /** The activity, e.g. `draftStatement`. */
+  /** The activity, e.g. `formalize`. */
   stage?: string;
   /** k samples of one item are k different cache entries; 0 otherwise. */
   sample: number;

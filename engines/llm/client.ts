@@ -5,6 +5,7 @@
 // Provider and shared by every call that goes there.
 import OpenAI from 'openai';
 import type { ChatMessage, ChatReply, JsonReplyFormat, LlmModels, LlmRole } from './messages';
+import { DEFAULT_MAX_TOKENS, LLM_ROLES } from '../../common/llm-roles';
 import { classifyApiError } from './api-errors';
 import { currentLlmCallContext } from './call-context';
 import {
@@ -28,12 +29,10 @@ import {
   withSchemaInstructions,
   type StructuredMode,
   type StructuredModeSetting,
-} from './structured-output';
+} from './structured-output-modes';
 
 export type { ChatMessage, LlmModels, LlmRole } from './messages';
 
-/** The roles that send chat completions (the embedder's requests are the embedder's). */
-const LLM_CHAT_ROLES: LlmRole[] = ['decomposer', 'formalizer', 'judge', 'agent', 'translator'];
 
 /** The run's temperature (a sweep factor) wins over the provider's, which wins over the
  * client's; the provider's seed is sent when it has one. */
@@ -43,8 +42,6 @@ function samplingParams(endpoint: Endpoint, configured: number | undefined): { t
   return { ...(t !== undefined ? { temperature: t } : {}), ...(seed !== undefined ? { seed } : {}) };
 }
 
-/** Reply token limits per role when none are configured: enough for the reply, not a novel. */
-export const DEFAULT_MAX_TOKENS: Record<LlmRole, number> = { decomposer: 1024, formalizer: 2048, judge: 1024, agent: 2048, translator: 2048 };
 
 /** One provider: where a role's requests are sent, and with which defaults. */
 export interface ProviderSettings {
@@ -307,7 +304,7 @@ export class LlmClient {
     const provider = endpoint.provider;
     const target = this.target(role);
     // Wait for the start probe, but never longer than one call: the activity's time budget
-    // (common/llm-budget.ts) counts one call for it.
+    // (common/llm-call-policy.ts) counts one call for it.
     if (opts.json && provider.probing) await waitAtMost(provider.probing, this.settings.timeoutMs);
     const maxTokens = opts.maxTokens ?? this.maxTokensFor(role);
     const tried: ModeRefusal[] = [];
@@ -369,7 +366,7 @@ export class LlmClient {
     const provider = endpoint.provider;
     if (!provider.auto) return;
     // A model this provider serves: the first role routed to it, else its own or the decomposer's.
-    const role = LLM_CHAT_ROLES.find((r) => this.settings.roles?.[r]?.provider === endpoint.name) ?? 'decomposer';
+    const role = LLM_ROLES.find((r) => this.settings.roles?.[r]?.provider === endpoint.name) ?? 'decomposer';
     const model = this.settings.roles?.[role]?.provider === endpoint.name ? this.modelFor(role) : (endpoint.settings.model ?? this.settings.models.decomposer);
     const run = probeStructuredOutput((req) => this.send(endpoint, { role, ...req, ...(signal ? { signal } : {}) }), model).then((outcome) => {
       if (outcome.mode) provider.detected(outcome.mode, outcome.detail);

@@ -1,7 +1,7 @@
 // Decompose: one statement becomes several single-concept sub-queries, so that retrieval can
 // look each concept up on its own instead of squeezing the whole sentence into one query.
 import { z } from 'zod';
-import type { SubQuery } from '../../common/types';
+import type { SubQuery } from '../../common/retrieval-types';
 import type { ChatMessage } from './client';
 
 export const DECOMPOSE_SCHEMA_NAME = 'decomposition';

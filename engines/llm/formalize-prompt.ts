@@ -1,6 +1,8 @@
 // Formalize: instructions, then the retrieved premises, then the chosen examples, then the
 // statement; on a repair round, the previous attempt and what Lean said about it.
-import type { Example, FormalizeStageInput, LeanMessage, Premise, RepairContext } from '../../common/types';
+import type { LeanMessage } from '../../common/lean-types';
+import type { Example, Premise } from '../../common/retrieval-types';
+import type { FormalizeStageInput, RepairContext } from '../../common/run-types';
 import type { ChatMessage } from './client';
 
 export { extractLeanStatement } from './extract-lean';

@@ -1,7 +1,7 @@
 // Judge: grade how faithfully a Lean statement says what the informal statement says, on the
 // 0-10 rubric of the tool-augmented-agents paper, with the faithful rule applied in code.
 import { z } from 'zod';
-import type { JudgeInput, JudgeVerdict } from '../../common/types';
+import type { JudgeInput, JudgeVerdict } from '../../common/run-types';
 import type { ChatMessage } from './client';
 
 export const JUDGE_SCHEMA_NAME = 'judge_verdict';

@@ -264,7 +264,7 @@ const BOUNDS = new Set(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaxi
 const MAX_LISTED_INTEGERS = 32;
 
 /**
- * Our strict JSON schemas (strict-schema.ts), made into what node-llama-cpp turns into a grammar
+ * Our strict JSON schemas (strict-json-schema.ts), made into what node-llama-cpp turns into a grammar
  * that keeps a small model inside them. Every change only narrows what the grammar allows, so
  * whatever it lets through is still valid under the original schema: a small integer range
  * becomes an enum (a grammar cannot compare numbers), strings are never empty and have a length

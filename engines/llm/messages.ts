@@ -1,17 +1,14 @@
 // The shapes every part of the LLM engine shares (client, prompts, probe, modes), kept apart
 // from the client so that the modules it uses need not import it.
 
-/** `agent`: the tool-calling orchestrator (its model defaults to the formalizer's);
- * `translator`: the specialised drafting model behind the agent's `draft` tool (its own client). */
-export type LlmRole = 'decomposer' | 'formalizer' | 'judge' | 'agent' | 'translator';
+import type { LlmRole } from '../../common/llm-roles';
 
-export interface LlmModels {
-  decomposer: string;
-  formalizer: string;
-  judge: string;
-  agent?: string;
-  translator?: string;
-}
+/** The roles (common/llm-roles.ts: what each does). */
+export type { LlmRole } from '../../common/llm-roles';
+
+/** The configured model of each role; the agent's defaults to the formalizer's, and the
+ * translator's comes with its own endpoint. */
+export type LlmModels = Record<Exclude<LlmRole, 'agent' | 'translator'>, string> & Partial<Record<'agent' | 'translator', string>>;
 
 /** A chat message as our prompt builders produce it (plain text content only). */
 export interface ChatMessage {

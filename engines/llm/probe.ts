@@ -2,7 +2,7 @@
 // which `response_format` this provider accepts before a real request depends on it.
 import { classifyApiError } from './api-errors';
 import type { ChatMessage, ChatReply, JsonReplyFormat } from './messages';
-import { refusesResponseFormat, responseFormatFor, withSchemaInstructions, type StructuredMode } from './structured-output';
+import { refusesResponseFormat, responseFormatFor, withSchemaInstructions, type StructuredMode } from './structured-output-modes';
 
 export interface ProbeOutcome {
   /** The mode to use; absent when the probe could not tell (no answer, a bad key, …). */

@@ -2,7 +2,7 @@
 // there: the structured-output mode that works, and whether the provider is still busy with a
 // request we gave up on (a server keeps generating for a client that left, so sending more only
 // queues behind it).
-import { nextMode, STRUCTURED_MODES, type StructuredMode, type StructuredModeSetting } from './structured-output';
+import { nextMode, STRUCTURED_MODES, type StructuredMode, type StructuredModeSetting } from './structured-output-modes';
 
 export type ModeSource = 'configured' | 'probe' | 'fallback' | 'default';
 

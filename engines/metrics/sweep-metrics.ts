@@ -8,11 +8,12 @@
 // per item) counts an item when any sample succeeds. Failed runs (the child failed after the
 // sweep's retries) count as failures of every rate and are left out of retrieval, repair and
 // latency figures, which describe runs that happened.
-import type { Stage } from '../../common/types';
+import type { Stage } from '../../common/run-types';
 import type { SweepRunRecord } from '../../common/sweep';
 import { bootstrap, mean, meanInterval, quantile, type BootstrapOptions, type Interval } from './bootstrap';
 import { at1, atK, byItem, eligible, MEASURED, retrievalRuns, retrievalScores, SUCCESS, type ItemRuns, type RateName } from './item-outcomes';
 import { wilsonInterval } from './exact-tests';
+import { passAtKCurve, type PassAtK } from './pass-at-k';
 
 /** A rate over items: Wilson when every item is a success or a failure, else the bootstrap. */
 export function rateInterval(values: readonly number[], opts: BootstrapOptions = {}): Interval {
@@ -29,6 +30,8 @@ export interface RateMetric {
   k: number;
   /** Items counted. */
   items: number;
+  /** Unbiased pass@k for k = 1..(the fewest samples an item has); pass@n is "any of n". */
+  passAtK: PassAtK[];
 }
 
 export interface RetrievalMetric {
@@ -164,6 +167,7 @@ export function rateMetric(items: readonly ItemRuns[], rate: RateName, opts: Boo
     atK: rateInterval(counted.map((it) => atK(it, ok)), opts),
     k: Math.max(0, ...counted.map((it) => it.runs.length)),
     items: counted.length,
+    passAtK: passAtKCurve(counted, ok, rateInterval, opts),
   };
 }
 

@@ -27,6 +27,8 @@ function metricRows(g: GroupMetrics): (string | number)[][] {
     if (!m) continue;
     add(`${rate}@1`, m.at1, m.items);
     add(`${rate}@${m.k}`, m.atK, m.items);
+    // The unbiased estimator for every k (pass@1 is @1, pass@n is any of n).
+    if (m.passAtK.length > 1) for (const p of m.passAtK) add(`${rate}_pass@${p.k}`, p.rate, m.items);
   }
   const r = g.retrieval;
   if (r) {

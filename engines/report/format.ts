@@ -4,8 +4,12 @@ import type { RateName } from '../metrics/item-outcomes';
 
 const RATE_TITLES: Record<RateName, string> = { typecheck: 'Typecheck', beq: 'BEq+', faithful: 'Faithful' };
 
+export function rateTitle(rate: RateName): string {
+  return RATE_TITLES[rate];
+}
+
 export function rateLabel(rate: RateName, at: '1' | 'k', k?: number): string {
-  return `${RATE_TITLES[rate]}@${at === '1' ? '1' : (k ?? 'k')}`;
+  return `${rateTitle(rate)}@${at === '1' ? '1' : (k ?? 'k')}`;
 }
 
 /** A fraction as a percentage with one decimal. */

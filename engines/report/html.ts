@@ -3,7 +3,7 @@
 import type { SweepRunRecord } from '../../common/sweep';
 import type { ReportData } from './report-data';
 import { protocolRows, temporalRunUrl } from './report-data';
-import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, outcomeTable, retrievalTable, summaryTable, tagTables, type Cell, type Table } from './tables';
+import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, outcomeTable, passAtKTable, retrievalTable, summaryTable, tagTables, type Cell, type Table } from './tables';
 
 export interface HtmlCharts {
   rates: string | null;
@@ -159,6 +159,11 @@ ${tableHtml(summaryTable(data))}
 ${tableHtml(outcomeTable(data))}
 <div class="charts">${chart(charts.rates)}</div>
 ${tableHtml(detailTable(data))}`);
+  const passK = passAtKTable(data);
+  if (passK) {
+    nav.push(['pass-at-k', 'pass@k']);
+    sections.push(tableHtml(passK, 2));
+  }
 
   const retrieval = retrievalTable(data);
   if (retrieval) {

@@ -1,15 +1,14 @@
 // The report's tables as data (header and rows of cells), rendered by html.ts and markdown.ts
 // alike, so the two never disagree.
-import type { Stage } from '../../common/types';
+import type { Stage } from '../../common/run-types';
 import type { GroupMetrics } from '../metrics/sweep-metrics';
 import type { PairedComparison } from '../metrics/compare';
 import type { FactorialAnalysis } from '../metrics/factorial';
-import type { FactorialDesign } from '../../common/sweep';
+import type { FactorialDesign, SweepOutcome } from '../../common/sweep';
 import type { RateName } from '../metrics/item-outcomes';
 import type { ReportData } from './report-data';
 import { OUTCOME_ORDER } from './report-data';
-import type { SweepOutcome } from '../../common/sweep';
-import { ms, num, pct, pctInterval, plainInterval, ptsInterval, pValue, rateLabel } from './format';
+import { ms, num, pct, pctInterval, plainInterval, ptsInterval, pValue, rateLabel, rateTitle } from './format';
 
 export type Cell = string | { text: string; href?: string; cls?: string; title?: string };
 
@@ -199,7 +198,7 @@ export function comparisonsTable(data: ReportData): Table | null {
   };
 }
 
-const STAGE_ORDER: readonly (Stage | 'total')[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'repair', 'judge', 'total'];
+const STAGE_ORDER: readonly (Stage | 'total')[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'agent', 'compile', 'repair', 'judge', 'total'];
 
 export function latencyTable(data: ReportData): Table | null {
   const stages = STAGE_ORDER.filter((s) => data.metrics.configs.some((g) => g.latency[s]));
@@ -319,3 +318,31 @@ export function findings(data: ReportData): string[] {
 }
 
 export { num };
+
+/** Unbiased pass@k per configuration and rate, for every k the samples support: shown when any
+ * configuration has two or more samples per item. */
+export function passAtKTable(data: ReportData): Table | null {
+  const rows: Cell[][] = [];
+  let maxK = 0;
+  for (const g of data.metrics.configs) {
+    for (const rate of RATES) {
+      const curve = g[rate]?.passAtK ?? [];
+      if (curve.length < 2) continue;
+      maxK = Math.max(maxK, curve.length);
+      rows.push([g.config, rateTitle(rate), String(g[rate]!.items), ...curve.map((p) => pctInterval(p.rate))]);
+    }
+  }
+  if (rows.length === 0) return null;
+  for (const row of rows) while (row.length < 3 + maxK) row.push('–');
+  const header = ['configuration', 'rate', 'items', ...Array.from({ length: maxK }, (_, i) => `pass@${i + 1}`)];
+  return {
+    id: 'pass-at-k',
+    title: 'pass@k',
+    caption:
+      `In %, the unbiased estimator: per item with n samples of which c succeed, 1 − C(n−c, k)/C(n, k), averaged over items, for k up to the fewest samples any item has; pass@n is "any of n". ` +
+      `95% intervals over items: Wilson score where every item's value is 0 or 1, else percentile bootstrap (B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}). Failed runs count as failed samples.`,
+    header,
+    rows,
+    numeric: header.map((_, i) => i).filter((i) => i > 1),
+  };
+}

@@ -1,14 +1,15 @@
 // Export of a sweep's runs: JSONL (one SweepRunRecord per line, as stored) and CSV (one row per
 // run, the scalar fields plus lists joined by spaces and stage timings as columns).
 import type { SweepRunRecord } from '../../common/sweep';
-import type { Stage } from '../../common/types';
+import type { Stage } from '../../common/run-types';
 
 export function toJsonl(records: SweepRunRecord[]): string {
   return records.map((r) => `${JSON.stringify(r)}\n`).join('');
 }
 
-const TIMED_STAGES: Stage[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'repair', 'judge'];
+const TIMED_STAGES: Stage[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'agent', 'compile', 'repair', 'judge'];
 
+// prettier-ignore
 export const CSV_COLUMNS = [
   'sweepId', 'config', 'configHash', 'item', 'sample', 'workflowId', 'outcome', 'compiled', 'checked', 'equivalent',
   'judgeGrade', 'faithful', 'repairRounds', 'attempts', 'premises', 'goldPremises', 'tags',

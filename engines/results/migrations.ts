@@ -1,5 +1,5 @@
 // The results schema, by version. A database is brought up to the newest version in one
-// transaction per step; versions already applied are never run again. Documented in DESIGN.md.
+// transaction per step; versions already applied are never run again. Documented in docs/sweeps.md.
 import type { SqlDriver } from './driver';
 import { LLM_LEDGER_SCHEMA } from './llm-ledger';
 

@@ -11,7 +11,7 @@
 // Hidden theorems go into `exclude`, which every consumer already honours: the analogy
 // re-ranking never lets an excluded theorem vote, the usage prior does not count its uses, and
 // illustration never picks it as an example.
-import type { LeaveOutPolicy } from '../../common/types';
+import type { LeaveOutPolicy } from '../../common/retrieval-types';
 import type { PremiseIndex } from './premise-index';
 
 /** `exclude` widened by the policy (the given names first, then the hidden theorems). */

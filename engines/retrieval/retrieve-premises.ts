@@ -1,6 +1,6 @@
 // The Retrieve stage over a PremiseIndex: which premises the formalizer sees, per mode.
 // Pure given the index, so every mode is tested without any server.
-import type { Premise, RetrieveInput, RetrieveOutput, SubQuery } from '../../common/types';
+import type { Premise, RetrieveInput, RetrieveOutput, SubQuery } from '../../common/retrieval-types';
 import type { Declaration } from './corpus';
 import type { Hit, PremiseIndex } from './premise-index';
 import { leaveOutNames } from './leave-out';

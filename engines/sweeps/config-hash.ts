@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { resolveRunConfig } from '../../common/run-config';
 import type { LeaveOutPolicy } from '../../common/sweep';
-import type { RunConfig } from '../../common/types';
+import type { RunConfig } from '../../common/run-config-schema';
 
 /** JSON with object keys sorted at every level, so equal values hash equally. */
 export function canonicalJson(value: unknown): string {

@@ -1,7 +1,7 @@
 // Turns a finished child's FormalizeResult (or its failure) into the row the results database
 // holds. Pure: the record activity calls it, tests call it directly.
 import type { BenchmarkItem, SweepCell, SweepRunRecord } from '../../common/sweep';
-import type { FormalizeResult } from '../../common/types';
+import type { FormalizeResult } from '../../common/run-types';
 import { refusalReason } from '../../common/verdict';
 
 export interface RunIdentity {

@@ -5,8 +5,9 @@ import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS, type RunConfig } from '../../common/types';
-import { LLM_ROLE_NAMES, PROVIDER_NAME_PATTERN } from '../../common/run-config-schema';
+import { AGENT_TOOL_NAMES, MAX_AGENT_STEPS, type RunConfig } from '../../common/run-config-schema';
+import { PROVIDER_NAME_PATTERN } from '../../common/run-config-schema';
+import { LLM_ROLES } from '../../common/llm-roles';
 import { agentConfigProblem } from '../../common/run-config';
 import type { LeaveOutPolicy, SweepBudget } from '../../common/sweep';
 import type { BenchmarkSource } from '../benchmarks/load';
@@ -29,8 +30,8 @@ export const RunConfigFields = z
     driftContext: z.boolean(),
     cache: z.boolean(),
     temperature: z.number().min(0).max(2),
-    models: z.object(Object.fromEntries(LLM_ROLE_NAMES.map((r) => [r, z.string().min(1).max(200)]))).partial().strict(),
-    providers: z.object(Object.fromEntries(LLM_ROLE_NAMES.map((r) => [r, z.string().regex(new RegExp(PROVIDER_NAME_PATTERN), 'a provider name uses letters, digits, "_" or "-"').max(64)]))).partial().strict(),
+    models: z.object(Object.fromEntries(LLM_ROLES.map((r) => [r, z.string().min(1).max(200)]))).partial().strict(),
+    providers: z.object(Object.fromEntries(LLM_ROLES.map((r) => [r, z.string().regex(new RegExp(PROVIDER_NAME_PATTERN), 'a provider name uses letters, digits, "_" or "-"').max(64)]))).partial().strict(),
     costBudgetUsd: z.number().positive(),
   })
   .partial()

@@ -64,6 +64,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // Words that start (or smuggle in) code Lean would run or declarations driftline never makes.
 // Deliberately not driftline's screen: a plain word match on the raw text, so the two cannot
 // share a blind spot.
+// prettier-ignore
 const LEAK_WORDS = [
   'run_cmd', 'run_elab', 'run_meta', 'run_tac', 'by_elab', 'elab', 'elab_rules', 'macro', 'macro_rules', 'syntax',
   'notation', 'infix', 'infixl', 'infixr', 'prefix', 'postfix', 'initialize', 'builtin_initialize', 'def', 'instance',

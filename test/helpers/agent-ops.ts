@@ -1,7 +1,7 @@
 // The agent loop's ops over activities called directly in this process (no Temporal): the
 // benchmark's baseline for the durable loop, and a harness for testing the loop alone.
 import type { AgentOps } from '../../workflows/agent-loop';
-import type { LeanActivities, MainActivities } from '../../common/types';
+import type { LeanActivities, MainActivities } from '../../common/activities';
 
 export function inProcessAgentOps(main: Pick<MainActivities, 'agentStep' | 'retrieve' | 'draft'>, lean: Omit<LeanActivities, 'equivalence'>, library: string): AgentOps {
   return {

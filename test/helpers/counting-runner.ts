@@ -1,7 +1,7 @@
 // A Lean runner that answers every check with `ok` and records what it was sent, for tests
 // that must show a text never reached Lean.
-import type { CompileResult } from '../../common/types';
-import type { CheckOptions, LeanRunner } from '../../engines/lean/runner';
+import type { CompileResult } from '../../common/lean-types';
+import type { CheckOptions, LeanRunner } from '../../engines/lean/runner-contract';
 
 export class CountingRunner implements LeanRunner {
   calls: string[] = [];

@@ -70,7 +70,7 @@ export function attemptsOf(runs: ActivityRun[]): string[] {
 
 export const HISTORIES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
 
-/** With RECORD_HISTORIES set, keeps a run's history as a replay fixture (test/replay.test.ts). */
+/** With RECORD_HISTORIES set, keeps a run's history as a replay fixture (test/unit/replay.test.ts). */
 export async function recordHistory(client: Client, workflowId: string, name: string): Promise<void> {
   if (!process.env.RECORD_HISTORIES) return;
   const history = await client.workflow.getHandle(workflowId).fetchHistory();

@@ -1,7 +1,8 @@
 // The Lean worker's real `compile`, recording the texts the screen refused (status `refused`:
 // one compiler-style error at the place, its text starting `refused before Lean:`, and nothing
 // sent to Lean), so tests can say which attempts the screen decided.
-import type { CompileResult, LeanActivities } from '../../common/types';
+import type { LeanActivities } from '../../common/activities';
+import type { CompileResult } from '../../common/lean-types';
 
 /** A formalizer reply the screen refuses: a command ahead of the theorem, which
  * extractLeanStatement keeps (it drops only what follows the statement). */

@@ -13,15 +13,18 @@ import { createSweepActivities } from '../../activities/sweep';
 import { ResultsDb, resultsLocation } from '../../engines/results/results-db';
 import { createLlmClient, type LlmClient, type LlmSettings } from '../../engines/llm/client';
 import { IndexRegistry } from '../../engines/retrieval/index-registry';
-import { createLeanRunner } from '../../engines/lean/lean-runner';
-import type { LeanRunner } from '../../engines/lean/runner';
+import { createLeanRunner } from '../../engines/lean/create-runner';
+import type { LeanRunner } from '../../engines/lean/runner-contract';
 import { NameDirectory } from '../../engines/lean/name-directory';
 import { ALL_SEARCH_ATTRIBUTE_KEYS } from '../../common/search-attributes';
-import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type FormalizeResult, type LeanActivities, type LlmBudget, type RunConfig } from '../../common/types';
+import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type LeanActivities } from '../../common/activities';
+import type { LlmCallPolicy } from '../../common/llm-call-policy';
+import type { RunConfig } from '../../common/run-config-schema';
+import type { FormalizeResult } from '../../common/run-types';
 import { requireTemporalCli } from '../../infra/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../infra/temporal-server';
 import { createLeanWorker, createLlmWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
-import { startFormalization } from '../../api/runs';
+import { startFormalization } from '../../client/runs';
 import { SqlReplyLedger } from '../../engines/results/llm-ledger';
 import { meteredFetch, type ReplyLedger } from '../../engines/llm/metered-fetch';
 import type { PriceTable } from '../../engines/llm/usage';
@@ -112,7 +115,7 @@ export interface StackOptions {
   queue?: string;
   /** LLM provider queues (`llm-<provider>`) served by workers of the stack, each with its rate
    * limit; runs are told `roles` (role → provider) so their LLM activities go there. */
-  providers?: { queues: Array<{ provider: string; requestsPerSecond?: number }>; roles: LlmBudget['providers'] };
+  providers?: { queues: Array<{ provider: string; requestsPerSecond?: number }>; roles: LlmCallPolicy['providers'] };
   /** The main worker's workflow cache; 0: every workflow task replays the whole history. */
   maxCachedWorkflows?: number;
   /** Wraps the Lean worker's activities (a test double of one of them, e.g. `compile`). */
@@ -132,7 +135,7 @@ export interface TestStack {
   mainQueue: string;
   leanQueue: string;
   /** The LLM settings runs of this stack are started with (sweeps pass them too). */
-  runLlm: LlmBudget;
+  runLlm: LlmCallPolicy;
   /** The LLM client the main worker's activities use. */
   llmClient: LlmClient;
   /** The call ledger, with `ledger: true`. */
@@ -208,7 +211,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
     })]),
   ];
 
-  const runLlm: LlmBudget = { timeoutMs: runSettings.timeoutMs, maxReasks: runSettings.maxReasks, ...(options.providers ? { providers: options.providers.roles } : {}) };
+  const runLlm: LlmCallPolicy = { timeoutMs: runSettings.timeoutMs, maxReasks: runSettings.maxReasks, ...(options.providers ? { providers: options.providers.roles } : {}) };
   return {
     env,
     client: env.client,

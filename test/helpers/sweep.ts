@@ -2,7 +2,7 @@
 // queues, and waiting on its progress.
 import { fileURLToPath } from 'node:url';
 import type { SweepProgress } from '../../common/sweep';
-import { getSweepProgress, startSweep, type StartSweepOptions } from '../../api/sweeps';
+import { getSweepProgress, startSweep, type StartSweepOptions } from '../../client/sweeps';
 import { loadBenchmarks } from '../../engines/benchmarks/load';
 import type { NamedConfig, SweepSpec } from '../../engines/sweeps/sweep-file';
 import { FIXTURE_LIBRARY, type TestStack } from './stack';

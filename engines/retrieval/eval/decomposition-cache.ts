@@ -3,7 +3,7 @@
 import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SubQuery } from '../../../common/types';
+import type { SubQuery } from '../../../common/retrieval-types';
 
 export class DecompositionCache {
   private readonly entries = new Map<string, SubQuery[]>();

@@ -3,7 +3,7 @@
 // premises, de-duplicated, form the set measured at k (k = 1 is the paper's DRIFT; the set
 // size is dynamic). The item itself is always excluded by full name; under the `file` policy the
 // theorems of its source file are hidden too (leave-out.ts).
-import type { LeaveOutPolicy, SubQuery } from '../../../common/types';
+import type { LeaveOutPolicy, SubQuery } from '../../../common/retrieval-types';
 import { leaveOutNames } from '../leave-out';
 import type { PremiseIndex } from '../premise-index';
 import { retrievePremises, subqueryTexts } from '../retrieve-premises';

@@ -3,7 +3,7 @@
 // `ConNF.Params` first (a gold dependency of 78% of the dev items), so precision@1 is already
 // high without reading the query. Uses by hidden theorems (the leave-out policy's) are not
 // counted, exactly as the usage prior does not count them. Pure.
-import type { LeaveOutPolicy } from '../../../common/types';
+import type { LeaveOutPolicy } from '../../../common/retrieval-types';
 import { isTheorem, type Declaration } from '../corpus';
 import type { BenchmarkItem } from './benchmark';
 import { retrievalMetricsAt, type RetrievalCase, type RetrievalMetrics } from './metrics';

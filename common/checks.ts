@@ -1,0 +1,64 @@
+// A batch of Lean checks without an LLM: each statement screened and compiled on the Lean queue
+// and, with a gold statement, checked for equivalence with it (workflow `checkStatements`). The
+// MCP tool `check_lean` sends one statement; the batch route of the API sends many.
+import type { CompileResult, CompileStatus, EquivalenceResult, LeanMessage } from './lean-types';
+
+export interface CheckItem {
+  /** The caller's name for the statement (echoed in its result). */
+  id?: string;
+  /** One Lean theorem statement, e.g. `theorem t (p : ℕ) (hp : p.Prime) : 2 ≤ p := by sorry`. */
+  statement: string;
+  /** A reference statement: when the statement compiles, Lean checks that each proves the other. */
+  gold?: string;
+}
+
+export interface CheckStatementsInput {
+  statements: CheckItem[];
+  /** The Lean task queue (default: `lean`). */
+  leanTaskQueue?: string;
+  /** Statements checked at once (default 8); the Lean worker's REPL pool queues the rest. */
+  concurrency?: number;
+}
+
+export interface CheckItemResult {
+  id?: string;
+  /** Lean accepted the statement (`status` is `ok`). */
+  compiled: boolean;
+  /** Who decided (common/verdict.ts): `ok`, `error`, `timeout` are Lean's, `refused` the
+   * screen's before Lean, `skipped` means no Lean is configured; `failed`: the check itself
+   * failed after its retries (see `error`), nothing is known about the statement. */
+  status: CompileStatus | 'failed';
+  messages: LeanMessage[];
+  /** Why the statement was refused or not checked, in words. */
+  reason?: string;
+  durationMs: number;
+  /** With a gold statement and a compiled statement: whether Lean proved both directions. */
+  equivalent?: boolean;
+  equivalence?: EquivalenceResult;
+  /** The check could not be done (its activity failed after every retry). */
+  error?: string;
+}
+
+export interface CheckStatementsResult {
+  results: CheckItemResult[];
+}
+
+export interface CheckProgress {
+  total: number;
+  done: number;
+}
+
+export const CHECK_PROGRESS_QUERY = 'checkProgress';
+
+/** A check's result from its compile result and, where one ran, its equivalence check. */
+export function checkItemResult(item: CheckItem, compile: CompileResult, equivalence?: EquivalenceResult | null): CheckItemResult {
+  return {
+    ...(item.id !== undefined ? { id: item.id } : {}),
+    compiled: compile.status === 'ok',
+    status: compile.status,
+    messages: compile.messages,
+    ...(compile.reason ? { reason: compile.reason } : {}),
+    durationMs: compile.durationMs,
+    ...(equivalence ? { equivalent: equivalence.equivalent, equivalence } : {}),
+  };
+}

@@ -1,0 +1,191 @@
+import { describe, expect, it } from 'vitest';
+import type { Premise } from '../../common/retrieval-types';
+import type { FormalizeStageInput } from '../../common/run-types';
+import { buildDecomposeMessages, DecomposeReply, toSubQueries } from '../../engines/llm/decompose-prompt';
+import { buildFormalizeMessages, extractLeanStatement, MAX_SOURCE_CHARS } from '../../engines/llm/formalize-prompt';
+import { buildJudgeMessages, enforceVerdict, JudgeReply } from '../../engines/llm/judge-prompt';
+
+const statement = 'Let p be a prime of the form 4t+3. Then a is a primitive root mod p iff -a has order (p-1)/2.';
+
+describe('decompose prompt', () => {
+  it('asks for single-concept sub-queries with a predicted formal form, and carries the statement', () => {
+    const [system, user] = buildDecomposeMessages(`  ${statement}\n`);
+    expect(system!.role).toBe('system');
+    expect(system!.content).toMatch(/one\s+mathematical concept/);
+    expect(system!.content).toContain('"formal"');
+    expect(system!.content).toContain('Nat.Prime p');
+    expect(user!.content).toBe(`Statement:\n${statement}`);
+  });
+
+  it('requires at least one sub-query with both fields', () => {
+    expect(DecomposeReply.safeParse({ subqueries: [] }).success).toBe(false);
+    expect(DecomposeReply.safeParse({ subqueries: [{ phrase: 'a prime p' }] }).success).toBe(false);
+    expect(DecomposeReply.safeParse({ subqueries: [{ phrase: 'a prime p', formal: 'Nat.Prime p' }] }).success).toBe(true);
+  });
+
+  it('trims sub-queries and drops exact repeats, keeping order', () => {
+    const out = toSubQueries({
+      subqueries: [
+        { phrase: ' a prime p ', formal: 'Nat.Prime p ' },
+        { phrase: 'order of -a', formal: 'orderOf (-a)' },
+        { phrase: 'a prime p', formal: 'Nat.Prime p' },
+      ],
+    });
+    expect(out).toEqual([
+      { phrase: 'a prime p', formal: 'Nat.Prime p' },
+      { phrase: 'order of -a', formal: 'orderOf (-a)' },
+    ]);
+  });
+});
+
+const premises: Premise[] = [
+  { name: 'IsPrimitiveRoot', kind: 'structure', declaration: 'structure IsPrimitiveRoot (ζ : M) (k : ℕ) : Prop', source: 'structure IsPrimitiveRoot (ζ : M) (k : ℕ) : Prop where\n  pow_eq_one : ζ ^ k = 1' },
+  { name: 'orderOf', kind: 'def', declaration: 'def orderOf (x : G) : ℕ' },
+];
+const base: FormalizeStageInput = {
+  statement,
+  premises,
+  examples: [
+    { name: 'ZMod.orderOf_dvd', formal: 'theorem ZMod.orderOf_dvd (a : ZMod p) : orderOf a ∣ p - 1', informal: 'The order of a unit mod p divides p - 1.', covers: ['orderOf'] },
+    { name: 'IsPrimitiveRoot.pow', formal: 'theorem IsPrimitiveRoot.pow_eq_one : ζ ^ k = 1', covers: ['IsPrimitiveRoot'] },
+  ],
+};
+
+describe('formalize prompt', () => {
+  it('states the rules: one theorem, := by sorry, no imports, no invented definitions', () => {
+    const system = buildFormalizeMessages(base)[0]!.content;
+    expect(system).toContain(':= by sorry');
+    expect(system).toMatch(/exactly ONE/);
+    expect(system).toMatch(/Do not write `import`/);
+    expect(system).toMatch(/Never introduce new definitions/);
+  });
+
+  it('lists premises (name, declaration, source), then examples as pairs, then the statement', () => {
+    const messages = buildFormalizeMessages(base);
+    expect(messages).toHaveLength(2);
+    const user = messages[1]!.content;
+    const at = (s: string) => user.indexOf(s);
+    expect(at('1. IsPrimitiveRoot (structure)')).toBeGreaterThan(-1);
+    expect(at('pow_eq_one : ζ ^ k = 1')).toBeGreaterThan(at('1. IsPrimitiveRoot'));
+    expect(at('2. orderOf (def)')).toBeGreaterThan(-1);
+    expect(at('Informal: The order of a unit mod p divides p - 1.')).toBeGreaterThan(at('2. orderOf'));
+    expect(at('theorem ZMod.orderOf_dvd')).toBeGreaterThan(at('Informal: The order'));
+    expect(user).toContain('Informal: (not available; theorem IsPrimitiveRoot.pow)');
+    expect(at(statement)).toBeGreaterThan(at('theorem IsPrimitiveRoot.pow_eq_one'));
+    expect(user.trimEnd().endsWith(statement)).toBe(true);
+  });
+
+  it('omits empty sections and cuts very long sources', () => {
+    const long: Premise = { name: 'Big', kind: 'theorem', declaration: 'theorem Big : True', source: 'x'.repeat(MAX_SOURCE_CHARS + 500) };
+    const user = buildFormalizeMessages({ statement: 's', premises: [long], examples: [] })[1]!.content;
+    expect(user).not.toContain('## Examples');
+    expect(user).toContain('(source cut)');
+    expect(user).not.toContain('x'.repeat(MAX_SOURCE_CHARS + 1));
+    expect(buildFormalizeMessages({ statement: 's', premises: [], examples: [] })[1]!.content).not.toContain('## Premises');
+  });
+
+  it('on a repair round shows the previous attempt, the compiler messages and name suggestions', () => {
+    const messages = buildFormalizeMessages({
+      ...base,
+      repair: {
+        statement: 'theorem x (p : ℕ) (hp : Nat.prime p) : True := by sorry',
+        messages: [
+          { severity: 'error', line: 1, column: 21, text: "unknown identifier 'Nat.prime'" },
+          { severity: 'warning', line: 1, column: 8, text: "declaration uses 'sorry'" },
+        ],
+        suggestions: { 'Nat.prime': ['Nat.Prime', 'Prime'] },
+      },
+    });
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect(messages[2]!.content).toContain('Nat.prime p');
+    const repair = messages[3]!.content;
+    expect(repair).toContain("1:21 error: unknown identifier 'Nat.prime'");
+    expect(repair).not.toContain("declaration uses 'sorry'");
+    expect(repair).toContain('- Nat.prime: Nat.Prime, Prime');
+  });
+});
+
+describe('extractLeanStatement', () => {
+  it('takes the theorem from a ```lean block and drops imports', () => {
+    const reply = 'Here you go:\n```lean\nimport Mathlib\n\ntheorem t (n : ℕ) : n + 0 = n := by sorry\n```\nDone.';
+    expect(extractLeanStatement(reply)).toBe('theorem t (n : ℕ) : n + 0 = n := by sorry');
+  });
+
+  it('accepts raw code without a fence', () => {
+    expect(extractLeanStatement('lemma l : 1 = 1 := by sorry')).toBe('lemma l : 1 = 1 := by sorry');
+  });
+
+  it('replaces a proof with by sorry', () => {
+    const reply = '```lean\ntheorem t (a b : ℕ) : a + b = b + a := by\n  simp [Nat.add_comm]\n```';
+    expect(extractLeanStatement(reply)).toBe('theorem t (a b : ℕ) : a + b = b + a := by sorry');
+    expect(extractLeanStatement('theorem t : 2 = 2 := rfl')).toBe('theorem t : 2 = 2 := by sorry');
+  });
+
+  it('adds := by sorry when the statement has no proof part', () => {
+    expect(extractLeanStatement('```lean4\ntheorem t : ∀ n : ℕ, n ≤ n\n```')).toBe('theorem t : ∀ n : ℕ, n ≤ n := by sorry');
+  });
+
+  it('is not fooled by := inside binders or comments', () => {
+    const code = 'theorem t (n : ℕ := 3) -- n defaults to 3 := odd\n  : n = n := by omega';
+    expect(extractLeanStatement(code)).toBe('theorem t (n : ℕ := 3) -- n defaults to 3 := odd\n  : n = n := by sorry');
+  });
+
+  it('keeps open lines before the theorem and picks the last block with a declaration', () => {
+    const reply = [
+      'First try:',
+      '```lean\ntheorem old : False := by sorry\n```',
+      'Better:',
+      '```lean\nimport Mathlib\nopen Real\n\ntheorem t : Real.pi > 3 := by\n  exact Real.pi_gt_three\n```',
+      '```text\nnotes\n```',
+    ].join('\n');
+    expect(extractLeanStatement(reply)).toBe('open Real\n\ntheorem t : Real.pi > 3 := by sorry');
+  });
+
+  it('handles attributes, modifiers and an unclosed fence', () => {
+    expect(extractLeanStatement('```lean\n@[simp] protected theorem X.t : True := trivial')).toBe(
+      '@[simp] protected theorem X.t : True := by sorry',
+    );
+  });
+
+  it('throws a clear error when there is no theorem, lemma or example', () => {
+    expect(() => extractLeanStatement('```lean\ndef f : ℕ := 3\n```')).toThrow(/no Lean `theorem`, `lemma` or `example`/);
+    expect(() => extractLeanStatement('I cannot formalize this.')).toThrow(/:= by sorry/);
+  });
+});
+
+describe('judge prompt', () => {
+  it('carries the rubric and the inputs, including whether Lean accepted the code', () => {
+    const [system, user] = buildJudgeMessages({ statement, formalStatement: 'theorem t : True := by sorry', compiled: false });
+    for (const level of ['0:', '1-3:', '4-6:', '7-8:', '9:', '10:']) expect(system!.content).toContain(level);
+    expect(system!.content).toMatch(/proof part .* does not matter/);
+    expect(system!.content).toMatch(/placeholder|stand-in/);
+    expect(user!.content).toContain(statement);
+    expect(user!.content).toContain('theorem t : True := by sorry');
+    expect(user!.content).toContain('Accepted by Lean: no');
+  });
+
+  it('validates the reply shape', () => {
+    expect(JudgeReply.safeParse({ grade: 11, faithful: true, explanation: '' }).success).toBe(false);
+    expect(JudgeReply.safeParse({ grade: 8.5, faithful: false, explanation: '' }).success).toBe(false);
+    expect(JudgeReply.safeParse({ grade: 9, faithful: true, explanation: 'ok' }).success).toBe(true);
+  });
+});
+
+describe('enforceVerdict', () => {
+  it('makes a compiled grade-9 statement faithful even if the model said otherwise', () => {
+    expect(enforceVerdict({ grade: 9, faithful: false, explanation: ' tiny gap ' }, true)).toEqual({
+      grade: 9,
+      faithful: true,
+      explanation: 'tiny gap',
+    });
+  });
+
+  it('makes a compiled grade-8 statement unfaithful even if the model said faithful', () => {
+    expect(enforceVerdict({ grade: 8, faithful: true, explanation: '' }, true).faithful).toBe(false);
+  });
+
+  it('clamps a statement that did not compile to grade 3 and unfaithful', () => {
+    expect(enforceVerdict({ grade: 10, faithful: true, explanation: 'same' }, false)).toMatchObject({ grade: 3, faithful: false });
+    expect(enforceVerdict({ grade: 1, faithful: false, explanation: '' }, false).grade).toBe(1);
+  });
+});
