@@ -137,7 +137,8 @@ module.exports = {
     {
       name: 'not-to-unresolvable',
       severity: 'error',
-      comment: 'An import that does not resolve: a typo, or a package missing from package.json. (dist/ is built output: bin/driftline.js may load it.)',
+      comment:
+        'An import that does not resolve: a typo, or a package missing from package.json. (dist/ is built output: bin/driftline.js may load it.)',
       from: {},
       to: { couldNotResolve: true, pathNot: '(^|/)dist/' },
     },

@@ -36,7 +36,12 @@ function run(cmd, args, env) {
 }
 
 function capture(args, env) {
-  return execFileSync(process.execPath, [join(repo, 'bin/driftline.js'), ...args], { cwd: repo, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  return execFileSync(process.execPath, [join(repo, 'bin/driftline.js'), ...args], {
+    cwd: repo,
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
 }
 
 /** Every process below `root` now. */
@@ -74,7 +79,16 @@ try {
   execFileSync('git', ['clone', '-q', source, repo], { stdio: 'inherit' });
   if (existsSync(join(work, 'shared'))) throw new Error('a ../shared folder is beside the clone');
   const env = { ...process.env };
-  for (const name of ['DRIFTLINE_SHARED_DATA', 'DRIFTLINE_LIBRARIES', 'DRIFTLINE_DATA_DIR', 'TEMPORAL_ADDRESS', 'OPENAI_BASE_URL', 'LEAN_REPL_CMD', 'DRIFTLINE_CONFIG']) delete env[name];
+  for (const name of [
+    'DRIFTLINE_SHARED_DATA',
+    'DRIFTLINE_LIBRARIES',
+    'DRIFTLINE_DATA_DIR',
+    'TEMPORAL_ADDRESS',
+    'OPENAI_BASE_URL',
+    'LEAN_REPL_CMD',
+    'DRIFTLINE_CONFIG',
+  ])
+    delete env[name];
   // The README's setup command, as typed.
   run('npm', ['run', 'setup'], env);
   say('setup done');
@@ -124,7 +138,14 @@ try {
   const data = join(repo, '.driftline', 'data', 'connf');
   const benchmark = existsSync(join(data, 'benchmark.dev.jsonl')) ? '$DATA/connf/benchmark.dev.jsonl' : '$DATA/connf/benchmark.jsonl';
   const sweepFile = join(work, 'sweep.json');
-  writeFileSync(sweepFile, JSON.stringify({ benchmark: { path: benchmark, format: 'rautoformalizer', limit: 2 }, library: 'connf', configurations: { drift: {} } }));
+  writeFileSync(
+    sweepFile,
+    JSON.stringify({
+      benchmark: { path: benchmark, format: 'rautoformalizer', limit: 2 },
+      library: 'connf',
+      configurations: { drift: {} },
+    }),
+  );
   const sweep = JSON.parse(capture(['sweep', 'start', '--json', sweepFile], cliEnv));
   const sweepBy = Date.now() + 300_000;
   let status;
@@ -133,7 +154,8 @@ try {
     if (!['running', 'paused', 'starting'].includes(status.status) || Date.now() > sweepBy) break;
     await new Promise((r) => setTimeout(r, 2000));
   }
-  if (status.status !== 'completed' || status.done !== 2 || status.failed !== 0) throw new Error(`the sweep did not complete its 2 items: ${JSON.stringify(status)}`);
+  if (status.status !== 'completed' || status.done !== 2 || status.failed !== 0)
+    throw new Error(`the sweep did not complete its 2 items: ${JSON.stringify(status)}`);
   say(`sweep ${sweep.id}: ${status.done} of ${status.total} done`);
 
   // Stop it as `kill %1` would: a SIGTERM to npm's process only.
@@ -145,7 +167,8 @@ try {
   const goneBy = Date.now() + 10_000;
   while (stack.some((p) => alive(p.pid)) && Date.now() < goneBy) await new Promise((r) => setTimeout(r, 200));
   const left = stack.filter((p) => alive(p.pid));
-  if (code === 'timeout' || left.length) throw new Error(`after SIGTERM to npm (${code}) still running:\n${left.map((p) => `${p.pid} ${p.args}`).join('\n')}`);
+  if (code === 'timeout' || left.length)
+    throw new Error(`after SIGTERM to npm (${code}) still running:\n${left.map((p) => `${p.pid} ${p.args}`).join('\n')}`);
   const last = out.trimEnd().split('\n').at(-1);
   if (!/^driftline: stopped \(SIGTERM\)/.test(last)) throw new Error(`the last line is not the stop line: ${last}`);
   say(`stopped: ${last}`);

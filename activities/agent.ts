@@ -37,7 +37,9 @@ export function createAgentActivities(deps: AgentActivityDeps) {
 
     async draft({ statement, meter }: { statement: string; meter?: LlmMeter }): Promise<string> {
       if (!deps.translator?.configured) throw translatorMissing();
-      return meteredCall(undefined, meter, () => mapEngineErrors(withHeartbeat((signal) => draftWithTranslator(deps.translator!, statement, signal))));
+      return meteredCall(undefined, meter, () =>
+        mapEngineErrors(withHeartbeat((signal) => draftWithTranslator(deps.translator!, statement, signal))),
+      );
     },
   };
 }

@@ -57,7 +57,14 @@ export function createIndexBuildActivities(registry: IndexRegistry): IndexBuildA
                 storeRange(
                   store,
                   registry.embedder,
-                  { version: input.version, corpusPath: input.corpusPath, from: next, to: end, stats: input.stats, skipBadLines: input.skipBadLines },
+                  {
+                    version: input.version,
+                    corpusPath: input.corpusPath,
+                    from: next,
+                    to: end,
+                    stats: input.stats,
+                    skipBadLines: input.skipBadLines,
+                  },
                   signal,
                 ),
               ),

@@ -2,7 +2,16 @@
 // handed (the Temporal samples' pattern), so tests pass fakes and nothing reaches for config.
 import { INDEX_FAILURE, LEAN_FAILURE } from '../common/failures';
 import type { LeanActivities, MainActivities } from '../common/activities';
-import type { CompileResult, EquivalenceInput, EquivalenceResult, InspectNameInput, LeanMessage, NameInfo, ResolveNameInput, ResolveNameResult } from '../common/lean-types';
+import type {
+  CompileResult,
+  EquivalenceInput,
+  EquivalenceResult,
+  InspectNameInput,
+  LeanMessage,
+  NameInfo,
+  ResolveNameInput,
+  ResolveNameResult,
+} from '../common/lean-types';
 import type { LlmMeter, LlmUsageReport } from '../common/llm-types';
 import type { Example, IllustrateInput, RetrieveInput, RetrieveOutput, SubQuery } from '../common/retrieval-types';
 import type { FormalizeStageInput, JudgeInput, JudgeVerdict, RepairStageInput } from '../common/run-types';
@@ -79,7 +88,11 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
   return {
     // The durable index build (workflow buildIndex) runs on the main queue too.
     ...createIndexBuildActivities(deps.indexes),
-    ...createAgentActivities({ llm: deps.llm, ...(deps.translator ? { translator: deps.translator } : {}), ...(deps.ledger ? { ledger: deps.ledger } : {}) }),
+    ...createAgentActivities({
+      llm: deps.llm,
+      ...(deps.translator ? { translator: deps.translator } : {}),
+      ...(deps.ledger ? { ledger: deps.ledger } : {}),
+    }),
     async decompose({ statement, meter }: { statement: string; meter?: LlmMeter }): Promise<SubQuery[]> {
       return meteredCall(deps.ledger, meter, () => engineCall((signal) => decomposeStatement(deps.llm, statement, signal)));
     },
@@ -94,7 +107,12 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
       return withHeartbeat(async () => {
         // DRIFT (top-1 per sub-query) and monolithic top-k may re-rank differently (rerank.ts).
         // A sweep pins its version (input.indexVersion); otherwise the alias's current one.
-        const { index, version } = await openIndex(deps.indexes, input.library, input.mode === 'drift' ? 'drift' : 'monolithic', input.indexVersion);
+        const { index, version } = await openIndex(
+          deps.indexes,
+          input.library,
+          input.mode === 'drift' ? 'drift' : 'monolithic',
+          input.indexVersion,
+        );
         return { ...(await mapEngineErrors(retrievePremises(index, input))), indexVersion: version };
       });
     },
@@ -144,7 +162,8 @@ export function createLeanActivities(deps: LeanActivityDeps): LeanActivities {
     },
 
     async resolveName(input: ResolveNameInput): Promise<ResolveNameResult> {
-      if (!deps.names) throw activityFailure(LEAN_FAILURE.namesNotConfigured, 'resolveName: this Lean worker has no library names configured.');
+      if (!deps.names)
+        throw activityFailure(LEAN_FAILURE.namesNotConfigured, 'resolveName: this Lean worker has no library names configured.');
       let names: string[];
       try {
         names = await deps.names.names(input.library);

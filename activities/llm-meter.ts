@@ -17,10 +17,16 @@ async function checkBudget(ledger: LedgerTotals | undefined, runId: string, mete
   if (!ledger || !meter || (meter.tokenBudget === undefined && meter.costBudgetUsd === undefined)) return;
   const used = await ledger.runTotals(runId);
   if (meter.tokenBudget !== undefined && used.totalTokens >= meter.tokenBudget) {
-    throw activityFailure(LLM_FAILURE.budgetExhausted, `the run's token budget is spent: ${used.totalTokens} tokens used of ${meter.tokenBudget} (config.tokenBudget)`);
+    throw activityFailure(
+      LLM_FAILURE.budgetExhausted,
+      `the run's token budget is spent: ${used.totalTokens} tokens used of ${meter.tokenBudget} (config.tokenBudget)`,
+    );
   }
   if (meter.costBudgetUsd !== undefined && (used.costUsd ?? 0) >= meter.costBudgetUsd) {
-    throw activityFailure(LLM_FAILURE.budgetExhausted, `the run's cost budget is spent: $${(used.costUsd ?? 0).toFixed(4)} of $${meter.costBudgetUsd} (config.costBudgetUsd)`);
+    throw activityFailure(
+      LLM_FAILURE.budgetExhausted,
+      `the run's cost budget is spent: $${(used.costUsd ?? 0).toFixed(4)} of $${meter.costBudgetUsd} (config.costBudgetUsd)`,
+    );
   }
 }
 
@@ -48,7 +54,12 @@ export async function usageReport(ledger: LedgerTotals | undefined, runId: strin
   if (!ledger) return { usage: { promptTokens: 0, completionTokens: 0, totalTokens: 0 }, cache: { hits: 0, misses: 0 } };
   const t = await ledger.runTotals(runId);
   return {
-    usage: { promptTokens: t.promptTokens, completionTokens: t.completionTokens, totalTokens: t.totalTokens, ...(t.costUsd !== undefined ? { costUsd: t.costUsd } : {}) },
+    usage: {
+      promptTokens: t.promptTokens,
+      completionTokens: t.completionTokens,
+      totalTokens: t.totalTokens,
+      ...(t.costUsd !== undefined ? { costUsd: t.costUsd } : {}),
+    },
     cache: { hits: t.hits, misses: t.misses },
   };
 }

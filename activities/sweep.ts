@@ -35,7 +35,13 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
     const done = await db.getRun(input.workflowId);
     // Written before (a retried activity, or a unit recorded before a crash): answer the same.
     if (done) return { workflowId: input.workflowId, outcome: done.outcome, finished: true, ...(done.error ? { error: done.error } : {}) };
-    const id: RunIdentity = { sweepId: input.sweepId, cell: input.cell, item: input.item, sample: input.sample, workflowId: input.workflowId };
+    const id: RunIdentity = {
+      sweepId: input.sweepId,
+      cell: input.cell,
+      item: input.item,
+      sample: input.sample,
+      workflowId: input.workflowId,
+    };
     let failure = input.failure;
     let result: FormalizeResult | undefined = input.result;
     if (failure === undefined && result === undefined) {

@@ -9,7 +9,9 @@ const wellFormed = (text: string) => !LONE_SURROGATE.test(text);
 /** The first problem with a parsed value, or undefined: lone surrogates, `__proto__` keys. */
 function unsafeValue(value: unknown, path: string): string | undefined {
   if (typeof value === 'string') {
-    return wellFormed(value) ? undefined : `${path || 'the body'} contains a lone surrogate (such as "\\ud800"), which is not valid Unicode text`;
+    return wellFormed(value)
+      ? undefined
+      : `${path || 'the body'} contains a lone surrogate (such as "\\ud800"), which is not valid Unicode text`;
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {

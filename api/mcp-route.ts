@@ -32,7 +32,13 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteOptions> = async (app, { deps
         request.log.error({ err }, 'MCP request failed');
         if (!reply.raw.headersSent) {
           reply.raw.writeHead(500, { 'content-type': 'application/json' });
-          reply.raw.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error; the server log has the details' }, id: null }));
+          reply.raw.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              error: { code: -32603, message: 'internal error; the server log has the details' },
+              id: null,
+            }),
+          );
         }
       }
     },

@@ -36,7 +36,11 @@ export function methodNotAllowed(app: FastifyInstance): void {
     if (allowed.size === 0 || allowed.has(request.method)) return done();
     const allow = [...allowed].sort().join(', ');
     reply.header('allow', allow);
-    sendProblem(reply, 405, `${request.method} is not allowed on ${path.length > 200 ? `${path.slice(0, 200)}…` : path}; allowed: ${allow}`);
+    sendProblem(
+      reply,
+      405,
+      `${request.method} is not allowed on ${path.length > 200 ? `${path.slice(0, 200)}…` : path}; allowed: ${allow}`,
+    );
   };
   app.addHook('onRequest', hook);
 }

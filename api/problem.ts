@@ -52,7 +52,10 @@ export function problem(status: number, detail: string, extra: Partial<Problem> 
 
 /** Sends a problem with its media type; returns the reply so handlers can `return` it. */
 export function sendProblem(reply: FastifyReply, status: number, detail: string, extra: Partial<Problem> = {}): FastifyReply {
-  return reply.status(status).type(PROBLEM_TYPE).send(problem(status, detail, extra));
+  return reply
+    .status(status)
+    .type(PROBLEM_TYPE)
+    .send(problem(status, detail, extra));
 }
 
 /** An error a handler throws to answer with a problem (caught by the error handler). */
@@ -100,12 +103,16 @@ export function describeValidation(error: FastifyError, hints: FieldHints = {}):
     case 'minLength':
       return `${name} must not be empty`;
     case 'pattern':
-      return field === 'statement' || field === 'goldStatement' ? `${name} must not be empty` : `${name} does not have the expected form (${issue.params.pattern as string})`;
+      return field === 'statement' || field === 'goldStatement'
+        ? `${name} must not be empty`
+        : `${name} does not have the expected form (${issue.params.pattern as string})`;
     case 'enum':
       return `${name} must be one of ${(issue.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'const': {
       // A union of literals fails once per branch: gather them into one list.
-      const allowed = issues.filter((i) => i.keyword === 'const' && i.instancePath === issue.instancePath).map((i) => JSON.stringify(i.params.allowedValue));
+      const allowed = issues
+        .filter((i) => i.keyword === 'const' && i.instancePath === issue.instancePath)
+        .map((i) => JSON.stringify(i.params.allowedValue));
       return `${name} must be one of ${allowed.join(', ')}`;
     }
     case 'type':

@@ -37,13 +37,20 @@ export interface ReadinessDeps {
 // Informational: a provider backing off after a timeout does not make the stack unready (runs
 // are durable and resume when it answers), but the detail says so.
 function describeProvider(status: ProviderStatus): { ok: boolean; detail: string } {
-  const busy = status.busyUntil && Date.parse(status.busyUntil) > Date.now() ? `backing off until ${status.busyUntil} after a timeout; ` : '';
+  const busy =
+    status.busyUntil && Date.parse(status.busyUntil) > Date.now() ? `backing off until ${status.busyUntil} after a timeout; ` : '';
   const fold = status.foldSystemPrompt ? '; system prompt folded into the first user message' : '';
   return { ok: true, detail: `${busy}structured output: ${status.structuredOutput} (${status.source}: ${status.detail})${fold}` };
 }
 
 /** Null when the queue has a poller (with `identity`, when given); otherwise what is wrong. */
-async function pollerProblem(client: Client, namespace: string, queue: string, type: number, identity: string | null | undefined): Promise<string | null> {
+async function pollerProblem(
+  client: Client,
+  namespace: string,
+  queue: string,
+  type: number,
+  identity: string | null | undefined,
+): Promise<string | null> {
   if (identity === null) return `the worker process of the "${queue}" task queue is not running (it is being restarted)`;
   const response = await client.workflowService.describeTaskQueue({
     namespace,
@@ -76,12 +83,18 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
       return null;
     });
     const identities = deps.workerIdentities?.() ?? {};
-    await attempt('mainWorker', () => pollerProblem(deps.client, deps.namespace, deps.mainQueue ?? MAIN_TASK_QUEUE, TASK_QUEUE_TYPE_WORKFLOW, identities.main));
-    await attempt('leanWorker', () => pollerProblem(deps.client, deps.namespace, deps.leanQueue ?? LEAN_TASK_QUEUE, TASK_QUEUE_TYPE_ACTIVITY, identities.lean));
+    await attempt('mainWorker', () =>
+      pollerProblem(deps.client, deps.namespace, deps.mainQueue ?? MAIN_TASK_QUEUE, TASK_QUEUE_TYPE_WORKFLOW, identities.main),
+    );
+    await attempt('leanWorker', () =>
+      pollerProblem(deps.client, deps.namespace, deps.leanQueue ?? LEAN_TASK_QUEUE, TASK_QUEUE_TYPE_ACTIVITY, identities.lean),
+    );
     if (deps.llmQueues?.length) {
       // Each provider's queue needs a poller, or that provider's runs wait for ever.
       await attempt('llmWorkers', async () => {
-        const problems = await Promise.all(deps.llmQueues!.map((q) => pollerProblem(deps.client, deps.namespace, q, TASK_QUEUE_TYPE_ACTIVITY, identities.main)));
+        const problems = await Promise.all(
+          deps.llmQueues!.map((q) => pollerProblem(deps.client, deps.namespace, q, TASK_QUEUE_TYPE_ACTIVITY, identities.main)),
+        );
         const found = problems.filter((p): p is string => p !== null);
         return found.length ? found.join('; ') : null;
       });
@@ -93,7 +106,8 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
     });
     // The default provider under `llm` (as before there were several), the others as `llm:<name>`.
     const providers = deps.llmProviders?.() ?? {};
-    for (const [name, status] of Object.entries(providers)) checks[name === DEFAULT_PROVIDER ? 'llm' : `llm:${name}`] = describeProvider(status);
+    for (const [name, status] of Object.entries(providers))
+      checks[name === DEFAULT_PROVIDER ? 'llm' : `llm:${name}`] = describeProvider(status);
     const llm = providers[DEFAULT_PROVIDER];
     const warnings = deps.warnings?.() ?? [];
     return {

@@ -35,7 +35,9 @@ export const ProgressSchema = Type.Object(
     round: Type.Integer(),
     completed: Type.Array(Type.String()),
     step: Type.Optional(Type.Integer({ description: 'Agent runs: the LLM step in progress' })),
-    lastTool: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'Agent runs: the last tool called (null: none, or an answer)' })),
+    lastTool: Type.Optional(
+      Type.Union([Type.String(), Type.Null()], { description: 'Agent runs: the last tool called (null: none, or an answer)' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -65,7 +67,10 @@ export const ResultSchema = Type.Object(
     checked: Type.Boolean(),
     outcome: Type.String(),
     attempts: Type.Array(Type.Unknown()),
-    judge: Type.Union([Type.Object({ grade: Type.Number(), faithful: Type.Boolean(), explanation: Type.String() }, { additionalProperties: true }), Type.Null()]),
+    judge: Type.Union([
+      Type.Object({ grade: Type.Number(), faithful: Type.Boolean(), explanation: Type.String() }, { additionalProperties: true }),
+      Type.Null(),
+    ]),
     stages: Type.Array(Type.String()),
     steps: Type.Optional(Type.Array(AgentStepSchema, { description: 'Agent runs: every step, in order' })),
   },
@@ -199,7 +204,10 @@ const ProviderStatusSchema = Type.Object(
 export const ReadinessSchema = Type.Object(
   {
     ready: Type.Boolean(),
-    checks: Type.Record(Type.String(), Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { additionalProperties: false })),
+    checks: Type.Record(
+      Type.String(),
+      Type.Object({ ok: Type.Boolean(), detail: Type.Optional(Type.String()) }, { additionalProperties: false }),
+    ),
     missing: Type.Array(Type.String()),
     warnings: Type.Optional(Type.Array(Type.String())),
     /** The default LLM provider as the main worker found it. */
@@ -219,7 +227,9 @@ export const RunEventSchema = Type.Object(
   {
     seq: Type.Integer({ minimum: 1, description: "The event's sequence number (its Temporal history event id); SSE's `id`" }),
     type: literalUnion(RUN_EVENT_TYPES),
-    stage: Type.String({ description: 'decompose, retrieve, illustrate, formalize, compile, repair, judge; `starting` before the first, `done` at the end' }),
+    stage: Type.String({
+      description: 'decompose, retrieve, illustrate, formalize, compile, repair, judge; `starting` before the first, `done` at the end',
+    }),
     activity: Type.Optional(Type.String()),
     round: Type.Optional(Type.Integer({ minimum: 0 })),
     step: Type.Optional(Type.Integer({ minimum: 1 })),

@@ -77,7 +77,13 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
     // 400) as problems too; Fastify's default is plain JSON that echoes the whole path back.
     frameworkErrors: (error, _request, reply) => {
       const status = error.statusCode ?? 400;
-      sendProblem(reply, status, status === 414 ? 'a path parameter is too long (at most 1000 characters)' : 'the URL path is not valid: a "%" must begin a %XX escape of UTF-8');
+      sendProblem(
+        reply,
+        status,
+        status === 414
+          ? 'a path parameter is too long (at most 1000 characters)'
+          : 'the URL path is not valid: a "%" must begin a %XX escape of UTF-8',
+      );
     },
   }).withTypeProvider<TypeBoxTypeProvider>();
   // Before any route: it learns every route's path to answer 405 (not 404) to another method.
@@ -131,12 +137,14 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
       info: {
         title: 'driftline',
         version: '1',
-        description: 'Informal mathematics to Lean 4 statements (DRIFT), as durable Temporal runs. Errors are application/problem+json (RFC 9457).',
+        description:
+          'Informal mathematics to Lean 4 statements (DRIFT), as durable Temporal runs. Errors are application/problem+json (RFC 9457).',
       },
       components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'An API key (`npx driftline keys new`)' } } },
     },
     // Operation links (start → read, cancel, events), so clients and fuzzers can follow a run.
-    transformObject: (document) => ('openapiObject' in document ? addOperationLinks(document.openapiObject as OpenApiDocument) : document.swaggerObject) as never,
+    transformObject: (document) =>
+      ('openapiObject' in document ? addOperationLinks(document.openapiObject as OpenApiDocument) : document.swaggerObject) as never,
   });
   await app.register(swaggerUi, { routePrefix: '/docs' });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

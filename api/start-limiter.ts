@@ -23,7 +23,8 @@ export class StartLimiter {
       return { value: await fn() };
     } finally {
       const next = this.waiting.shift();
-      if (next) next(); // the slot passes straight to the next caller
+      if (next)
+        next(); // the slot passes straight to the next caller
       else this.active--;
     }
   }

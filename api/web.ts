@@ -27,7 +27,8 @@ export interface WebOptions {
 // The page sends only what it needs; strict CSP since it never loads anything from elsewhere.
 const PAGE_HEADERS = {
   'cache-control': 'no-cache',
-  'content-security-policy': "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'self'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'same-origin',
 };
@@ -52,7 +53,9 @@ export async function webRoutes(app: FastifyInstance, options: WebOptions): Prom
       reply
         .status(503)
         .type('text/html; charset=utf-8')
-        .send('<!doctype html><html lang="en"><meta charset="utf-8"><title>driftline</title><h1>driftline</h1><p>The web page is not built yet: run <code>npm run build:web</code> (part of <code>npm run setup</code>). The API is at <a href="/docs">/docs</a>.</p></html>'),
+        .send(
+          '<!doctype html><html lang="en"><meta charset="utf-8"><title>driftline</title><h1>driftline</h1><p>The web page is not built yet: run <code>npm run build:web</code> (part of <code>npm run setup</code>). The API is at <a href="/docs">/docs</a>.</p></html>',
+        ),
     );
     return;
   }

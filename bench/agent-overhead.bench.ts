@@ -40,7 +40,9 @@ try {
     const durable = await createStack(env);
     script(durable);
     const t0 = performance.now();
-    const result = await durable.withWorkers(async () => durable.result(await durable.start(STATEMENT, { mode: 'agent', maxSteps: STEPS, judge: false, tools: TOOLS })));
+    const result = await durable.withWorkers(async () =>
+      durable.result(await durable.start(STATEMENT, { mode: 'agent', maxSteps: STEPS, judge: false, tools: TOOLS })),
+    );
     durableMs.push(performance.now() - t0);
     if (result.agent?.steps !== STEPS) throw new Error(`durable run took ${result.agent?.steps} steps, expected ${STEPS}`);
     await durable.close();

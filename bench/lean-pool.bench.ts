@@ -81,9 +81,13 @@ function round(x: number, digits = 2): number {
 
 const repl = realCmd ? { kind: 'real', command: realCmd, header } : { kind: 'fake', headerMs: HEADER_MS, bodyMs: BODY_MS };
 if (json) {
-  process.stdout.write(`${JSON.stringify({ repl, sizes: rows, ratios: Object.fromEntries(rows.map((r) => [`size${r.size}`, r.ratio])) })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ repl, sizes: rows, ratios: Object.fromEntries(rows.map((r) => [`size${r.size}`, r.ratio])) })}\n`,
+  );
 } else {
-  console.log(realCmd ? `real REPL: ${realCmd} (header ${JSON.stringify(header)})` : `fake REPL: header ${HEADER_MS} ms, statement ${BODY_MS} ms`);
+  console.log(
+    realCmd ? `real REPL: ${realCmd} (header ${JSON.stringify(header)})` : `fake REPL: header ${HEADER_MS} ms, statement ${BODY_MS} ms`,
+  );
   console.log('pool size | pool checks/s (warm-up s) | fresh process per check, checks/s | ratio');
   console.log('----------|---------------------------|-----------------------------------|------');
   for (const r of rows) {

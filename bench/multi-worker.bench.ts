@@ -57,7 +57,12 @@ async function batch(label: string, leanWorkers: WorkerProcess[], runs = RUNS): 
   const started = performance.now();
   const ids = await Promise.all(
     Array.from({ length: runs }, (_, i) =>
-      startFormalization(client, { statement: `Statement ${i}: every prime greater than 2 is odd.`, library: FIXTURE_LIBRARY, config: CONFIG, id: `bench/${label}/${i}` }),
+      startFormalization(client, {
+        statement: `Statement ${i}: every prime greater than 2 is odd.`,
+        library: FIXTURE_LIBRARY,
+        config: CONFIG,
+        id: `bench/${label}/${i}`,
+      }),
     ),
   );
   const results = await Promise.all(ids.map((id) => client.workflow.getHandle(id).result() as Promise<FormalizeResult>));
@@ -74,7 +79,13 @@ async function batch(label: string, leanWorkers: WorkerProcess[], runs = RUNS): 
       if (index >= 0) perWorker[index]!++;
     }
   }
-  return { leanWorkers: leanWorkers.length, runs, seconds: round(seconds), checksPerSecond: round(runs / seconds), checksPerWorker: perWorker };
+  return {
+    leanWorkers: leanWorkers.length,
+    runs,
+    seconds: round(seconds),
+    checksPerSecond: round(runs / seconds),
+    checksPerWorker: perWorker,
+  };
 }
 
 function round(x: number, digits = 2): number {
@@ -83,7 +94,14 @@ function round(x: number, digits = 2): number {
 }
 
 try {
-  const environment = workerEnv({ temporalAddress: server.address, dataDir, llmUrl: llm.url, replCmd: repl.command, replSandboxEnv: repl.sandboxEnv, leanPoolSize: 1 });
+  const environment = workerEnv({
+    temporalAddress: server.address,
+    dataDir,
+    llmUrl: llm.url,
+    replCmd: repl.command,
+    replSandboxEnv: repl.sandboxEnv,
+    leanPoolSize: 1,
+  });
   await prebuildIndex(environment);
   const main = await spawnWorker('main', environment);
   const lean1 = await spawnWorker('lean', environment);
@@ -101,13 +119,17 @@ try {
 
   const ratio = round(two.checksPerSecond / one.checksPerSecond);
   if (json) {
-    process.stdout.write(`${JSON.stringify({ repl: { kind: 'fake', bodyMs: BODY_MS, poolSizePerWorker: 1 }, phases: [one, two], ratios: { twoOverOne: ratio } })}\n`);
+    process.stdout.write(
+      `${JSON.stringify({ repl: { kind: 'fake', bodyMs: BODY_MS, poolSizePerWorker: 1 }, phases: [one, two], ratios: { twoOverOne: ratio } })}\n`,
+    );
   } else {
     console.log(`fake REPL, ${BODY_MS} ms per check, one REPL per Lean worker; ${RUNS} runs per phase (formalize + compile)`);
     console.log('Lean workers | seconds | checks/s | checks per worker');
     console.log('-------------|---------|----------|------------------');
     for (const p of [one, two]) {
-      console.log(`${String(p.leanWorkers).padStart(12)} | ${String(p.seconds).padStart(7)} | ${String(p.checksPerSecond).padStart(8)} | ${p.checksPerWorker.join(' / ')}`);
+      console.log(
+        `${String(p.leanWorkers).padStart(12)} | ${String(p.seconds).padStart(7)} | ${String(p.checksPerSecond).padStart(8)} | ${p.checksPerWorker.join(' / ')}`,
+      );
     }
     console.log(`two workers / one: ${ratio}×`);
   }

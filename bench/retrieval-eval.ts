@@ -52,8 +52,16 @@ const retrievers: Record<string, PremiseIndex | 'usage-only'> = {
   'usage only': 'usage-only',
   'BM25 + usage prior': LexicalIndex.build('connf', corpus.declarations),
   'BM25 + usage prior + analogy (the default until issue 28)': new AnalogyIndex(LexicalIndex.build('connf', corpus.declarations)),
-  'BM25 + definitions (query only)': new FusionIndex(LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 }), { definitions: 1, analogy: 0, usagePrior: 0 }),
-  'BM25 + definitions + analogy (default)': rerank(LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 }), undefined, 'monolithic'),
+  'BM25 + definitions (query only)': new FusionIndex(LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 }), {
+    definitions: 1,
+    analogy: 0,
+    usagePrior: 0,
+  }),
+  'BM25 + definitions + analogy (default)': rerank(
+    LexicalIndex.build('connf', corpus.declarations, { usagePrior: 0 }),
+    undefined,
+    'monolithic',
+  ),
 };
 if (existsSync(join(modelDir, 'model.safetensors'))) {
   const local = LocalEmbedder.fromDir(modelDir);
@@ -88,20 +96,33 @@ function usageOnly(set: BenchmarkItem[]) {
       .map((x) => x.n),
     gold: it.gold,
   }));
-  return KS.map((k) => retrievalMetricsAt(cases.map((c) => ({ ...c, retrieved: c.retrieved.slice(0, k) })), k));
+  return KS.map((k) =>
+    retrievalMetricsAt(
+      cases.map((c) => ({ ...c, retrieved: c.retrieved.slice(0, k) })),
+      k,
+    ),
+  );
 }
 
 const results: Record<string, Record<string, Record<number, number>>> = {};
 for (const [name, index] of Object.entries(retrievers)) {
   results[name] = {};
   for (const [half, set] of Object.entries(halves)) {
-    const metrics = index === 'usage-only' ? usageOnly(set) : (await evaluateRetrieval(index, set, { mode: 'monolithic', ks: KS, leaveOut })).metrics;
+    const metrics =
+      index === 'usage-only' ? usageOnly(set) : (await evaluateRetrieval(index, set, { mode: 'monolithic', ks: KS, leaveOut })).metrics;
     results[name]![half] = Object.fromEntries(metrics.map((m) => [m.k, Number(m.f1.toFixed(2))]));
   }
 }
 
 if (json) {
-  console.log(JSON.stringify({ benchmark: 'connf/benchmark.dev.jsonl', leaveOut, items: { tune: halves.tune!.length, heldout: halves.heldout!.length }, f1: results }));
+  console.log(
+    JSON.stringify({
+      benchmark: 'connf/benchmark.dev.jsonl',
+      leaveOut,
+      items: { tune: halves.tune!.length, heldout: halves.heldout!.length },
+      f1: results,
+    }),
+  );
 } else {
   console.log(`\nConNF dev, monolithic (whole informal statement), --leave-out ${leaveOut}, F1 % at k = ${KS.join(', ')}`);
   console.log(`tune = ${halves.tune!.length} items at even positions; held-out = ${halves.heldout!.length} at odd positions\n`);

@@ -47,7 +47,10 @@ function bm25Premises(params: Bm25Params) {
 }
 const theoremBm25 = Bm25Index.build(theorems.map(declarationDocument), DEFAULT_PREMISE_PARAMS);
 
-function declarationDocumentTokens(d: Declaration): string[] { const doc = declarationDocument(d); return Object.values(doc).flat(); }
+function declarationDocumentTokens(d: Declaration): string[] {
+  const doc = declarationDocument(d);
+  return Object.values(doc).flat();
+}
 function norm(v: Float64Array): Float64Array {
   let m = 0;
   for (const x of v) m = Math.max(m, x);
@@ -82,18 +85,32 @@ function votes(q: string[], h: Set<string>, m: number, power = 1): Float64Array 
     const qtf = new Map<string, number>();
     for (const w of q) qtf.set(w, (qtf.get(w) ?? 0) + 1);
     let maxS = 0;
-    for (const [w, n] of qtf) { const df = theoremBm25.docFreq(w); if (df > 0) maxS += n * Math.log(1 + (theorems.length - df + 0.5) / (df + 0.5)); }
-    const order = [...s.keys()].filter((i) => s[i]! > 0 && !h.has(theorems[i]!.name)).sort((a, b) => s[b]! - s[a]! || a - b).slice(0, m);
+    for (const [w, n] of qtf) {
+      const df = theoremBm25.docFreq(w);
+      if (df > 0) maxS += n * Math.log(1 + (theorems.length - df + 0.5) / (df + 0.5));
+    }
+    const order = [...s.keys()]
+      .filter((i) => s[i]! > 0 && !h.has(theorems[i]!.name))
+      .sort((a, b) => s[b]! - s[a]! || a - b)
+      .slice(0, m);
     const v = new Float64Array(P);
     const qs = new Set(q);
     for (const i of order) {
       let sim = s[i]! / maxS;
-      if (process.env.SIM === 'cov') { const t = new Set(declarationDocumentTokens(theorems[i]!)); let c = 0; for (const w of qs) if (t.has(w)) c++; sim = c / qs.size; }
+      if (process.env.SIM === 'cov') {
+        const t = new Set(declarationDocumentTokens(theorems[i]!));
+        let c = 0;
+        for (const w of qs) if (t.has(w)) c++;
+        sim = c / qs.size;
+      }
       for (const p of usesOfT[i]!) v[p]! += Math.pow(sim, power) / order.length;
     }
     return v.map((x) => x * VOTE_ABS);
   }
-  const order = [...s.keys()].filter((i) => s[i]! > 0 && !h.has(theorems[i]!.name)).sort((a, b) => s[b]! - s[a]! || a - b).slice(0, m);
+  const order = [...s.keys()]
+    .filter((i) => s[i]! > 0 && !h.has(theorems[i]!.name))
+    .sort((a, b) => s[b]! - s[a]! || a - b)
+    .slice(0, m);
   const v = new Float64Array(P);
   const top = order.length ? s[order[0]!]! : 0;
   for (const i of order) for (const p of usesOfT[i]!) v[p]! += Math.pow(s[i]! / top, power);
@@ -149,11 +166,18 @@ function vocabScores(q: string[], h: Set<string>, f: VocabFields, mu: number, id
 
 // PRF over premise informal descriptions (+ names): expand the query with the top terms of the
 // r best premises.
-const premiseDocs = premises.map((p) => [...tokenizeName(p.name), ...(p.informal ? tokenize(p.informal) : []), ...(p.docstring ? tokenize(p.docstring) : [])]);
+const premiseDocs = premises.map((p) => [
+  ...tokenizeName(p.name),
+  ...(p.informal ? tokenize(p.informal) : []),
+  ...(p.docstring ? tokenize(p.docstring) : []),
+]);
 const premiseDf = new Map<string, number>();
 for (const d of premiseDocs) for (const w of new Set(d)) premiseDf.set(w, (premiseDf.get(w) ?? 0) + 1);
 function prfQuery(q: string[], first: Float64Array, r: number, e: number, lambda: number): string[] {
-  const order = [...first.keys()].filter((i) => first[i]! > 0).sort((a, b) => first[b]! - first[a]! || a - b).slice(0, r);
+  const order = [...first.keys()]
+    .filter((i) => first[i]! > 0)
+    .sort((a, b) => first[b]! - first[a]! || a - b)
+    .slice(0, r);
   const w = new Map<string, number>();
   const top = order.length ? first[order[0]!]! : 1;
   for (const i of order) {
@@ -162,11 +186,14 @@ function prfQuery(q: string[], first: Float64Array, r: number, e: number, lambda
     for (const t of doc) tf.set(t, (tf.get(t) ?? 0) + 1);
     for (const [t, c] of tf) {
       const idfv = Math.log(1 + (P - premiseDf.get(t)! + 0.5) / (premiseDf.get(t)! + 0.5));
-      w.set(t, (w.get(t) ?? 0) + ((first[i]! / top) * (c / doc.length)) * idfv);
+      w.set(t, (w.get(t) ?? 0) + (first[i]! / top) * (c / doc.length) * idfv);
     }
   }
   const qs = new Set(q);
-  const exp = [...w].filter(([t]) => !qs.has(t)).sort((a, b) => b[1] - a[1]).slice(0, e);
+  const exp = [...w]
+    .filter(([t]) => !qs.has(t))
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, e);
   const reps = Math.max(1, Math.round(lambda * 4));
   const out = [...q];
   for (const [t] of exp) for (let i = 0; i < reps; i++) out.push(t);
@@ -175,10 +202,20 @@ function prfQuery(q: string[], first: Float64Array, r: number, e: number, lambda
 
 // ---- evaluation ----
 function rank(score: Float64Array, exclude: Set<string>, k: number): string[] {
-  return [...score.keys()].filter((i) => !exclude.has(premises[i]!.name)).sort((a, b) => score[b]! - score[a]! || a - b).slice(0, k).map((i) => premises[i]!.name);
+  return [...score.keys()]
+    .filter((i) => !exclude.has(premises[i]!.name))
+    .sort((a, b) => score[b]! - score[a]! || a - b)
+    .slice(0, k)
+    .map((i) => premises[i]!.name);
 }
 function f1s(rankings: string[][], golds: string[][]): number[] {
-  return KS.map((k) => retrievalMetricsAt(rankings.map((r, i) => ({ retrieved: r.slice(0, k), gold: golds[i]! })), k).f1);
+  return KS.map(
+    (k) =>
+      retrievalMetricsAt(
+        rankings.map((r, i) => ({ retrieved: r.slice(0, k), gold: golds[i]! })),
+        k,
+      ).f1,
+  );
 }
 
 const halves = { even: items.filter((_, i) => i % 2 === 0), odd: items.filter((_, i) => i % 2 === 1) };
@@ -189,7 +226,16 @@ interface Feat {
   votes: Float64Array;
   vocab: Float64Array;
 }
-type FeatOpts = { params: Bm25Params; m: number; vf: VocabFields; mu: number; idfPow: number; prf?: { r: number; e: number; lambda: number }; vpow: number; bmOnly?: boolean };
+type FeatOpts = {
+  params: Bm25Params;
+  m: number;
+  vf: VocabFields;
+  mu: number;
+  idfPow: number;
+  prf?: { r: number; e: number; lambda: number };
+  vpow: number;
+  bmOnly?: boolean;
+};
 function features(set: typeof items, policy: Policy, o: FeatOpts): Feat[] {
   const bm = bm25Premises(o.params);
   return set.map((it) => {
@@ -207,7 +253,10 @@ function evalW(feats: Feat[], set: typeof items, w: [number, number, number, num
     for (let p = 0; p < P; p++) s[p] = w[0] * f.bm[p]! + w[1] * f.u[p]! + w[2] * f.votes[p]! + w[3] * f.vocab[p]!;
     return rank(s, new Set([set[i]!.name]), 10);
   });
-  return f1s(rankings, set.map((it) => it.gold));
+  return f1s(
+    rankings,
+    set.map((it) => it.gold),
+  );
 }
 
 const fmt = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
@@ -238,14 +287,35 @@ if (mode === 'all' || mode === 'grid') {
           const f = r[1]! + 0.25 * (r[0]! + r[2]! + r[3]!);
           if (f > best.f) best = { f, w };
         }
-    console.log('best on even (w bm,u,votes,vocab)', best.w, 'even', fmt(evalW(fe, halves.even, best.w)), ' odd', fmt(evalW(fo, halves.odd, best.w)));
+    console.log(
+      'best on even (w bm,u,votes,vocab)',
+      best.w,
+      'even',
+      fmt(evalW(fe, halves.even, best.w)),
+      ' odd',
+      fmt(evalW(fo, halves.odd, best.w)),
+    );
   }
 }
 
 if (mode === 'joint') {
-  const F = { fe: features(halves.even, 'file', base), fo: features(halves.odd, 'file', base), ie: features(halves.even, 'item', base), io: features(halves.odd, 'item', base) };
+  const F = {
+    fe: features(halves.even, 'file', base),
+    fo: features(halves.odd, 'file', base),
+    ie: features(halves.even, 'item', base),
+    io: features(halves.odd, 'item', base),
+  };
   const oldW: [number, number, number, number] = [1, 1, 2, 0];
-  console.log('old-like [1,1,2,0] item even', fmt(evalW(F.ie, halves.even, oldW)), 'odd', fmt(evalW(F.io, halves.odd, oldW)), '| file even', fmt(evalW(F.fe, halves.even, oldW)), 'odd', fmt(evalW(F.fo, halves.odd, oldW)));
+  console.log(
+    'old-like [1,1,2,0] item even',
+    fmt(evalW(F.ie, halves.even, oldW)),
+    'odd',
+    fmt(evalW(F.io, halves.odd, oldW)),
+    '| file even',
+    fmt(evalW(F.fe, halves.even, oldW)),
+    'odd',
+    fmt(evalW(F.fo, halves.odd, oldW)),
+  );
   const rows: { w: [number, number, number, number]; fe: number[]; ie: number[] }[] = [];
   for (const a of [0, 0.25, 0.5, 1, 1.5])
     for (const b of (process.env.BS ?? '0,0.5,1,1.5,2,3').split(',').map(Number))
@@ -256,7 +326,18 @@ if (mode === 'joint') {
   const oldIe = evalW(F.ie, halves.even, oldW);
   const ok = rows.filter((r) => r.ie.every((x, i) => x >= oldIe[i]! - 0.5));
   ok.sort((a, b) => b.fe[1]! + 0.25 * (b.fe[0]! + b.fe[2]! + b.fe[3]!) - (a.fe[1]! + 0.25 * (a.fe[0]! + a.fe[2]! + a.fe[3]!)));
-  for (const r of ok.slice(0, 8)) console.log(r.w, 'file even', fmt(r.fe), 'item even', fmt(r.ie), '→ odd file', fmt(evalW(F.fo, halves.odd, r.w)), 'item', fmt(evalW(F.io, halves.odd, r.w)));
+  for (const r of ok.slice(0, 8))
+    console.log(
+      r.w,
+      'file even',
+      fmt(r.fe),
+      'item even',
+      fmt(r.ie),
+      '→ odd file',
+      fmt(evalW(F.fo, halves.odd, r.w)),
+      'item',
+      fmt(evalW(F.io, halves.odd, r.w)),
+    );
 }
 
 if (mode === 'query') {
@@ -266,13 +347,26 @@ if (mode === 'query') {
       for (const sig of [0.25, 0.5, 1, 2])
         for (const inf of [0.25, 0.5, 1, 2])
           for (const b of [0.5, 0.75]) {
-            const params: Bm25Params = { k1, fields: { name: { weight: name, b }, signature: { weight: sig, b }, docstring: { weight: 0.5, b }, informal: { weight: inf, b } } };
+            const params: Bm25Params = {
+              k1,
+              fields: {
+                name: { weight: name, b },
+                signature: { weight: sig, b },
+                docstring: { weight: 0.5, b },
+                informal: { weight: inf, b },
+              },
+            };
             const o2 = { ...base, params, bmOnly: true };
-            res.push({ desc: JSON.stringify({ k1, name, sig, inf, b }), e: evalW(features(halves.even, 'item', o2), halves.even, [1, 0, 0, 0]), o2 });
+            res.push({
+              desc: JSON.stringify({ k1, name, sig, inf, b }),
+              e: evalW(features(halves.even, 'item', o2), halves.even, [1, 0, 0, 0]),
+              o2,
+            });
           }
   const score = (r: number[]) => r[1]! + 0.25 * (r[0]! + r[2]! + r[3]!);
   res.sort((a, b) => score(b.e) - score(a.e));
-  for (const r of res.slice(0, 5)) console.log(r.desc, 'even', fmt(r.e), 'odd', fmt(evalW(features(halves.odd, 'item', r.o2), halves.odd, [1, 0, 0, 0])));
+  for (const r of res.slice(0, 5))
+    console.log(r.desc, 'even', fmt(r.e), 'odd', fmt(evalW(features(halves.odd, 'item', r.o2), halves.odd, [1, 0, 0, 0])));
   const bestP = res[0]!.o2.params;
   const prfRes: { desc: string; e: number[]; o2: FeatOpts }[] = [];
   for (const r of [1, 2, 3, 5, 8])
@@ -282,15 +376,21 @@ if (mode === 'query') {
         prfRes.push({ desc: JSON.stringify({ r, e, lambda }), e: evalW(features(halves.even, 'item', o2), halves.even, [1, 0, 0, 0]), o2 });
       }
   prfRes.sort((a, b) => score(b.e) - score(a.e));
-  for (const r of prfRes.slice(0, 5)) console.log('prf', r.desc, 'even', fmt(r.e), 'odd', fmt(evalW(features(halves.odd, 'item', r.o2), halves.odd, [1, 0, 0, 0])));
+  for (const r of prfRes.slice(0, 5))
+    console.log('prf', r.desc, 'even', fmt(r.e), 'odd', fmt(evalW(features(halves.odd, 'item', r.o2), halves.odd, [1, 0, 0, 0])));
 }
 
 // definition expansion: the r best premises vote for the premises their own declarations use
-const premUses = premises.map((p) => [...new Set(p.uses)].map((u) => pIdx.get(u)).filter((i): i is number => i !== undefined && premises[i]!.name !== p.name));
+const premUses = premises.map((p) =>
+  [...new Set(p.uses)].map((u) => pIdx.get(u)).filter((i): i is number => i !== undefined && premises[i]!.name !== p.name),
+);
 const indeg = new Float64Array(P);
 premUses.forEach((us) => us.forEach((i) => indeg[i]!++));
 function defExp(s: Float64Array, r: number, pow: number): Float64Array {
-  const order = [...s.keys()].filter((i) => s[i]! > 0).sort((a, b) => s[b]! - s[a]! || a - b).slice(0, r);
+  const order = [...s.keys()]
+    .filter((i) => s[i]! > 0)
+    .sort((a, b) => s[b]! - s[a]! || a - b)
+    .slice(0, r);
   const top = order.length ? s[order[0]!]! : 1;
   const v = new Float64Array(P);
   for (const i of order) for (const p of premUses[i]!) v[p]! += Math.pow(s[i]! / top, pow);
@@ -301,9 +401,17 @@ if (mode === 'defexp') {
   const maxIn = Math.log1p(Math.max(...indeg));
   const inPrior = indeg.map((x) => Math.log1p(x) / maxIn);
   const pre = (set: typeof items) => set.map((it) => norm(bm.scores(tokenize(it.statement))));
-  const E = pre(halves.even), O = pre(halves.odd);
+  const E = pre(halves.even),
+    O = pre(halves.odd);
   const run = (S: Float64Array[], set: typeof items, r: number, pow: number, g: number, ip: number) =>
-    f1s(S.map((s, i) => { const d = defExp(s, r, pow); const t = s.map((x, p) => x + g * d[p]! + ip * inPrior[p]!); return rank(t, new Set([set[i]!.name]), 10); }), set.map((x) => x.gold));
+    f1s(
+      S.map((s, i) => {
+        const d = defExp(s, r, pow);
+        const t = s.map((x, p) => x + g * d[p]! + ip * inPrior[p]!);
+        return rank(t, new Set([set[i]!.name]), 10);
+      }),
+      set.map((x) => x.gold),
+    );
   const score = (r: number[]) => r[1]! + 0.25 * (r[0]! + r[2]! + r[3]!);
   for (const ip of [0, 0.25, 0.5, 1]) {
     let best = { f: -1, d: '', a: [0, 0, 0] };
@@ -318,11 +426,19 @@ if (mode === 'defexp') {
 }
 
 if (mode === 'joint2') {
-  const R = Number(process.env.R ?? 20), POW = Number(process.env.POW ?? 2);
+  const R = Number(process.env.R ?? 20),
+    POW = Number(process.env.POW ?? 2);
   const ext = (set: typeof items, policy: Policy) => features(set, policy, base).map((f) => ({ ...f, d: defExp(f.bm, R, POW) }));
   const F = { fe: ext(halves.even, 'file'), fo: ext(halves.odd, 'file'), ie: ext(halves.even, 'item'), io: ext(halves.odd, 'item') };
   const ev = (fs: ReturnType<typeof ext>, set: typeof items, w: number[]) =>
-    f1s(fs.map((f, i) => { const s = new Float64Array(P); for (let p = 0; p < P; p++) s[p] = w[0]! * f.bm[p]! + w[1]! * f.u[p]! + w[2]! * f.votes[p]! + w[3]! * f.vocab[p]! + w[4]! * f.d[p]!; return rank(s, new Set([set[i]!.name]), 10); }), set.map((x) => x.gold));
+    f1s(
+      fs.map((f, i) => {
+        const s = new Float64Array(P);
+        for (let p = 0; p < P; p++) s[p] = w[0]! * f.bm[p]! + w[1]! * f.u[p]! + w[2]! * f.votes[p]! + w[3]! * f.vocab[p]! + w[4]! * f.d[p]!;
+        return rank(s, new Set([set[i]!.name]), 10);
+      }),
+      set.map((x) => x.gold),
+    );
   const score = (r: number[]) => r[1]! + 0.25 * (r[0]! + r[2]! + r[3]!);
   const rows: { w: number[]; fe: number[]; ie: number[] }[] = [];
   for (const a of [0, 0.25, 0.5])
@@ -336,19 +452,50 @@ if (mode === 'joint2') {
   const ok = rows.filter((r) => r.ie.every((x, i) => x >= minItem[i]!));
   console.log(rows.length, 'weightings,', ok.length, 'keep item within bounds on even');
   ok.sort((a, b) => score(b.fe) - score(a.fe));
-  for (const r of ok.slice(0, 6)) console.log(r.w, 'file even', fmt(r.fe), 'item even', fmt(r.ie), '→ odd file', fmt(ev(F.fo, halves.odd, r.w)), 'item', fmt(ev(F.io, halves.odd, r.w)));
+  for (const r of ok.slice(0, 6))
+    console.log(
+      r.w,
+      'file even',
+      fmt(r.fe),
+      'item even',
+      fmt(r.ie),
+      '→ odd file',
+      fmt(ev(F.fo, halves.odd, r.w)),
+      'item',
+      fmt(ev(F.io, halves.odd, r.w)),
+    );
   rows.sort((a, b) => score(b.fe) - score(a.fe));
-  console.log('unconstrained best', rows[0]!.w, 'file even', fmt(rows[0]!.fe), 'item even', fmt(rows[0]!.ie), '→ odd file', fmt(ev(F.fo, halves.odd, rows[0]!.w)), 'item', fmt(ev(F.io, halves.odd, rows[0]!.w)));
+  console.log(
+    'unconstrained best',
+    rows[0]!.w,
+    'file even',
+    fmt(rows[0]!.fe),
+    'item even',
+    fmt(rows[0]!.ie),
+    '→ odd file',
+    fmt(ev(F.fo, halves.odd, rows[0]!.w)),
+    'item',
+    fmt(ev(F.io, halves.odd, rows[0]!.w)),
+  );
   const q = [1, 0, 0, 0, 1];
   console.log('query-only', q, 'even', fmt(ev(F.fe, halves.even, q)), 'odd', fmt(ev(F.fo, halves.odd, q)));
 }
 
 if (mode === 'joint3') {
-  const R = Number(process.env.R ?? 20), POW = Number(process.env.POW ?? 2);
-  const ext = (set: typeof items, policy: Policy) => features(set, policy, { ...base, bmOnly: false }).map((f) => ({ ...f, d: defExp(f.bm, R, POW) }));
+  const R = Number(process.env.R ?? 20),
+    POW = Number(process.env.POW ?? 2);
+  const ext = (set: typeof items, policy: Policy) =>
+    features(set, policy, { ...base, bmOnly: false }).map((f) => ({ ...f, d: defExp(f.bm, R, POW) }));
   const F = { fe: ext(halves.even, 'file'), fo: ext(halves.odd, 'file'), ie: ext(halves.even, 'item'), io: ext(halves.odd, 'item') };
   const ev = (fs: ReturnType<typeof ext>, set: typeof items, w: number[]) =>
-    f1s(fs.map((f, i) => { const s = new Float64Array(P); for (let p = 0; p < P; p++) s[p] = w[0]! * f.bm[p]! + w[2]! * f.votes[p]! + w[4]! * f.d[p]!; return rank(s, new Set([set[i]!.name]), 10); }), set.map((x) => x.gold));
+    f1s(
+      fs.map((f, i) => {
+        const s = new Float64Array(P);
+        for (let p = 0; p < P; p++) s[p] = w[0]! * f.bm[p]! + w[2]! * f.votes[p]! + w[4]! * f.d[p]!;
+        return rank(s, new Set([set[i]!.name]), 10);
+      }),
+      set.map((x) => x.gold),
+    );
   const score = (r: number[]) => r[1]! + 0.25 * (r[0]! + r[2]! + r[3]!);
   const rows: { w: number[]; fe: number[]; ie: number[] }[] = [];
   for (const b of (process.env.BS ?? '0,1,2,3,4,6,8,12').split(',').map(Number))
@@ -359,5 +506,16 @@ if (mode === 'joint3') {
   const minItem = (process.env.MIN_ITEM ?? '46.6,66.6,63.7,46.7').split(',').map(Number);
   const ok = rows.filter((r) => r.ie.every((x, i) => x >= minItem[i]!));
   ok.sort((a, b) => score(b.fe) - score(a.fe));
-  for (const r of ok.slice(0, 3)) console.log(r.w, 'file even', fmt(r.fe), 'item even', fmt(r.ie), '→ odd file', fmt(ev(F.fo, halves.odd, r.w)), 'item', fmt(ev(F.io, halves.odd, r.w)));
+  for (const r of ok.slice(0, 3))
+    console.log(
+      r.w,
+      'file even',
+      fmt(r.fe),
+      'item even',
+      fmt(r.ie),
+      '→ odd file',
+      fmt(ev(F.fo, halves.odd, r.w)),
+      'item',
+      fmt(ev(F.io, halves.odd, r.w)),
+    );
 }

@@ -52,9 +52,7 @@ function synthetic(n: number): Declaration[] {
   for (let i = 0; i < n; i++) {
     const theorem = r() < 0.6;
     const words = [pick(WORDS), pick(WORDS), pick(WORDS)];
-    const name = theorem
-      ? `${pick(NS)}.${words.join('_')}_${i}`
-      : `${pick(NS)}.${words.map(cap).join('')}${i}`;
+    const name = theorem ? `${pick(NS)}.${words.join('_')}_${i}` : `${pick(NS)}.${words.map(cap).join('')}${i}`;
     const sig = theorem
       ? `theorem ${name} (x : ${pick(NS)}) : ${words[0]} x = ${words[1]} (${words[2]} x)`
       : `def ${name} (α : Type) : ${pick(NS)} α`;
@@ -90,7 +88,11 @@ class BruteForce {
     // df over the whole version, as the store computes idf
     const qIdx = new Map(q.indices.map((t, j) => [t, j]));
     const df = new Float64Array(q.indices.length);
-    for (const s of this.sparse) for (const t of s.indices) { const j = qIdx.get(t); if (j !== undefined) df[j]!++; }
+    for (const s of this.sparse)
+      for (const t of s.indices) {
+        const j = qIdx.get(t);
+        if (j !== undefined) df[j]!++;
+      }
     const bm: { i: number; s: number }[] = [];
     const cos: { i: number; s: number }[] = [];
     for (let i = 0; i < n; i++) {
@@ -134,8 +136,15 @@ for (const n of SIZES) {
     const decls = synthetic(n);
     const stats = corpusStats(decls);
     const info: VersionInfo = {
-      version: `bench-${n}`, library: 'bench', revision: '000000000000', embedder: embedder.id, dimensions: embedder.dimensions,
-      schema: STORE_SCHEMA_VERSION, expected: n, stats, createdAt: new Date().toISOString(),
+      version: `bench-${n}`,
+      library: 'bench',
+      revision: '000000000000',
+      embedder: embedder.id,
+      dimensions: embedder.dimensions,
+      schema: STORE_SCHEMA_VERSION,
+      expected: n,
+      stats,
+      createdAt: new Date().toISOString(),
     };
     await store.createVersion(info);
     const sparse: SparseVector[] = [];
@@ -146,7 +155,10 @@ for (const n of SIZES) {
       const vecs = await embedder.embed(batch.map(denseDocumentText), { kind: 'document' });
       const points: StorePoint[] = batch.map((decl, i) => ({ decl, ord: from + i, sparse: sparseDocument(decl, stats), dense: vecs[i]! }));
       await store.upsert(info.version, points);
-      for (const p of points) { sparse.push(p.sparse); dense.push(p.dense!); }
+      for (const p of points) {
+        sparse.push(p.sparse);
+        dense.push(p.dense!);
+      }
     }
     await store.markComplete(info.version);
     const buildSeconds = (performance.now() - t0) / 1000;
@@ -157,7 +169,10 @@ for (const n of SIZES) {
     const r = rng(7);
     const queries = Array.from({ length: queriesFor(n) }, () => {
       const d = decls[Math.floor(r() * n)]!;
-      return `${d.docstring ?? d.signature.split(':')[0]} ${d.name.split('.').pop()!.replace(/_\d+$|\d+$/, '')}`;
+      return `${d.docstring ?? d.signature.split(':')[0]} ${d.name
+        .split('.')
+        .pop()!
+        .replace(/_\d+$|\d+$/, '')}`;
     });
     const tFirst = performance.now();
     await store.search(info.version, { role: 'premise', k: 1, sparse: sparseQuery(queries[0]!), dense: embedder.vector(queries[0]!) });
@@ -166,7 +181,10 @@ for (const n of SIZES) {
     const lat = { store: { top1: [] as number[], top10: [] as number[] }, bruteForce: { top1: [] as number[], top10: [] as number[] } };
     let agree = 0;
     let total = 0;
-    for (const [label, k] of [['top1', 1], ['top10', 10]] as const) {
+    for (const [label, k] of [
+      ['top1', 1],
+      ['top10', 10],
+    ] as const) {
       for (const [qi, q] of queries.entries()) {
         const role = qi % 2 === 0 ? 'premise' : 'theorem';
         const t1 = performance.now();
@@ -216,7 +234,9 @@ if (json) {
   process.stdout.write(`${JSON.stringify({ sizes: results, notes })}\n`);
 } else {
   const pad = (s: string | number, w: number) => String(s).padStart(w);
-  process.stdout.write('| declarations | build decl/s | store top-1 p50/p95 ms | brute top-1 p50/p95 ms | store top-10 p50/p95 ms | brute top-10 p50/p95 ms | speed-up p50 top-1 / top-10 | top-10 agreement |\n');
+  process.stdout.write(
+    '| declarations | build decl/s | store top-1 p50/p95 ms | brute top-1 p50/p95 ms | store top-10 p50/p95 ms | brute top-10 p50/p95 ms | speed-up p50 top-1 / top-10 | top-10 agreement |\n',
+  );
   process.stdout.write('|---:|---:|---:|---:|---:|---:|---:|---:|\n');
   for (const r of results) {
     process.stdout.write(

@@ -163,8 +163,19 @@ const { client, results } = main;
 
 async function withWorkers<T>(backend: Backend, queue: string, mainActs: object, lean: object, fn: () => Promise<T>): Promise<T> {
   const workers = [
-    await Worker.create({ connection: backend.native, taskQueue: `${queue}-main`, activities: mainActs, workflowBundle: bundle, ...WORKER_OPTIONS }),
-    await Worker.create({ connection: backend.native, taskQueue: `${queue}-lean`, activities: lean, maxConcurrentActivityTaskExecutions: 64 }),
+    await Worker.create({
+      connection: backend.native,
+      taskQueue: `${queue}-main`,
+      activities: mainActs,
+      workflowBundle: bundle,
+      ...WORKER_OPTIONS,
+    }),
+    await Worker.create({
+      connection: backend.native,
+      taskQueue: `${queue}-lean`,
+      activities: lean,
+      maxConcurrentActivityTaskExecutions: 64,
+    }),
   ];
   const work = fn();
   const [result] = await Promise.all([work, ...workers.map((w) => w.runUntil(work.catch(() => undefined)))]);
@@ -172,7 +183,12 @@ async function withWorkers<T>(backend: Backend, queue: string, mainActs: object,
 }
 
 function items(n: number): BenchmarkItem[] {
-  return Array.from({ length: n }, (_, i) => ({ id: `Bench.item_${i}`, informal: `If p is a prime number larger than ${i} then p is at least 2.`, goldPremises: ['Nat.Prime'], tags: { split: 'bench' } }));
+  return Array.from({ length: n }, (_, i) => ({
+    id: `Bench.item_${i}`,
+    informal: `If p is a prime number larger than ${i} then p is at least 2.`,
+    goldPremises: ['Nat.Prime'],
+    tags: { split: 'bench' },
+  }));
 }
 
 /** The cheapest real run: draft, compile, usage (3 activities); the large sweep uses it, since
@@ -213,7 +229,14 @@ interface SweepTiming {
 
 const SAMPLE = 20;
 
-async function timeSweep(id: string, window: number, itemCount: number, cells: number, config?: Partial<RunConfig>, backend: Backend = main): Promise<SweepTiming> {
+async function timeSweep(
+  id: string,
+  window: number,
+  itemCount: number,
+  cells: number,
+  config?: Partial<RunConfig>,
+  backend: Backend = main,
+): Promise<SweepTiming> {
   const { client, results, server } = backend;
   const queue = `bench-${id}`;
   const sweepActs = createSweepActivities({ results });
@@ -221,16 +244,27 @@ async function timeSweep(id: string, window: number, itemCount: number, cells: n
     const cpu0 = cpuSeconds(server.process.pid!);
     const self0 = selfCpu();
     const t0 = performance.now();
-    await startSweep(client, results, spec(window, cells, config), items(itemCount), { id, taskQueue: `${queue}-main`, leanTaskQueue: `${queue}-lean` });
+    await startSweep(client, results, spec(window, cells, config), items(itemCount), {
+      id,
+      taskQueue: `${queue}-main`,
+      leanTaskQueue: `${queue}-lean`,
+    });
     // Progress every 30 s (the sweep's own query), so a long sweep shows its rate as it goes.
     const ticker = setInterval(() => {
       void client.workflow
         .getHandle(id)
         .query<SweepProgress>('progress')
-        .then((p) => log(`  ${id}: ${p.done}/${p.total} done, ${p.rate.toFixed(2)} runs/s, generation ${p.generation}, ${((performance.now() - t0) / 1000).toFixed(0)} s, load ${loadavg()[0]!.toFixed(1)}`))
+        .then((p) =>
+          log(
+            `  ${id}: ${p.done}/${p.total} done, ${p.rate.toFixed(2)} runs/s, generation ${p.generation}, ${((performance.now() - t0) / 1000).toFixed(0)} s, load ${loadavg()[0]!.toFixed(1)}`,
+          ),
+        )
         .catch(() => undefined);
     }, 30_000);
-    const final = (await client.workflow.getHandle(id).result().finally(() => clearInterval(ticker))) as SweepProgress;
+    const final = (await client.workflow
+      .getHandle(id)
+      .result()
+      .finally(() => clearInterval(ticker))) as SweepProgress;
     const seconds = (performance.now() - t0) / 1000;
     if (final.done !== itemCount * cells || final.failed !== 0) throw new Error(`sweep ${id} ended with ${JSON.stringify(final)}`);
     const serverCpu = cpuSeconds(server.process.pid!) - cpu0;
@@ -251,7 +285,10 @@ async function timeSweep(id: string, window: number, itemCount: number, cells: n
   });
   // A sample of children spread over the sweep (not the first ones, which start cold).
   const step = Math.max(1, Math.floor(itemCount / SAMPLE));
-  const sampleIds = Array.from({ length: Math.min(SAMPLE, itemCount) }, (_, i) => `${id}/c0/Bench.item_${Math.min(itemCount - 1, i * step)}/0`);
+  const sampleIds = Array.from(
+    { length: Math.min(SAMPLE, itemCount) },
+    (_, i) => `${id}/c0/Bench.item_${Math.min(itemCount - 1, i * step)}/0`,
+  );
   return { ...timing, children: await historyTimings(backend.client, sampleIds), parent: await historyTimings(backend.client, [id]) };
 }
 
@@ -287,7 +324,9 @@ if (parts.has('tuning')) {
       log(`tuning: ${backend.name} dev server, window 16, 120 runs (round ${r + 1}) …`);
       const t = await timeSweep(`tune-${backend.name}-${r}`, 16, 60, 2, undefined, backend);
       rounds[backend.name as 'untuned' | 'tuned'].push(t);
-      log(`  ${JSON.stringify({ runsPerSecond: t.runsPerSecond, serverCpuShare: t.serverCpuShare, workerCpuShare: t.workerCpuShare, serverCpuMsPerRun: +((t.serverCpuSeconds / t.runs) * 1000).toFixed(1), act: t.children?.activityScheduleToStart, wft: t.children?.workflowTaskScheduleToStart })}`);
+      log(
+        `  ${JSON.stringify({ runsPerSecond: t.runsPerSecond, serverCpuShare: t.serverCpuShare, workerCpuShare: t.workerCpuShare, serverCpuMsPerRun: +((t.serverCpuSeconds / t.runs) * 1000).toFixed(1), act: t.children?.activityScheduleToStart, wft: t.children?.workflowTaskScheduleToStart })}`,
+      );
     }
   }
   report.tuning = { flags: DEV_SERVER_TUNING, ...rounds };
@@ -301,7 +340,13 @@ if (parts.has('overhead')) {
   const lean = createLeanRunner({ replCmd: repl.command, header: 'import Mathlib', timeoutMs: 20_000, sandbox: repl.sandbox });
   const indexes = new IndexRegistry({ libraries: [{ name: 'mini', corpusPath: CORPUS }], dir: join(dir, 'indexes') });
   const realMain = createActivities({
-    llm: createLlmClient({ baseURL: llm.url, apiKey: 'k', models: { decomposer: FAKE_MODELS.decomposer, formalizer: FAKE_MODELS.formalizer, judge: FAKE_MODELS.judge }, timeoutMs: 10_000, maxReasks: 2 }),
+    llm: createLlmClient({
+      baseURL: llm.url,
+      apiKey: 'k',
+      models: { decomposer: FAKE_MODELS.decomposer, formalizer: FAKE_MODELS.formalizer, judge: FAKE_MODELS.judge },
+      timeoutMs: 10_000,
+      maxReasks: 2,
+    }),
     indexes,
   });
   const realLean = createLeanActivities({ lean, timeoutMs: 20_000, names: new NameDirectory([{ name: 'mini', corpusPath: CORPUS }]) });
@@ -314,8 +359,22 @@ if (parts.has('overhead')) {
   const call = <A extends unknown[], R>(fn: (...a: A) => Promise<R>, ...a: A): Promise<R> => activityEnv.run(fn, ...a);
   async function inProcess(): Promise<number> {
     const subqueries = await call(realMain.decompose, { statement: STATEMENT });
-    const { premises } = await call(realMain.retrieve, { library: 'mini', statement: STATEMENT, subqueries, mode: 'drift', topK: 5, exclude: [], gold: [] });
-    const examples = await call(realMain.illustrate, { library: 'mini', statement: STATEMENT, premises: premises.map((p) => p.name), m: 3, exclude: [] });
+    const { premises } = await call(realMain.retrieve, {
+      library: 'mini',
+      statement: STATEMENT,
+      subqueries,
+      mode: 'drift',
+      topK: 5,
+      exclude: [],
+      gold: [],
+    });
+    const examples = await call(realMain.illustrate, {
+      library: 'mini',
+      statement: STATEMENT,
+      premises: premises.map((p) => p.name),
+      m: 3,
+      exclude: [],
+    });
     const formal = await call(realMain.formalize, { statement: STATEMENT, premises, examples });
     const compiled = await call(realLean.compile, { code: formal });
     await call(realMain.judge, { statement: STATEMENT, formalStatement: formal, compiled: compiled.status === 'ok', checked: true });
@@ -331,7 +390,11 @@ if (parts.has('overhead')) {
   const ids = Array.from({ length: N }, (_, i) => `overhead-${i}`);
   const durableMs = await withWorkers(main, 'bench-overhead', realMain, realLean, async () => {
     const run = async (id: string) => {
-      await startFormalization(client, { statement: STATEMENT, library: 'mini', config: { cache: false }, leanTaskQueue: 'bench-overhead-lean', id }, 'bench-overhead-main');
+      await startFormalization(
+        client,
+        { statement: STATEMENT, library: 'mini', config: { cache: false }, leanTaskQueue: 'bench-overhead-lean', id },
+        'bench-overhead-main',
+      );
       await client.workflow.getHandle(id).result();
     };
     for (let i = 0; i < 3; i++) await run(`overhead-warm-${i}`);
@@ -342,7 +405,9 @@ if (parts.has('overhead')) {
   const timings = await historyTimings(client, ids);
   const durableActivities = timings.activitiesPerWorkflow + timings.localActivitiesPerWorkflow;
   if (durableActivities !== inProcessActivities) {
-    throw new Error(`the durable run ran ${durableActivities} activities (${timings.localActivitiesPerWorkflow} local), the in-process sequence calls ${inProcessActivities}: update inProcess()`);
+    throw new Error(
+      `the durable run ran ${durableActivities} activities (${timings.localActivitiesPerWorkflow} local), the in-process sequence calls ${inProcessActivities}: update inProcess()`,
+    );
   }
   report.overhead = {
     runs: N,
@@ -371,32 +436,56 @@ if (parts.has('big') && bigRuns > 0) {
     largest = Math.max(largest, d.historyLength);
   }
   const counts = await results.counts('big');
-  report.bigSweep = { ...timing, config: ZERO_SHOT, parentRuns, largestParentHistory: largest, recorded: Object.values(counts).reduce((a, c) => a + c.done, 0) };
+  report.bigSweep = {
+    ...timing,
+    config: ZERO_SHOT,
+    parentRuns,
+    largestParentHistory: largest,
+    recorded: Object.values(counts).reduce((a, c) => a + c.done, 0),
+  };
 }
 
 report.machineAtEnd = machine();
 report.targets = { runsPerSecondAtWindow16: 10, overheadMsPerActivity: 10 };
 report.protocol =
   'file-backed temporal dev server (temporal CLI start-dev, SQLite, with DEV_SERVER_TUNING as npm start runs it), workers in this process (64 activity and workflow-task slots, 2000 cached workflows), SQLite results DB; ' +
-  'throughput and the large sweep: instant in-process activities, 2 configurations × N items × 1 sample, repairRounds 0, wall time from start to the parent\'s result; ' +
+  "throughput and the large sweep: instant in-process activities, 2 configurations × N items × 1 sample, repairRounds 0, wall time from start to the parent's result; " +
   'overhead: the real activities over the fake LLM server and fake Lean REPL, 30 sequential runs after 3 warm-up runs (cache off), against the same 7 activity calls in process; ' +
   'history timings from a sample of 20 children (throughput) or all 30 runs (overhead)';
 
 if (json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
 else {
   const lat = (h?: HistoryTimings) =>
-    h ? `act s2s p50/p95 ${h.activityScheduleToStart.p50}/${h.activityScheduleToStart.p95} ms, wft s2s ${h.workflowTaskScheduleToStart.p50}/${h.workflowTaskScheduleToStart.p95} ms, wft run ${h.workflowTaskStartToComplete.p50}/${h.workflowTaskStartToComplete.p95} ms` : '';
+    h
+      ? `act s2s p50/p95 ${h.activityScheduleToStart.p50}/${h.activityScheduleToStart.p95} ms, wft s2s ${h.workflowTaskScheduleToStart.p50}/${h.workflowTaskScheduleToStart.p95} ms, wft run ${h.workflowTaskStartToComplete.p50}/${h.workflowTaskStartToComplete.p95} ms`
+      : '';
   const row = (name: string, t: SweepTiming) =>
     `${name.padEnd(10)} ${String(t.runs).padStart(6)} runs  ${t.seconds.toFixed(1).padStart(7)} s  ${t.runsPerSecond.toFixed(1).padStart(6)} runs/s   CPU: server ${t.serverCpuShare}, workers ${t.workerCpuShare} cores, ${t.cpuMsPerRun} ms/run (all cores: ≤ ${t.ceilingRunsPerSecond} runs/s)\n             children: ${lat(t.children)}`;
-  console.log(`commit ${commit}, ${report.cores} cores, load average at start ${machineAtStart.loadavg.join(' ')}${machineAtStart.suiteRunning ? ' (CI suite loop running)' : ''}`);
+  console.log(
+    `commit ${commit}, ${report.cores} cores, load average at start ${machineAtStart.loadavg.join(' ')}${machineAtStart.suiteRunning ? ' (CI suite loop running)' : ''}`,
+  );
   if (report.throughput) {
     console.log('sweep throughput (instant fakes):');
     for (const [name, t] of Object.entries(report.throughput as Record<string, SweepTiming>)) console.log(`  ${row(name, t)}`);
   }
-  const o = report.overhead as { durableMsPerRun: number; inProcessMsPerRun: number; activitiesPerRun: number; overheadMsPerActivity: number; history: HistoryTimings } | undefined;
-  if (o) console.log(`orchestration overhead: ${o.durableMsPerRun} ms per durable run vs ${o.inProcessMsPerRun} ms in process, ${o.activitiesPerRun} activities: ${o.overheadMsPerActivity} ms per activity (target ≤ 10)\n  ${lat(o.history)}`);
+  const o = report.overhead as
+    | {
+        durableMsPerRun: number;
+        inProcessMsPerRun: number;
+        activitiesPerRun: number;
+        overheadMsPerActivity: number;
+        history: HistoryTimings;
+      }
+    | undefined;
+  if (o)
+    console.log(
+      `orchestration overhead: ${o.durableMsPerRun} ms per durable run vs ${o.inProcessMsPerRun} ms in process, ${o.activitiesPerRun} activities: ${o.overheadMsPerActivity} ms per activity (target ≤ 10)\n  ${lat(o.history)}`,
+    );
   const big = report.bigSweep as (SweepTiming & { parentRuns: number; largestParentHistory: number; recorded: number }) | undefined;
-  if (big) console.log(`  ${row('large', big)}\n  parent runs ${big.parentRuns}, largest parent history ${big.largestParentHistory} events, recorded ${big.recorded}`);
+  if (big)
+    console.log(
+      `  ${row('large', big)}\n  parent runs ${big.parentRuns}, largest parent history ${big.largestParentHistory} events, recorded ${big.recorded}`,
+    );
   console.log(`load average at end ${(report.machineAtEnd as { loadavg: number[] }).loadavg.join(' ')}`);
 }
 await main.close();

@@ -22,10 +22,19 @@ addRunConfigOptions(formalize)
   .option('--gold-premises <names>', 'comma-separated full names: the premises for --retrieval oracle')
   .option('--gold-statement <lean>', 'a reference Lean statement: Lean checks equivalence with it')
   .option('--exclude <names>', 'comma-separated full names never to retrieve or show (the item under evaluation)')
-  .addOption(new Option('--leave-out <policy>', "file: also hide the theorems of the excluded names' source files from analogy votes, the usage prior and examples").choices(['item', 'file']).default('item'))
+  .addOption(
+    new Option(
+      '--leave-out <policy>',
+      "file: also hide the theorems of the excluded names' source files from analogy votes, the usage prior and examples",
+    )
+      .choices(['item', 'file'])
+      .default('item'),
+  )
   .option('--json', 'print the whole result as JSON')
   .addHelpText('after', '\nExit status: 0 compiled (or no Lean configured to check), 2 Lean rejected the last attempt, 1 the run failed.')
-  .action(async (statement: string, opts: Record<string, unknown>) => (await import('./formalize-command')).formalizeCommand(statement, opts));
+  .action(async (statement: string, opts: Record<string, unknown>) =>
+    (await import('./formalize-command')).formalizeCommand(statement, opts),
+  );
 
 program
   .command('worker')
@@ -70,8 +79,12 @@ program
         await new Promise((r) => setTimeout(r, 2000));
       }
     }
-    const result = await registerSearchAttributes(client.connection as import('@temporalio/client').Connection, cfg.temporal.namespace, { log: (m) => process.stderr.write(`${m}\n`) });
-    process.stdout.write(`search attributes in namespace ${cfg.temporal.namespace}: added ${result.added.join(', ') || 'none'}; already present ${result.present.join(', ') || 'none'}\n`);
+    const result = await registerSearchAttributes(client.connection as import('@temporalio/client').Connection, cfg.temporal.namespace, {
+      log: (m) => process.stderr.write(`${m}\n`),
+    });
+    process.stdout.write(
+      `search attributes in namespace ${cfg.temporal.namespace}: added ${result.added.join(', ') || 'none'}; already present ${result.present.join(', ') || 'none'}\n`,
+    );
     await client.connection.close();
   });
 
@@ -105,10 +118,26 @@ program
 // Command groups, loaded only when named on the command line; the top-level help lists them.
 // A new group goes here (not as a static import), so the help stays fast.
 const GROUPS: { name: string; description: string; register: () => Promise<(program: Command) => void> }[] = [
-  { name: 'runs', description: 'list, show and cancel formalization runs', register: async () => (await import('./runs-command')).registerRunsCommands },
-  { name: 'index', description: 'premise indexes: build (durably), list versions, promote, search', register: async () => (await import('./index-command')).registerIndexCommands },
-  { name: 'eval', description: 'measure parts of the pipeline against benchmarks', register: async () => (await import('./eval-command')).registerEvalCommand },
-  { name: 'data', description: 'fetch the public data sets (benchmarks, the default library) into the data directory', register: async () => (await import('./data-command')).registerDataCommands },
+  {
+    name: 'runs',
+    description: 'list, show and cancel formalization runs',
+    register: async () => (await import('./runs-command')).registerRunsCommands,
+  },
+  {
+    name: 'index',
+    description: 'premise indexes: build (durably), list versions, promote, search',
+    register: async () => (await import('./index-command')).registerIndexCommands,
+  },
+  {
+    name: 'eval',
+    description: 'measure parts of the pipeline against benchmarks',
+    register: async () => (await import('./eval-command')).registerEvalCommand,
+  },
+  {
+    name: 'data',
+    description: 'fetch the public data sets (benchmarks, the default library) into the data directory',
+    register: async () => (await import('./data-command')).registerDataCommands,
+  },
   {
     name: 'sweep',
     description: 'benchmark sweeps: a benchmark × configurations × samples, as one durable workflow',

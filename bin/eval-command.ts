@@ -81,9 +81,17 @@ async function buildIndex(cfg: Config, library: string, retriever: Retriever, op
   return rerank(index, table, opts.mode === 'drift' ? 'drift' : 'monolithic', rerankSettings(opts));
 }
 
-async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever, opts: EvalRetrievalOptions): Promise<{ index: PremiseIndex; declarations: Declaration[] }> {
+async function buildBaseIndex(
+  cfg: Config,
+  library: string,
+  retriever: Retriever,
+  opts: EvalRetrievalOptions,
+): Promise<{ index: PremiseIndex; declarations: Declaration[] }> {
   const lib = cfg.libraries.find((l) => l.name === library);
-  if (!lib) throw new EvalError(`unknown library "${library}"; configured: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES=name=corpus.jsonl)`);
+  if (!lib)
+    throw new EvalError(
+      `unknown library "${library}"; configured: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES=name=corpus.jsonl)`,
+    );
   const corpus = await loadCorpus(lib.corpus);
   // The prior is the re-ranking's (rerank.ts), not the index's own.
   const lexical = LexicalIndex.build(library, corpus.declarations, { usagePrior: 0 });
@@ -91,7 +99,9 @@ async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever
   const wanted = retriever === 'auto' ? (cfg.embeddings.embedder === 'none' ? 'lexical' : 'hybrid') : retriever;
   if (wanted === 'lexical') return { index: lexical, declarations };
   if (cfg.embeddings.embedder === 'none') {
-    throw new EvalError(`--retriever ${wanted} needs an embedder: set DRIFTLINE_EMBEDDER=local (after \`npm run setup:model\`) or DRIFTLINE_EMBEDDER=openai with DRIFTLINE_EMBEDDING_MODEL`);
+    throw new EvalError(
+      `--retriever ${wanted} needs an embedder: set DRIFTLINE_EMBEDDER=local (after \`npm run setup:model\`) or DRIFTLINE_EMBEDDER=openai with DRIFTLINE_EMBEDDING_MODEL`,
+    );
   }
   // The CLI has no Temporal to retry for it, so the HTTP client retries a little itself.
   const embedder: Embedder = (await createConfiguredEmbedder(cfg, { maxRetries: 3 }))!;
@@ -105,9 +115,13 @@ async function buildBaseIndex(cfg: Config, library: string, retriever: Retriever
 }
 
 /** The re-ranking the options ask for: the service's by default. */
-export function rerankSettings(opts: Pick<EvalRetrievalOptions, 'usagePrior' | 'analogy' | 'definitions' | 'driftAnalogy'>): RerankSettings {
+export function rerankSettings(
+  opts: Pick<EvalRetrievalOptions, 'usagePrior' | 'analogy' | 'definitions' | 'driftAnalogy'>,
+): RerankSettings {
   const mono = DEFAULT_RERANK.monolithic;
-  const drift = opts.driftAnalogy ? { ...DEFAULT_RERANK.drift, definitions: mono.definitions, analogy: mono.analogy } : DEFAULT_RERANK.drift;
+  const drift = opts.driftAnalogy
+    ? { ...DEFAULT_RERANK.drift, definitions: mono.definitions, analogy: mono.analogy }
+    : DEFAULT_RERANK.drift;
   const off = (w: RerankSettings['monolithic']) => ({
     usagePrior: opts.usagePrior === false ? 0 : w.usagePrior,
     analogy: opts.analogy === false ? 0 : w.analogy,
@@ -117,15 +131,26 @@ export function rerankSettings(opts: Pick<EvalRetrievalOptions, 'usagePrior' | '
 }
 
 /** The index the service would search, opened through its registry and store. */
-async function buildStoreIndex(cfg: Config, library: string, opts: EvalRetrievalOptions): Promise<{ index: PremiseIndex; notes: string[]; close(): Promise<void> }> {
+async function buildStoreIndex(
+  cfg: Config,
+  library: string,
+  opts: EvalRetrievalOptions,
+): Promise<{ index: PremiseIndex; notes: string[]; close(): Promise<void> }> {
   const lib = cfg.libraries.find((l) => l.name === library);
-  if (!lib) throw new EvalError(`unknown library "${library}"; configured: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES=name=corpus.jsonl)`);
+  if (!lib)
+    throw new EvalError(
+      `unknown library "${library}"; configured: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES=name=corpus.jsonl)`,
+    );
   if (opts.lexicalWeight !== undefined || opts.rrfK !== undefined) {
-    throw new EvalError('--lexical-weight and --rrf-k change the in-memory hybrid index only (the stores fuse with RRF k=60, equal weights); add --in-memory');
+    throw new EvalError(
+      '--lexical-weight and --rrf-k change the in-memory hybrid index only (the stores fuse with RRF k=60, equal weights); add --in-memory',
+    );
   }
   const wanted = opts.retriever === 'auto' ? (cfg.embeddings.embedder === 'none' ? 'lexical' : 'hybrid') : opts.retriever;
   if (wanted !== 'lexical' && cfg.embeddings.embedder === 'none') {
-    throw new EvalError(`--retriever ${wanted} needs an embedder: set DRIFTLINE_EMBEDDER=local (after \`npm run setup:model\`) or DRIFTLINE_EMBEDDER=openai with DRIFTLINE_EMBEDDING_MODEL`);
+    throw new EvalError(
+      `--retriever ${wanted} needs an embedder: set DRIFTLINE_EMBEDDER=local (after \`npm run setup:model\`) or DRIFTLINE_EMBEDDER=openai with DRIFTLINE_EMBEDDING_MODEL`,
+    );
   }
   const settings = rerankSettings(opts);
   // The CLI has no Temporal to retry for it, so the HTTP client retries a little itself.
@@ -144,12 +169,17 @@ async function buildStoreIndex(cfg: Config, library: string, opts: EvalRetrieval
         store: registry.store,
         ...(embedder ? { embedder } : {}),
         promote: current === undefined,
-        onProgress: progress(`indexing ${library}${embedder ? ` with ${embedder.id}` : ''} in the ${registry.store.kind} store`, Boolean(opts.json)),
+        onProgress: progress(
+          `indexing ${library}${embedder ? ` with ${embedder.id}` : ''} in the ${registry.store.kind} store`,
+          Boolean(opts.json),
+        ),
       });
       notes.push(`built index version ${version}${current === undefined ? ' and made it current (the library had none)' : ''}`);
     }
     if (current !== undefined && current !== version) {
-      notes.push(`evaluated ${version} (the current corpus); the library's current version is ${current}: \`driftline index build\` makes the service use the evaluated one`);
+      notes.push(
+        `evaluated ${version} (the current corpus); the library's current version is ${current}: \`driftline index build\` makes the service use the evaluated one`,
+      );
     }
     const use = opts.mode === 'drift' ? 'drift' : 'monolithic';
     const search: StoreSearchMode = wanted;
@@ -213,7 +243,7 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
   let close = async () => {};
   if (opts.inMemory) {
     index = await buildIndex(cfg, library, opts.retriever, opts);
-    setupNotes = ['in-memory reference indexes (--in-memory), not the service\'s store'];
+    setupNotes = ["in-memory reference indexes (--in-memory), not the service's store"];
   } else {
     ({ index, notes: setupNotes, close } = await buildStoreIndex(cfg, library, opts));
   }
@@ -243,15 +273,22 @@ export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Pr
     `# Dependency retrieval: ${opts.mode}, ${index.kind}`,
     '',
     `benchmark ${opts.benchmark}${opts.half ? `, ${opts.half}-numbered half` : ''} (${m0.items} items${m0.skipped ? `, ${m0.skipped} without gold dependencies left out` : ''}); library ${library} (${index.size} declarations)`,
-    opts.mode === 'drift' ? 'k = premises kept per sub-query; precision over the de-duplicated set' : 'k = premises retrieved for the whole statement',
+    opts.mode === 'drift'
+      ? 'k = premises kept per sub-query; precision over the de-duplicated set'
+      : 'k = premises retrieved for the whole statement',
     leaveOut === 'file'
-      ? "leave-out: file (the item and every theorem of its source file hidden from analogy votes, the usage prior and examples; definitions stay retrievable)"
-      : 'leave-out: item (only the item\'s own declaration hidden)',
+      ? 'leave-out: file (the item and every theorem of its source file hidden from analogy votes, the usage prior and examples; definitions stay retrievable)'
+      : "leave-out: item (only the item's own declaration hidden)",
     '',
     metricsTable(result.metrics),
   ];
   if (baseline) {
-    lines.push('', `Query-blind baseline, same leave-out: the most-used premises first (the library's most used: ${mostUsedPremises(decls!, new Set(), 3).join(', ')}):`, '', metricsTable(baseline));
+    lines.push(
+      '',
+      `Query-blind baseline, same leave-out: the most-used premises first (the library's most used: ${mostUsedPremises(decls!, new Set(), 3).join(', ')}):`,
+      '',
+      metricsTable(baseline),
+    );
   }
   for (const n of [...setupNotes, ...result.notes]) lines.push('', `note: ${n}`);
   return lines.join('\n');
@@ -278,15 +315,29 @@ export function registerEvalCommand(program: Command): void {
     .requiredOption('-b, --benchmark <file>', 'benchmark JSONL (full_name, informal_stmt, mathlib_dependencies)')
     .option('-l, --library <name>', 'library to retrieve from (default: the first configured)')
     .option('-k, --k <list>', 'cut-offs, comma separated', '1,3,5,10')
-    .addOption(new Option('-m, --mode <mode>', 'whole statement, or DRIFT sub-queries').choices(['monolithic', 'drift']).default('monolithic'))
+    .addOption(
+      new Option('-m, --mode <mode>', 'whole statement, or DRIFT sub-queries').choices(['monolithic', 'drift']).default('monolithic'),
+    )
     .addOption(
       new Option('-r, --retriever <kind>', 'auto: hybrid when an embedder is configured, else lexical')
         .choices(['auto', 'lexical', 'dense', 'hybrid'])
         .default('auto'),
     )
     .option('--limit <n>', 'only the first n items', positiveInt)
-    .addOption(new Option('--half <half>', 'only the items at even positions (0, 2, …: where the defaults were tuned) or at odd ones (held out)').choices(['even', 'odd']))
-    .addOption(new Option('--leave-out <policy>', "item: hide the item's own declaration; file: also every theorem of its source file (definitions stay)").choices(['item', 'file']).default('item'))
+    .addOption(
+      new Option(
+        '--half <half>',
+        'only the items at even positions (0, 2, …: where the defaults were tuned) or at odd ones (held out)',
+      ).choices(['even', 'odd']),
+    )
+    .addOption(
+      new Option(
+        '--leave-out <policy>',
+        "item: hide the item's own declaration; file: also every theorem of its source file (definitions stay)",
+      )
+        .choices(['item', 'file'])
+        .default('item'),
+    )
     .option('--lexical-weight <w>', 'with --in-memory: weight of BM25 in hybrid fusion (dense: 1)', nonNegative)
     .option('--rrf-k <k>', 'with --in-memory: RRF constant (default 60)', nonNegative)
     .option('--no-usage-prior', 'no library-usage prior (the default uses it in drift mode only)')
@@ -294,7 +345,10 @@ export function registerEvalCommand(program: Command): void {
     .option('--no-definitions', 'no votes of the best-matching definitions for the premises they use')
     .option('--drift-analogy', 'the votes of definitions and similar theorems in drift mode too (runs leave them out there)')
     .option('--in-memory', "the in-memory reference indexes instead of the service's store (needed for --lexical-weight, --rrf-k)")
-    .option('--baseline', 'with --json: add "baseline", the figures of the query-blind ranking (most-used premises first), under the same leave-out')
+    .option(
+      '--baseline',
+      'with --json: add "baseline", the figures of the query-blind ranking (most-used premises first), under the same leave-out',
+    )
     .option('--json', 'print one JSON object {"results": [{k, precision, recall, f1, microF1}]}, in percent')
     .action(async (opts: EvalRetrievalOptions) => {
       const cfg = configOrExit();

@@ -39,7 +39,8 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
   if (!statement.trim()) fail('the statement is empty');
   // The API's limit (its schema counts code points, as here), so both refuse the same statements.
   const length = [...statement].length;
-  if (length > cfg.api.maxStatementChars) fail(`the statement has ${length} characters; at most ${cfg.api.maxStatementChars} are accepted (DRIFTLINE_MAX_STATEMENT_CHARS)`);
+  if (length > cfg.api.maxStatementChars)
+    fail(`the statement has ${length} characters; at most ${cfg.api.maxStatementChars} are accepted (DRIFTLINE_MAX_STATEMENT_CHARS)`);
   if (typeof opts.goldStatement === 'string' && [...opts.goldStatement].length > cfg.api.maxStatementChars) {
     fail(`--gold-statement has more than ${cfg.api.maxStatementChars} characters (DRIFTLINE_MAX_STATEMENT_CHARS)`);
   }
@@ -50,7 +51,13 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
   if (agentProblem) fail(agentProblem.replace(/"tools"/g, '--tools').replace(/"maxSteps"/g, '--max-steps'));
   if (runConfig.retrieval === 'oracle' && !opts.goldPremises) fail('--retrieval oracle needs --gold-premises NAME,NAME,…');
   const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
-  const list = (value: unknown) => (typeof value === 'string' ? value.split(',').map((n) => n.trim()).filter(Boolean) : undefined);
+  const list = (value: unknown) =>
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((n) => n.trim())
+          .filter(Boolean)
+      : undefined;
   const json = Boolean(opts.json);
   const say = (line: string) => !json && process.stderr.write(`${line}\n`);
   let exitCode = 0;
@@ -90,13 +97,17 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
         // answers a quick question; anything else from a live Temporal is a real error.
         const answers = await client.connection
           .withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => client.workflowService.getSystemInfo({}))
-          .then(() => true, () => false);
+          .then(
+            () => true,
+            () => false,
+          );
         if (answers) {
           if ((err as { code?: number }).code !== GRPC_DEADLINE_EXCEEDED) throw err;
           lostSince = undefined;
           continue;
         }
-        if (Date.now() - lostSince >= cfg.temporal.clientGraceMs) throw new Error(lostTemporalMessage(id, temporalAddress(cfg), `http://${cfg.api.host}:${cfg.api.port}`, err));
+        if (Date.now() - lostSince >= cfg.temporal.clientGraceMs)
+          throw new Error(lostTemporalMessage(id, temporalAddress(cfg), `http://${cfg.api.host}:${cfg.api.port}`, err));
         await new Promise((r) => setTimeout(r, 1000));
       }
     }

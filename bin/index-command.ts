@@ -122,7 +122,9 @@ async function buildCommand(opts: BuildOptions): Promise<void> {
       args: [input],
       workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
     });
-    process.stderr.write(`index build ${workflowId}\n  store ${registry.store.kind}, embedder ${registry.embedder?.id ?? 'none (lexical only)'}\n`);
+    process.stderr.write(
+      `index build ${workflowId}\n  store ${registry.store.kind}, embedder ${registry.embedder?.id ?? 'none (lexical only)'}\n`,
+    );
     if (!opts.wait) {
       process.stdout.write(`${JSON.stringify({ workflowId, version })}\n`);
       await client.connection.close();
@@ -147,7 +149,10 @@ async function buildCommand(opts: BuildOptions): Promise<void> {
           doneAtStart = done; // a resumed build: rate from what this command watched
         }
         const elapsed = storingSince === undefined ? 0 : Date.now() - storingSince;
-        const line = progressLine(p, done, elapsed, 30).replace(/\d+\/s/, `${(elapsed > 0 ? ((done - doneAtStart) * 1000) / elapsed : 0).toFixed(0)}/s`);
+        const line = progressLine(p, done, elapsed, 30).replace(
+          /\d+\/s/,
+          `${(elapsed > 0 ? ((done - doneAtStart) * 1000) / elapsed : 0).toFixed(0)}/s`,
+        );
         if (tty) process.stderr.write(`\r${line}\x1b[K`);
         else {
           const decile = p.total > 0 ? Math.floor((10 * done) / p.total) : 0;
@@ -162,7 +167,9 @@ async function buildCommand(opts: BuildOptions): Promise<void> {
     try {
       const r = await result;
       if (tty) process.stderr.write('\n');
-      process.stdout.write(`built ${r.version}: ${r.count} declarations${r.promoted ? `; ${opts.library} now uses it` : ' (not promoted)'}\n`);
+      process.stdout.write(
+        `built ${r.version}: ${r.count} declarations${r.promoted ? `; ${opts.library} now uses it` : ' (not promoted)'}\n`,
+      );
     } catch (err) {
       if (tty) process.stderr.write('\n');
       const cause = (err as { cause?: Error }).cause;
@@ -215,7 +222,10 @@ async function promoteCommand(opts: { library: string; version: string }): Promi
   });
 }
 
-async function searchCommand(query: string, opts: { library?: string; k: number; theorems?: boolean; version?: string; json?: boolean; rerank: boolean }): Promise<void> {
+async function searchCommand(
+  query: string,
+  opts: { library?: string; k: number; theorems?: boolean; version?: string; json?: boolean; rerank: boolean },
+): Promise<void> {
   await withRegistry(async (cfg, registry) => {
     const library = opts.library ?? cfg.libraries[0]!.name;
     let index: PremiseIndex;
@@ -224,7 +234,8 @@ async function searchCommand(query: string, opts: { library?: string; k: number;
       if (opts.version) version = opts.version;
       else {
         const current = await registry.store.getAlias(library);
-        if (!current) fail(`library ${library} has no index yet; build one with \`driftline index build --library ${library} --corpus FILE\``);
+        if (!current)
+          fail(`library ${library} has no index yet; build one with \`driftline index build --library ${library} --corpus FILE\``);
         version = current;
       }
       // By default what a monolithic run sees (the store's ranking re-ranked); --no-rerank: the store's.
@@ -234,7 +245,9 @@ async function searchCommand(query: string, opts: { library?: string; k: number;
     }
     const hits = opts.theorems ? await index.searchTheorems(query, opts.k) : await index.searchPremises(query, opts.k);
     if (opts.json) {
-      process.stdout.write(`${JSON.stringify({ version: version, kind: index.kind, hits: hits.map((h) => ({ name: h.decl.name, kind: h.decl.kind, score: h.score })) }, null, 2)}\n`);
+      process.stdout.write(
+        `${JSON.stringify({ version: version, kind: index.kind, hits: hits.map((h) => ({ name: h.decl.name, kind: h.decl.kind, score: h.score })) }, null, 2)}\n`,
+      );
       return;
     }
     process.stdout.write(`${version} (${index.kind}), ${opts.theorems ? 'theorems' : 'premises'}:\n`);

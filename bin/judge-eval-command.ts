@@ -43,7 +43,8 @@ function grade(value: string): number {
 
 /** Runs the calibration and returns what the command prints. */
 export async function evalJudge(cfg: Config, opts: EvalJudgeOptions, onProgress?: (done: number, total: number) => void): Promise<string> {
-  if (Object.keys(cfg.llm.providers).length === 0) throw new Error('no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY), and DRIFTLINE_MODEL_JUDGE or --model');
+  if (Object.keys(cfg.llm.providers).length === 0)
+    throw new Error('no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY), and DRIFTLINE_MODEL_JUDGE or --model');
   const shared = publicDataDir(cfg);
   const dirs = opts.data?.length
     ? opts.data
@@ -82,8 +83,11 @@ export async function evalJudge(cfg: Config, opts: EvalJudgeOptions, onProgress?
 export function registerJudgeEvalCommand(group: Command): void {
   group
     .command('judge')
-    .description("agreement of the LLM judge with human equivalence labels (and of two judge models with each other)")
-    .option('--data <dir...>', 'labelled sets (autoformalization.json + labels.json); default: both sets in the shared human_equivalence data')
+    .description('agreement of the LLM judge with human equivalence labels (and of two judge models with each other)')
+    .option(
+      '--data <dir...>',
+      'labelled sets (autoformalization.json + labels.json); default: both sets in the shared human_equivalence data',
+    )
     .option('--benchmark <file>', 'benchmark JSONL with the informal and gold statements (default: the shared ProofNet benchmark)')
     .option('--model <name>', 'judge model (default: DRIFTLINE_MODEL_JUDGE)')
     .option('--second-model <name>', 'a second judge model, for judge-against-judge agreement')

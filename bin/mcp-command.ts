@@ -23,7 +23,10 @@ export async function mcpCommand(): Promise<void> {
   // server starts all the same, on a connection that reaches Temporal once it answers.
   const client = await connectClient(cfg).catch((err: Error) => {
     log.warn(`${err.message} The MCP server starts anyway; its tools work once Temporal answers.`);
-    return new Client({ connection: Connection.lazy({ address: temporalAddress(cfg), interceptors: [closeSafeRetryInterceptor()] }), namespace: cfg.temporal.namespace });
+    return new Client({
+      connection: Connection.lazy({ address: temporalAddress(cfg), interceptors: [closeSafeRetryInterceptor()] }),
+      namespace: cfg.temporal.namespace,
+    });
   });
   const { registry } = await buildRetrieval(cfg, log);
   const results = await openResults(cfg);

@@ -43,7 +43,9 @@ function option(key: string, schema: FieldSchema): Option {
   const arg = schema.cli?.arg ?? 'value';
   const description = schema.description ?? key;
   if (schema.type === 'boolean') {
-    return schema.default === true ? new Option(`${short}--no-${flag}`, `turn off: ${description}`) : new Option(`${short}--${flag}`, description);
+    return schema.default === true
+      ? new Option(`${short}--no-${flag}`, `turn off: ${description}`)
+      : new Option(`${short}--${flag}`, description);
   }
   const opt = new Option(`${short}--${flag} <${arg}>`, description);
   if (schema.default !== undefined) opt.default(schema.default);
@@ -55,7 +57,10 @@ function option(key: string, schema: FieldSchema): Option {
     const keys = Object.keys(schema.properties ?? {});
     return opt.argParser((value: string) => {
       const out: Record<string, string> = {};
-      for (const pair of value.split(',').map((p) => p.trim()).filter(Boolean)) {
+      for (const pair of value
+        .split(',')
+        .map((p) => p.trim())
+        .filter(Boolean)) {
         const eq = pair.indexOf('=');
         const k = pair.slice(0, eq).trim();
         if (eq < 1 || !pair.slice(eq + 1).trim()) throw new InvalidArgumentError(`expected key=value pairs, got "${pair}"`);
@@ -68,7 +73,14 @@ function option(key: string, schema: FieldSchema): Option {
   const itemChoices = schema.type === 'array' ? literals(schema.items) : undefined;
   if (schema.type === 'array') {
     return opt.argParser((value: string) => {
-      const list = [...new Set(value.split(',').map((v) => v.trim()).filter(Boolean))];
+      const list = [
+        ...new Set(
+          value
+            .split(',')
+            .map((v) => v.trim())
+            .filter(Boolean),
+        ),
+      ];
       const bad = itemChoices ? list.filter((v) => !itemChoices.includes(v)) : [];
       if (bad.length) throw new InvalidArgumentError(`unknown ${bad.join(', ')}; allowed: ${itemChoices!.join(', ')}`);
       return list;

@@ -33,7 +33,10 @@ export function stagePrinter(write: (line: string) => void): (event: RunEvent) =
       const { status, errors } = event.compile;
       // The screen decided, not Lean: never worded as a compile error.
       if (status === 'refused') write('      refused by the screen before Lean (Lean never saw it)');
-      else write(`      ${status === 'ok' ? 'compiled' : status === 'error' ? 'Lean rejected it' : status}${errors ? ` (${errors} error${errors === 1 ? '' : 's'})` : ''}`);
+      else
+        write(
+          `      ${status === 'ok' ? 'compiled' : status === 'error' ? 'Lean rejected it' : status}${errors ? ` (${errors} error${errors === 1 ? '' : 's'})` : ''}`,
+        );
     } else if (event.type === 'stage.failed') {
       write(`      ${event.activity ?? event.stage} failed: ${event.error ?? 'unknown error'}`);
     }
@@ -52,11 +55,14 @@ export function printResult(result: FormalizeResult, out: NodeJS.WritableStream 
       : result.compiled
         ? 'yes'
         : 'no: Lean rejected it';
-  out.write(`outcome:   ${refused ? `refused by the screen: ${last ? refusalReason(last.compile) : 'no reason given'}` : result.outcome}\n`);
+  out.write(
+    `outcome:   ${refused ? `refused by the screen: ${last ? refusalReason(last.compile) : 'no reason given'}` : result.outcome}\n`,
+  );
   out.write(`compiled:  ${compiled}  (${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'})\n`);
   if (refused && last) {
     // The screen's message, at the place it refused.
-    for (const m of last.compile.messages) out.write(`screen:    ${m.line}:${m.column}: ${m.severity}: ${m.text.split('\n').join('\n           ')}\n`);
+    for (const m of last.compile.messages)
+      out.write(`screen:    ${m.line}:${m.column}: ${m.severity}: ${m.text.split('\n').join('\n           ')}\n`);
   } else if (result.checked && !result.compiled && last) {
     // What Lean said about the last attempt: the reason it did not compile.
     if (last.compile.reason) out.write(`lean:      ${last.compile.reason}\n`);
@@ -72,9 +78,13 @@ export function printResult(result: FormalizeResult, out: NodeJS.WritableStream 
   if (result.equivalence) out.write(`gold:      ${equivalenceVerdict(result.equivalence)}\n`);
   if (result.agent) {
     const a = result.agent;
-    out.write(`agent:     ${a.ending}${a.budget ? ` (${a.budget})` : ''} after ${a.steps} step${a.steps === 1 ? '' : 's'}, ${a.tokens.total} tokens\n`);
+    out.write(
+      `agent:     ${a.ending}${a.budget ? ` (${a.budget})` : ''} after ${a.steps} step${a.steps === 1 ? '' : 's'}, ${a.tokens.total} tokens\n`,
+    );
     for (const s of result.steps ?? []) {
-      out.write(`  ${String(s.step).padStart(2)}. ${s.tool ?? 'answer'}${s.error ? ' (error)' : ''}${s.accepted === false ? ' (refused)' : ''}: ${s.output.slice(0, 100)}\n`);
+      out.write(
+        `  ${String(s.step).padStart(2)}. ${s.tool ?? 'answer'}${s.error ? ' (error)' : ''}${s.accepted === false ? ' (refused)' : ''}: ${s.output.slice(0, 100)}\n`,
+      );
     }
   }
   out.write(`premises:  ${result.premises.map((p) => p.name).join(', ') || '(none)'}\n`);
@@ -98,5 +108,11 @@ export function printRunTable(items: RunSummary[], out: NodeJS.WritableStream = 
   const rows = items.map((r) => [r.id, r.status, r.outcome ?? r.stage ?? '', r.library ?? '', r.startedAt.replace('T', ' ').slice(0, 19)]);
   const header = ['ID', 'STATUS', 'OUTCOME/STAGE', 'LIBRARY', 'STARTED (UTC)'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  for (const row of [header, ...rows]) out.write(`${row.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
+  for (const row of [header, ...rows])
+    out.write(
+      `${row
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd()}\n`,
+    );
 }

@@ -3,7 +3,15 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { configOrExit as config, fail } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { temporalUiUrl, type Config } from '../infra/config';
-import { cancelFormalization, getFormalization, listFormalizations, RunClosedError, RunNotFoundError, temporalUiLink, type ListFilter } from '../client/runs';
+import {
+  cancelFormalization,
+  getFormalization,
+  listFormalizations,
+  RunClosedError,
+  RunNotFoundError,
+  temporalUiLink,
+  type ListFilter,
+} from '../client/runs';
 import type { Client } from '@temporalio/client';
 import { printRunTable, printRunView } from './run-output';
 import { OUTCOMES } from '../common/outcomes';
@@ -46,23 +54,43 @@ export function registerRunsCommands(program: Command): void {
     .option('-n, --limit <n>', 'runs per page (1-200)', limit, 20)
     .option('--page-token <token>', 'the next page, as printed by the previous one')
     .option('--json', 'print {items, nextPageToken} as JSON')
-    .action(async (opts: { status?: ListFilter['status']; outcome?: string; library?: string; sweep?: string; limit: number; pageToken?: string; json?: boolean }) => {
-      await withClient(async (client, cfg) => {
-        const page = await listFormalizations(client, { status: opts.status, outcome: opts.outcome, library: opts.library, sweep: opts.sweep, limit: opts.limit, pageToken: opts.pageToken });
-        if (opts.json) {
-          const items = page.items.map((item) => ({ ...item, links: { temporalUi: link(cfg, item.id) } }));
-          process.stdout.write(`${JSON.stringify({ ...page, items }, null, 2)}\n`);
-          return;
-        }
-        printRunTable(page.items);
-        if (page.nextPageToken) process.stdout.write(`\nmore: driftline runs list --page-token ${page.nextPageToken}${opts.status ? ` --status ${opts.status}` : ''}\n`);
-        process.stdout.write(`Temporal UI: ${temporalUiUrl(cfg)}/namespaces/${encodeURIComponent(cfg.temporal.namespace)}/workflows\n`);
-      });
-    });
+    .action(
+      async (opts: {
+        status?: ListFilter['status'];
+        outcome?: string;
+        library?: string;
+        sweep?: string;
+        limit: number;
+        pageToken?: string;
+        json?: boolean;
+      }) => {
+        await withClient(async (client, cfg) => {
+          const page = await listFormalizations(client, {
+            status: opts.status,
+            outcome: opts.outcome,
+            library: opts.library,
+            sweep: opts.sweep,
+            limit: opts.limit,
+            pageToken: opts.pageToken,
+          });
+          if (opts.json) {
+            const items = page.items.map((item) => ({ ...item, links: { temporalUi: link(cfg, item.id) } }));
+            process.stdout.write(`${JSON.stringify({ ...page, items }, null, 2)}\n`);
+            return;
+          }
+          printRunTable(page.items);
+          if (page.nextPageToken)
+            process.stdout.write(
+              `\nmore: driftline runs list --page-token ${page.nextPageToken}${opts.status ? ` --status ${opts.status}` : ''}\n`,
+            );
+          process.stdout.write(`Temporal UI: ${temporalUiUrl(cfg)}/namespaces/${encodeURIComponent(cfg.temporal.namespace)}/workflows\n`);
+        });
+      },
+    );
 
   runs
     .command('show')
-    .description("one run: status, progress, result and its page in the Temporal UI")
+    .description('one run: status, progress, result and its page in the Temporal UI')
     .argument('<id>', 'the run id')
     .option('--json', 'print the run as JSON')
     .action(async (id: string, opts: { json?: boolean }) => {

@@ -31,7 +31,10 @@ function positive(value: string): number {
 }
 
 /** Runs `fn` with the results database and a Temporal client, closing both afterwards. */
-async function withServices<T>(fn: (cfg: Config, db: ResultsDb, client: Client) => Promise<T>, opts: { temporal?: boolean } = {}): Promise<T> {
+async function withServices<T>(
+  fn: (cfg: Config, db: ResultsDb, client: Client) => Promise<T>,
+  opts: { temporal?: boolean } = {},
+): Promise<T> {
   const cfg = loadCfg({ skipFileChecks: true });
   const db = await openResults(cfg).catch((err: Error) => fail(err.message));
   let client: Client | undefined;
@@ -62,7 +65,9 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
     fail((err as Error).message);
   }
   if (!cfg.libraries.some((l) => l.name === spec.library)) {
-    fail(`${file}: library: "${spec.library}" is not configured; known: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES)`);
+    fail(
+      `${file}: library: "${spec.library}" is not configured; known: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES)`,
+    );
   }
   for (const c of spec.configurations) {
     const problem = runProvidersProblem(c.config, Object.keys(cfg.llm.providers));
@@ -71,10 +76,16 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
   // Every record is checked before anything starts: a bad line stops here, naming file and line.
   const items = await loadBenchmarks(spec.benchmarks).catch((err: Error) => fail(err.message));
   if (spec.configurations.some((c) => c.config.retrieval === 'oracle') && items.some((i) => i.goldPremises.length === 0)) {
-    process.stderr.write(`note: ${items.filter((i) => i.goldPremises.length === 0).length} items have no gold premises; oracle retrieval gives them none\n`);
+    process.stderr.write(
+      `note: ${items.filter((i) => i.goldPremises.length === 0).length} items have no gold premises; oracle retrieval gives them none\n`,
+    );
   }
   // The index version a sweep pins when its file names none: the alias's current version.
-  const current = spec.indexVersion ? undefined : await createIndexStore(cfg).getAlias(spec.library).catch(() => undefined);
+  const current = spec.indexVersion
+    ? undefined
+    : await createIndexStore(cfg)
+        .getAlias(spec.library)
+        .catch(() => undefined);
   await withServices(async (_cfg, db, client) => {
     let started;
     try {
@@ -94,8 +105,13 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
       return;
     }
     if (started.existing) {
-      if (started.differences?.length) process.stderr.write(`note: ${file} differs from sweep ${started.id}'s file in ${started.differences.join(', ')}; the existing sweep is unchanged (choose another --id for a new one)\n`);
-      process.stdout.write(`sweep ${started.id} exists already (${started.total} runs); nothing new started. Watch it: driftline sweep status ${started.id}\n`);
+      if (started.differences?.length)
+        process.stderr.write(
+          `note: ${file} differs from sweep ${started.id}'s file in ${started.differences.join(', ')}; the existing sweep is unchanged (choose another --id for a new one)\n`,
+        );
+      process.stdout.write(
+        `sweep ${started.id} exists already (${started.total} runs); nothing new started. Watch it: driftline sweep status ${started.id}\n`,
+      );
       return;
     }
     const reused = started.reused.length ? `; re-used from ${opts.reuse}: ${started.reused.join(', ')}` : '';
@@ -151,10 +167,17 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     const pad = (s: string) => s.padEnd(width);
     const fields = (q: SweepProgress, c?: SweepCounts) => {
       const { rate, etaSeconds } = c ? configRate(q, c) : q;
-      return { failed: (c ?? q).failed, running: (c ?? q).running, rate: rate.toFixed(2), eta_text: q.status === 'paused' ? 'paused' : formatDuration(etaSeconds) };
+      return {
+        failed: (c ?? q).failed,
+        running: (c ?? q).running,
+        rate: rate.toFixed(2),
+        eta_text: q.status === 'paused' ? 'paused' : formatDuration(etaSeconds),
+      };
     };
     const total = bars.create(p.total, p.done, { name: pad('all'), ...fields(p) });
-    const per = new Map(Object.entries(p.perConfig).map(([name, c]) => [name, bars.create(c.total, c.done, { name: pad(name), ...fields(p, c) })]));
+    const per = new Map(
+      Object.entries(p.perConfig).map(([name, c]) => [name, bars.create(c.total, c.done, { name: pad(name), ...fields(p, c) })]),
+    );
     const stop = () => {
       bars.stop();
       process.exit(0);
@@ -179,7 +202,10 @@ function summaryLine(p: SweepProgress): string {
 /** The sweep's LLM budget in words: what was used of it, and why no more runs start. */
 function budgetText(p: SweepProgress): string {
   const b = p.budget!;
-  const limits = [b.tokens !== undefined ? `${b.used.tokens} of ${b.tokens} tokens` : '', b.costUsd !== undefined ? `$${(b.used.costUsd ?? 0).toFixed(4)} of $${b.costUsd}` : '']
+  const limits = [
+    b.tokens !== undefined ? `${b.used.tokens} of ${b.tokens} tokens` : '',
+    b.costUsd !== undefined ? `$${(b.used.costUsd ?? 0).toFixed(4)} of $${b.costUsd}` : '',
+  ]
     .filter(Boolean)
     .join(', ');
   return b.reached ? `${b.reached}; no more runs were started (${p.total - p.done} not run)` : `${limits} used`;
@@ -189,7 +215,9 @@ function describe(p: SweepProgress): string {
   const lines = [summaryLine(p)];
   for (const [name, c] of Object.entries(p.perConfig)) {
     const { rate, etaSeconds } = configRate(p, c);
-    lines.push(`  ${name}: ${c.done}/${c.total} done, ${c.failed} failed, ${c.running} running, ${rate.toFixed(2)} runs/s, ETA ${formatDuration(etaSeconds)}`);
+    lines.push(
+      `  ${name}: ${c.done}/${c.total} done, ${c.failed} failed, ${c.running} running, ${rate.toFixed(2)} runs/s, ETA ${formatDuration(etaSeconds)}`,
+    );
   }
   if (p.budget) lines.push(`  budget: ${budgetText(p)}`);
   return `${lines.join('\n')}\n`;
@@ -216,7 +244,15 @@ async function listCommand(opts: { json?: boolean }): Promise<void> {
     const rows = [];
     for (const s of sweeps) {
       const p = await getSweepProgress(client, db, s.id).catch(() => null);
-      rows.push({ id: s.id, status: p?.status ?? 'unknown', done: p?.done ?? 0, failed: p?.failed ?? 0, total: s.items * s.cells.length * s.samples, library: s.library, createdAt: s.createdAt });
+      rows.push({
+        id: s.id,
+        status: p?.status ?? 'unknown',
+        done: p?.done ?? 0,
+        failed: p?.failed ?? 0,
+        total: s.items * s.cells.length * s.samples,
+        library: s.library,
+        createdAt: s.createdAt,
+      });
     }
     if (opts.json) {
       process.stdout.write(`${JSON.stringify(rows)}\n`);
@@ -226,7 +262,8 @@ async function listCommand(opts: { json?: boolean }): Promise<void> {
       process.stdout.write('no sweeps yet: driftline sweep start FILE\n');
       return;
     }
-    for (const r of rows) process.stdout.write(`${r.id}  ${r.status.padEnd(9)}  ${r.done}/${r.total} done, ${r.failed} failed  ${r.library}  ${r.createdAt}\n`);
+    for (const r of rows)
+      process.stdout.write(`${r.id}  ${r.status.padEnd(9)}  ${r.done}/${r.total} done, ${r.failed} failed  ${r.library}  ${r.createdAt}\n`);
   });
 }
 
@@ -240,7 +277,11 @@ async function exportCommand(id: string, opts: { format: 'jsonl' | 'csv'; out?: 
         process.stdout.write(text);
         return;
       }
-      await new Promise<void>((resolve, reject) => createWriteStream(opts.out!).end(text, () => resolve()).on('error', reject));
+      await new Promise<void>((resolve, reject) =>
+        createWriteStream(opts.out!)
+          .end(text, () => resolve())
+          .on('error', reject),
+      );
       process.stderr.write(`${runs.length} runs written to ${opts.out}\n`);
     },
     { temporal: false },
@@ -275,7 +316,9 @@ async function reportCommand(id: string, opts: { out?: string; format: 'html' | 
     }
     if (!opts.out) fail('the HTML report is a directory of files: give --out DIR (or --format latex|md for the tables alone)');
     const { files } = await writeSweepReport(opts.out, input);
-    process.stdout.write(`report of sweep ${id} (${input.records.length} runs${progress && progress.status !== 'completed' ? `, sweep ${progress.status}` : ''}):\n${files.map((f) => `  ${f}`).join('\n')}\n`);
+    process.stdout.write(
+      `report of sweep ${id} (${input.records.length} runs${progress && progress.status !== 'completed' ? `, sweep ${progress.status}` : ''}):\n${files.map((f) => `  ${f}`).join('\n')}\n`,
+    );
   });
 }
 
@@ -299,10 +342,22 @@ export function registerSweepCommands(program: Command): void {
     .addOption(new Option('--once', 'the default: print the progress once').hideHelp())
     .action(statusCommand);
   for (const signal of ['pause', 'resume', 'cancel'] as const) {
-    const what = { pause: 'stop starting new runs (running ones finish)', resume: 'start runs again after a pause', cancel: 'stop the sweep: no new runs, running ones are cancelled' }[signal];
-    sweep.command(signal).description(what).argument('<id>').action((id: string) => signalCommand(id, signal));
+    const what = {
+      pause: 'stop starting new runs (running ones finish)',
+      resume: 'start runs again after a pause',
+      cancel: 'stop the sweep: no new runs, running ones are cancelled',
+    }[signal];
+    sweep
+      .command(signal)
+      .description(what)
+      .argument('<id>')
+      .action((id: string) => signalCommand(id, signal));
   }
-  sweep.command('list').description('list sweeps in the results database with their status').option('--json', 'print JSON').action(listCommand);
+  sweep
+    .command('list')
+    .description('list sweeps in the results database with their status')
+    .option('--json', 'print JSON')
+    .action(listCommand);
   sweep
     .command('export')
     .description('print every finished run of a sweep: one JSON object per line, or CSV')
@@ -312,10 +367,16 @@ export function registerSweepCommands(program: Command): void {
     .action(exportCommand);
   sweep
     .command('report')
-    .description("write the sweep's report (DIR/index.html, Markdown, CSV, JSON, LaTeX tables), or with --format latex|md the paper's tables alone")
+    .description(
+      "write the sweep's report (DIR/index.html, Markdown, CSV, JSON, LaTeX tables), or with --format latex|md the paper's tables alone",
+    )
     .argument('<id>')
     .option('--out <dir>', 'directory to write the report (or the tables) into')
-    .addOption(new Option('--format <format>', "html: the whole report; latex or md: the paper's tables (to stdout without --out)").choices(['html', 'latex', 'md']).default('html'))
+    .addOption(
+      new Option('--format <format>', "html: the whole report; latex or md: the paper's tables (to stdout without --out)")
+        .choices(['html', 'latex', 'md'])
+        .default('html'),
+    )
     .option('--baseline <config>', 'the configuration the ablation table compares against (default: the first)')
     .action(reportCommand);
 }

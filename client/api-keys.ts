@@ -30,7 +30,9 @@ export function parseApiKeys(value: string): ApiKey[] {
       const match = ENTRY.exec(entry);
       if (!match) {
         const shown = entry.includes(':') ? `${entry.slice(0, entry.indexOf(':'))}:…` : '(an entry without ":")';
-        throw new Error(`${shown} is not of the form name:<64 hex digits of the key's SHA-256>; \`npx driftline keys new --name NAME\` prints one`);
+        throw new Error(
+          `${shown} is not of the form name:<64 hex digits of the key's SHA-256>; \`npx driftline keys new --name NAME\` prints one`,
+        );
       }
       return { name: match[1]!, sha256: match[2]! };
     });

@@ -55,7 +55,13 @@ export function registryCatalog(registry: IndexRegistry): LibraryCatalog {
       const hits = await index.searchPremises(query, k);
       return {
         version,
-        hits: hits.map((h) => ({ name: h.decl.name, kind: h.decl.kind, signature: h.decl.signature, ...(h.decl.module ? { module: h.decl.module } : {}), score: h.score })),
+        hits: hits.map((h) => ({
+          name: h.decl.name,
+          kind: h.decl.kind,
+          signature: h.decl.signature,
+          ...(h.decl.module ? { module: h.decl.module } : {}),
+          score: h.score,
+        })),
       };
     },
   };

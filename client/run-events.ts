@@ -11,7 +11,15 @@ type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 type Payload = proto.temporal.api.common.v1.IPayload;
 
 /** The kinds of event a run's stream carries (the API's event schema is built from this list). */
-export const RUN_EVENT_TYPES = ['run.started', 'stage.started', 'stage.completed', 'stage.failed', 'run.completed', 'run.failed', 'run.canceled'] as const;
+export const RUN_EVENT_TYPES = [
+  'run.started',
+  'stage.started',
+  'stage.completed',
+  'stage.failed',
+  'run.completed',
+  'run.failed',
+  'run.canceled',
+] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
 export interface RunEvent {
@@ -129,25 +137,41 @@ export class RunEventMapper {
       case EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED:
       case EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT:
       case EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED: {
-        const attrs = event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskCanceledEventAttributes;
+        const attrs =
+          event.activityTaskFailedEventAttributes ?? event.activityTaskTimedOutEventAttributes ?? event.activityTaskCanceledEventAttributes;
         const from = this.scheduled.get(Number(attrs?.scheduledEventId));
         if (!from) return undefined;
-        const error =
-          event.activityTaskFailedEventAttributes ? failureText(event.activityTaskFailedEventAttributes.failure)
-          : event.activityTaskTimedOutEventAttributes ? `timed out: ${failureText(event.activityTaskTimedOutEventAttributes.failure)}`
-          : 'canceled';
+        const error = event.activityTaskFailedEventAttributes
+          ? failureText(event.activityTaskFailedEventAttributes.failure)
+          : event.activityTaskTimedOutEventAttributes
+            ? `timed out: ${failureText(event.activityTaskTimedOutEventAttributes.failure)}`
+            : 'canceled';
         return { seq, type: 'stage.failed', ...this.base(from), time, error };
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED: {
-        const result = decode(event.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]) as { outcome?: string; compiled?: boolean } | undefined;
-        return { seq, type: 'run.completed', stage: 'done', time, ...(result?.outcome ? { outcome: result.outcome } : {}), ...(typeof result?.compiled === 'boolean' ? { compiled: result.compiled } : {}) };
+        const result = decode(event.workflowExecutionCompletedEventAttributes?.result?.payloads?.[0]) as
+          { outcome?: string; compiled?: boolean } | undefined;
+        return {
+          seq,
+          type: 'run.completed',
+          stage: 'done',
+          time,
+          ...(result?.outcome ? { outcome: result.outcome } : {}),
+          ...(typeof result?.compiled === 'boolean' ? { compiled: result.compiled } : {}),
+        };
       }
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED:
         return { seq, type: 'run.failed', stage: 'done', time, error: failureText(event.workflowExecutionFailedEventAttributes?.failure) };
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TIMED_OUT:
         return { seq, type: 'run.failed', stage: 'done', time, error: 'the run timed out' };
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_TERMINATED:
-        return { seq, type: 'run.failed', stage: 'done', time, error: `terminated${event.workflowExecutionTerminatedEventAttributes?.reason ? `: ${event.workflowExecutionTerminatedEventAttributes.reason}` : ''}` };
+        return {
+          seq,
+          type: 'run.failed',
+          stage: 'done',
+          time,
+          error: `terminated${event.workflowExecutionTerminatedEventAttributes?.reason ? `: ${event.workflowExecutionTerminatedEventAttributes.reason}` : ''}`,
+        };
       case EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CANCELED:
         return { seq, type: 'run.canceled', stage: 'done', time };
       default:

@@ -35,11 +35,17 @@ export function describeRunFailure(err: unknown): RunFailure {
   const activity = links.find((e): e is ActivityFailure => e instanceof ActivityFailure);
   // The pipeline's stage name (older runs' activity draftStatement is the stage formalize).
   const stage = activity ? (STAGE_OF_ACTIVITY[activity.activityType] ?? activity.activityType) : undefined;
-  const mainAt = links.findIndex((e) => e instanceof ApplicationFailure || e instanceof TimeoutFailure || (e instanceof Error && !WRAPPERS.has(e.message) && !(e instanceof ActivityFailure) && e.message !== ''));
+  const mainAt = links.findIndex(
+    (e) =>
+      e instanceof ApplicationFailure ||
+      e instanceof TimeoutFailure ||
+      (e instanceof Error && !WRAPPERS.has(e.message) && !(e instanceof ActivityFailure) && e.message !== ''),
+  );
   const main = mainAt >= 0 ? links[mainAt] : links.at(-1);
-  let reason = main instanceof TimeoutFailure
-    ? `Temporal stopped the activity: its ${main.timeoutType?.toLowerCase().replace(/_/g, '-') ?? ''} timeout passed`
-    : messageOf(main);
+  let reason =
+    main instanceof TimeoutFailure
+      ? `Temporal stopped the activity: its ${main.timeoutType?.toLowerCase().replace(/_/g, '-') ?? ''} timeout passed`
+      : messageOf(main);
   // Deeper causes, where they say something the message does not already say.
   for (const deeper of links.slice(mainAt + 1)) {
     const text = messageOf(deeper);

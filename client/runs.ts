@@ -48,7 +48,13 @@ export function formalizeInput(request: StartRequest): FormalizeInput {
     ...(request.leanTaskQueue ? { leanTaskQueue: request.leanTaskQueue } : {}),
     ...(request.goldStatement ? { goldStatement: request.goldStatement } : {}),
     ...(request.llm
-      ? { llm: { timeoutMs: request.llm.timeoutMs, maxReasks: request.llm.maxReasks, ...(request.llm.providers ? { providers: request.llm.providers } : {}) } }
+      ? {
+          llm: {
+            timeoutMs: request.llm.timeoutMs,
+            maxReasks: request.llm.maxReasks,
+            ...(request.llm.providers ? { providers: request.llm.providers } : {}),
+          },
+        }
       : {}),
     ...(request.sample ? { sample: request.sample } : {}),
   };
@@ -113,7 +119,11 @@ export async function getFormalization(client: Client, id: string): Promise<RunV
     // the workflow at every stage) still tells where the run is. The query is aborted when it
     // loses the race: left in flight, its gRPC retry timer fires after the caller has closed the
     // connection and throws `Channel has been shut down` from a timer (the CLI crash).
-    const fallback: Progress = { stage: (description.typedSearchAttributes.get(STAGE_KEY) as Stage | undefined) ?? 'starting', round: 0, completed: [] };
+    const fallback: Progress = {
+      stage: (description.typedSearchAttributes.get(STAGE_KEY) as Stage | undefined) ?? 'starting',
+      round: 0,
+      completed: [],
+    };
     const abort = new AbortController();
     const timer = setTimeout(() => abort.abort(), QUERY_TIMEOUT_MS);
     const progress = await client.connection
@@ -126,7 +136,8 @@ export async function getFormalization(client: Client, id: string): Promise<RunV
   if (status === 'COMPLETED') {
     const result = (await handle.result()) as FormalizeResult;
     const done: Progress = { stage: 'done', round: result.attempts.length - 1, completed: result.stages ?? [] };
-    if (result.agent) Object.assign(done, { round: result.agent.steps, step: result.agent.steps, lastTool: result.steps?.at(-1)?.tool ?? null });
+    if (result.agent)
+      Object.assign(done, { round: result.agent.steps, step: result.agent.steps, lastTool: result.steps?.at(-1)?.tool ?? null });
     return { id, status: 'completed', progress: done, result };
   }
   let failure: RunFailure = { message: `run ended with status ${status}` };
@@ -146,7 +157,10 @@ export class RunNotFoundError extends Error {
 }
 
 export class RunClosedError extends Error {
-  constructor(readonly id: string, readonly status: string) {
+  constructor(
+    readonly id: string,
+    readonly status: string,
+  ) {
     super(`run "${id}" has already ended (${status}); there is nothing to cancel`);
     this.name = 'RunClosedError';
   }
@@ -274,7 +288,15 @@ export function listQuery(filter: ListFilter): string {
   return parts.join(' AND ');
 }
 
-const STATUS_BY_ENUM: Record<number, RunStatus> = { 1: 'running', 2: 'completed', 3: 'failed', 4: 'canceled', 5: 'failed', 6: 'completed', 7: 'failed' };
+const STATUS_BY_ENUM: Record<number, RunStatus> = {
+  1: 'running',
+  2: 'completed',
+  3: 'failed',
+  4: 'canceled',
+  5: 'failed',
+  6: 'completed',
+  7: 'failed',
+};
 
 function toIso(t: proto.google.protobuf.ITimestamp | null | undefined): string | undefined {
   if (!t) return undefined;

@@ -62,20 +62,32 @@ function describeBenchmarks(spec: Partial<SweepSpec> | undefined): string | unde
   if (!spec?.benchmarks?.length) return undefined;
   return spec.benchmarks
     .map((b) => {
-      const sel = [b.ids ? `${b.ids.length} ids` : '', b.offset ? `offset ${b.offset}` : '', b.limit ? `limit ${b.limit}` : '', b.seed !== undefined ? `seed ${b.seed}` : ''].filter(Boolean);
+      const sel = [
+        b.ids ? `${b.ids.length} ids` : '',
+        b.offset ? `offset ${b.offset}` : '',
+        b.limit ? `limit ${b.limit}` : '',
+        b.seed !== undefined ? `seed ${b.seed}` : '',
+      ].filter(Boolean);
       return `${b.path} (${b.format}${sel.length ? `; ${sel.join(', ')}` : ''})`;
     })
     .join('; ');
 }
 
 /** The report's input for sweep `id`, or null when the results database has no such sweep. */
-export async function sweepReportInput(db: ResultsDb, id: string, opts: { status?: string; temporalUiUrl?: string; namespace?: string } = {}): Promise<SweepReportInput | null> {
+export async function sweepReportInput(
+  db: ResultsDb,
+  id: string,
+  opts: { status?: string; temporalUiUrl?: string; namespace?: string } = {},
+): Promise<SweepReportInput | null> {
   const row = await db.getSweep(id);
   if (!row) return null;
   const spec = row.spec as Partial<SweepSpec> | undefined;
   const design = factorialDesign(row);
   const benchmark = describeBenchmarks(spec);
-  const seeds = spec?.benchmarks?.filter((b) => b.seed !== undefined).map((b) => `benchmark selection ${b.seed}`).join(', ');
+  const seeds = spec?.benchmarks
+    ?.filter((b) => b.seed !== undefined)
+    .map((b) => `benchmark selection ${b.seed}`)
+    .join(', ');
   return {
     sweep: {
       id: row.id,

@@ -102,16 +102,30 @@ async function reuseCells(db: ResultsDb, to: SweepRow, items: BenchmarkItem[], f
 
 /** Records the sweep and its items, then starts the `sweep` workflow. Starting an ID that
  * exists answers with the existing sweep. */
-export async function startSweep(client: Client, db: ResultsDb, spec: SweepSpec, items: BenchmarkItem[], options: StartSweepOptions = {}): Promise<StartedSweep> {
+export async function startSweep(
+  client: Client,
+  db: ResultsDb,
+  spec: SweepSpec,
+  items: BenchmarkItem[],
+  options: StartSweepOptions = {},
+): Promise<StartedSweep> {
   const id = options.id ?? spec.id ?? newSweepId();
-  if (!SWEEP_ID.test(id)) throw new SweepRequestError(`sweep id "${id}": use letters, digits and . _ + = , - (no "/" or spaces), at most 100 characters`);
+  if (!SWEEP_ID.test(id))
+    throw new SweepRequestError(`sweep id "${id}": use letters, digits and . _ + = , - (no "/" or spaces), at most 100 characters`);
   const indexVersion = spec.indexVersion ?? options.currentIndexVersion;
   const cells = sweepCells(spec, indexVersion);
   const total = items.length * cells.length * spec.samples;
   if (await workflowExists(client, id)) {
     const row = await db.getSweep(id);
     if (!row) return { id, existing: true, total, cells, reused: [], differences: ['(the ID belongs to a workflow that is not a sweep)'] };
-    return { id, existing: true, total: row.items * row.cells.length * row.samples, cells: row.cells, reused: [], differences: sweepSpecDifferences(row.spec, spec) };
+    return {
+      id,
+      existing: true,
+      total: row.items * row.cells.length * row.samples,
+      cells: row.cells,
+      reused: [],
+      differences: sweepSpecDifferences(row.spec, spec),
+    };
   }
   const row: SweepRow = {
     id,
@@ -159,7 +173,8 @@ export async function startSweep(client: Client, db: ResultsDb, spec: SweepSpec,
       ]),
     });
   } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return { id, existing: true, total, cells: sweep.cells, reused: [], differences: sweepSpecDifferences(sweep.spec, spec) };
+    if (err instanceof WorkflowExecutionAlreadyStartedError)
+      return { id, existing: true, total, cells: sweep.cells, reused: [], differences: sweepSpecDifferences(sweep.spec, spec) };
     throw err;
   }
   return { id, existing: false, total, cells: sweep.cells, reused };
@@ -168,7 +183,9 @@ export async function startSweep(client: Client, db: ResultsDb, spec: SweepSpec,
 /** JSON with object keys sorted, so equal specs compare equal whatever their key order. */
 function canonical(value: unknown): string {
   return JSON.stringify(value ?? null, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as object).sort(([a], [b]) => a.localeCompare(b))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as object).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
   );
 }
 
@@ -179,7 +196,8 @@ export function sweepSpecDifferences(stored: unknown, wanted: SweepSpec): string
   const differences: string[] = [];
   const same = (a: unknown, b: unknown) => canonical(a) === canonical(b);
   if (!same(had.benchmarks, wanted.benchmarks)) differences.push('benchmark');
-  for (const key of ['library', 'indexVersion', 'samples', 'window', 'leaveOut'] as const) if (!same(had[key], wanted[key])) differences.push(key);
+  for (const key of ['library', 'indexVersion', 'samples', 'window', 'leaveOut'] as const)
+    if (!same(had[key], wanted[key])) differences.push(key);
   if (!same(had.maxAttempts, wanted.maxAttempts)) differences.push('retry.maxAttempts');
   const before = new Map((had.configurations ?? []).map((c) => [c.name, c]));
   const after = new Map(wanted.configurations.map((c) => [c.name, c]));

@@ -1,6 +1,15 @@
 // The activities the workflows proxy, by task queue: their signatures, and the queue names.
 import type { AgentStepInput, AgentStepOutput } from './agent-types';
-import type { CompileResult, EquivalenceInput, EquivalenceResult, InspectNameInput, LeanMessage, NameInfo, ResolveNameInput, ResolveNameResult } from './lean-types';
+import type {
+  CompileResult,
+  EquivalenceInput,
+  EquivalenceResult,
+  InspectNameInput,
+  LeanMessage,
+  NameInfo,
+  ResolveNameInput,
+  ResolveNameResult,
+} from './lean-types';
 import type { LlmMeter, LlmUsageReport } from './llm-types';
 import type { Example, IllustrateInput, RetrieveInput, RetrieveOutput, SubQuery } from './retrieval-types';
 import type { FormalizeStageInput, JudgeInput, JudgeVerdict, RepairStageInput } from './run-types';

@@ -56,8 +56,7 @@ export type AgentTurn =
 
 /** A tool call checked against the offered tools and their argument schemas. */
 export type ParsedToolCall =
-  | { id: string; tool: AgentToolName; args: Record<string, unknown> }
-  | { id: string; tool: string; error: string };
+  { id: string; tool: AgentToolName; args: Record<string, unknown> } | { id: string; tool: string; error: string };
 
 export interface AgentStepInput {
   statement: string;

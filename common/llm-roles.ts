@@ -15,4 +15,10 @@ export const LLM_ROLE_DESCRIPTIONS: Record<LlmRole, string> = {
 };
 
 /** `max_tokens` per role when none is configured: enough for the reply, not a novel. */
-export const DEFAULT_MAX_TOKENS: Record<LlmRole, number> = { decomposer: 1024, formalizer: 2048, judge: 1024, agent: 2048, translator: 2048 };
+export const DEFAULT_MAX_TOKENS: Record<LlmRole, number> = {
+  decomposer: 1024,
+  formalizer: 2048,
+  judge: 1024,
+  agent: 2048,
+  translator: 2048,
+};

@@ -41,18 +41,30 @@ function field<T extends TSchema>(schema: T, cli?: CliHint): T {
 
 export const RunConfigSchema = Type.Object(
   {
-    decompose: field(Type.Boolean({ default: true, description: 'decompose the statement into sub-queries (off: the whole statement is the only sub-query)' })),
+    decompose: field(
+      Type.Boolean({
+        default: true,
+        description: 'decompose the statement into sub-queries (off: the whole statement is the only sub-query)',
+      }),
+    ),
     retrieval: field(
       Type.Union([Type.Literal('drift'), Type.Literal('monolithic'), Type.Literal('oracle'), Type.Literal('none')], {
         default: 'drift',
-        description: 'premise retrieval: drift (top-1 per sub-query), monolithic (top-k for the whole statement), oracle (the gold premises), none',
+        description:
+          'premise retrieval: drift (top-1 per sub-query), monolithic (top-k for the whole statement), oracle (the gold premises), none',
       }),
       { short: '-r', arg: 'mode' },
     ),
     topK: field(Type.Integer({ minimum: 1, maximum: 100, default: 5, description: 'k for monolithic retrieval' }), { arg: 'k' }),
     illustrate: field(Type.Boolean({ default: true, description: 'show the formalizer example theorems that use the premises' })),
-    examples: field(Type.Integer({ minimum: 0, maximum: 20, default: 3, description: 'at most m example theorems (greedy coverage)' }), { short: '-m', arg: 'm' }),
-    repairRounds: field(Type.Integer({ minimum: 0, maximum: 20, default: 3, description: 'repair rounds after a failed compile (0: no repair)' }), { arg: 'n' }),
+    examples: field(Type.Integer({ minimum: 0, maximum: 20, default: 3, description: 'at most m example theorems (greedy coverage)' }), {
+      short: '-m',
+      arg: 'm',
+    }),
+    repairRounds: field(
+      Type.Integer({ minimum: 0, maximum: 20, default: 3, description: 'repair rounds after a failed compile (0: no repair)' }),
+      { arg: 'n' },
+    ),
     judge: field(Type.Boolean({ default: true, description: 'grade faithfulness with the LLM judge' })),
     // The agent (mode `agent`); the fields below apply to it only.
     mode: field(
@@ -71,18 +83,43 @@ export const RunConfigSchema = Type.Object(
       }),
       { arg: 'names' },
     ),
-    maxSteps: field(Type.Integer({ minimum: 1, maximum: MAX_AGENT_STEPS, default: 24, description: 'agent: step budget T_max (LLM steps before the run ends budget-exhausted)' }), { arg: 'n' }),
-    tokenBudget: field(Type.Integer({ minimum: 1, default: 400_000, description: 'agent: tokens (prompt + completion) the run may spend' }), { arg: 'n' }),
-    wallClockSeconds: field(Type.Integer({ minimum: 1, maximum: 86_400, default: 1800, description: 'agent: seconds the loop may take' }), { arg: 'n' }),
-    driftContext: field(Type.Boolean({ default: false, description: "agent: put DRIFT premises and examples (the configured stages') in the first message" })),
+    maxSteps: field(
+      Type.Integer({
+        minimum: 1,
+        maximum: MAX_AGENT_STEPS,
+        default: 24,
+        description: 'agent: step budget T_max (LLM steps before the run ends budget-exhausted)',
+      }),
+      { arg: 'n' },
+    ),
+    tokenBudget: field(
+      Type.Integer({ minimum: 1, default: 400_000, description: 'agent: tokens (prompt + completion) the run may spend' }),
+      { arg: 'n' },
+    ),
+    wallClockSeconds: field(Type.Integer({ minimum: 1, maximum: 86_400, default: 1800, description: 'agent: seconds the loop may take' }), {
+      arg: 'n',
+    }),
+    driftContext: field(
+      Type.Boolean({ default: false, description: "agent: put DRIFT premises and examples (the configured stages') in the first message" }),
+    ),
     // The LLM layer: the reply cache, sampling, models per role, and money.
     cache: field(Type.Boolean({ default: true, description: 'read and write the LLM reply cache (off: every call goes to the provider)' })),
-    temperature: Type.Optional(field(Type.Number({ minimum: 0, maximum: 2, description: 'sampling temperature of every LLM call (default: the configured one)' }), { arg: 't' })),
+    temperature: Type.Optional(
+      field(Type.Number({ minimum: 0, maximum: 2, description: 'sampling temperature of every LLM call (default: the configured one)' }), {
+        arg: 't',
+      }),
+    ),
     models: Type.Optional(
       field(
         Type.Object(
-          Object.fromEntries(LLM_ROLES.map((r) => [r, Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))])) as Record<LlmRole, ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>,
-          { additionalProperties: false, description: 'models per role for this run, e.g. formalizer=gpt-4.1,judge=o3 (default: the configured ones)' },
+          Object.fromEntries(LLM_ROLES.map((r) => [r, Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))])) as Record<
+            LlmRole,
+            ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>
+          >,
+          {
+            additionalProperties: false,
+            description: 'models per role for this run, e.g. formalizer=gpt-4.1,judge=o3 (default: the configured ones)',
+          },
         ),
         { arg: 'role=model,…' },
       ),
@@ -90,13 +127,27 @@ export const RunConfigSchema = Type.Object(
     providers: Type.Optional(
       field(
         Type.Object(
-          Object.fromEntries(LLM_ROLES.map((r) => [r, Type.Optional(Type.String({ pattern: PROVIDER_NAME_PATTERN, maxLength: 64 }))])) as Record<LlmRole, ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>,
-          { additionalProperties: false, description: 'LLM providers per role for this run, by their configured names, e.g. formalizer=local,judge=openai (default: the configured ones)' },
+          Object.fromEntries(
+            LLM_ROLES.map((r) => [r, Type.Optional(Type.String({ pattern: PROVIDER_NAME_PATTERN, maxLength: 64 }))]),
+          ) as Record<LlmRole, ReturnType<typeof Type.Optional<ReturnType<typeof Type.String>>>>,
+          {
+            additionalProperties: false,
+            description:
+              'LLM providers per role for this run, by their configured names, e.g. formalizer=local,judge=openai (default: the configured ones)',
+          },
         ),
         { arg: 'role=provider,…' },
       ),
     ),
-    costBudgetUsd: Type.Optional(field(Type.Number({ exclusiveMinimum: 0, description: 'end the run budget-exhausted once its LLM calls cost this many US dollars (prices: DRIFTLINE_LLM_PRICES)' }), { arg: 'usd' })),
+    costBudgetUsd: Type.Optional(
+      field(
+        Type.Number({
+          exclusiveMinimum: 0,
+          description: 'end the run budget-exhausted once its LLM calls cost this many US dollars (prices: DRIFTLINE_LLM_PRICES)',
+        }),
+        { arg: 'usd' },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -83,7 +83,8 @@ export function llmQueueFor(role: LlmRole, config: Pick<RunConfig, 'providers'>,
 /** Why a run's provider choices cannot run here (a name the deployment does not have), or null. */
 export function runProvidersProblem(partial: Partial<Pick<RunConfig, 'providers'>>, known: string[]): string | null {
   for (const [role, name] of Object.entries(partial.providers ?? {})) {
-    if (name && !known.includes(name)) return `"providers.${role}": no LLM provider "${name}" is configured (configured: ${known.map((k) => `"${k}"`).join(', ') || 'none'})`;
+    if (name && !known.includes(name))
+      return `"providers.${role}": no LLM provider "${name}" is configured (configured: ${known.map((k) => `"${k}"`).join(', ') || 'none'})`;
   }
   return null;
 }
@@ -97,11 +98,17 @@ export function startRequestProblem(
   served: { libraries: readonly string[]; defaultLibrary: string; providerNames?: readonly string[] },
 ): { status: 400 | 503; message: string } | null {
   if (served.libraries.length === 0) {
-    return { status: 503, message: "no library is served yet: the default library's data has not been pulled (`npx driftline data pull`); GET /readyz says what is missing" };
+    return {
+      status: 503,
+      message:
+        "no library is served yet: the default library's data has not been pulled (`npx driftline data pull`); GET /readyz says what is missing",
+    };
   }
   const library = request.library ?? served.defaultLibrary;
-  if (!served.libraries.includes(library)) return { status: 400, message: `unknown library "${library}"; known: ${served.libraries.join(', ')}` };
-  if (request.config?.retrieval === 'oracle' && !request.goldPremises?.length) return { status: 400, message: 'retrieval "oracle" needs "goldPremises"' };
+  if (!served.libraries.includes(library))
+    return { status: 400, message: `unknown library "${library}"; known: ${served.libraries.join(', ')}` };
+  if (request.config?.retrieval === 'oracle' && !request.goldPremises?.length)
+    return { status: 400, message: 'retrieval "oracle" needs "goldPremises"' };
   const agentProblem = agentConfigProblem(request.config ?? {});
   if (agentProblem) return { status: 400, message: agentProblem };
   const providerProblem = served.providerNames ? runProvidersProblem(request.config ?? {}, [...served.providerNames]) : null;

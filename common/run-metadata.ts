@@ -42,7 +42,12 @@ export function runSummary(statement: string): string {
 export function configInWords(config: RunConfig): string {
   if (config.mode === 'agent') {
     const context = config.driftContext ? `DRIFT context (${config.retrieval})` : 'no DRIFT context';
-    return [`agent with ${config.tools.join(', ')}`, `at most ${config.maxSteps} steps`, context, config.judge ? 'judged' : 'not judged'].join(', ');
+    return [
+      `agent with ${config.tools.join(', ')}`,
+      `at most ${config.maxSteps} steps`,
+      context,
+      config.judge ? 'judged' : 'not judged',
+    ].join(', ');
   }
   const retrieval = {
     drift: `DRIFT retrieval (${config.decompose ? 'decomposed' : 'not decomposed'})`,
@@ -61,10 +66,7 @@ export function configInWords(config: RunConfig): string {
 
 /** Markdown for the run's static details (shown under "User Metadata"). */
 export function runStaticDetails(input: { library: string; config: RunConfig; sweep?: string }): string {
-  const lines = [
-    `**Library** ${input.library}`,
-    `**Configuration** \`${describeConfig(input.config)}\`: ${configInWords(input.config)}`,
-  ];
+  const lines = [`**Library** ${input.library}`, `**Configuration** \`${describeConfig(input.config)}\`: ${configInWords(input.config)}`];
   if (input.sweep) lines.push(`**Sweep** ${input.sweep}`);
   lines.push('The outcome and the index version are in the search attributes `DriftlineOutcome` and `DriftlineIndex` once the run ends.');
   return lines.join('\n\n');

@@ -32,17 +32,7 @@ export interface FormalizeInput {
   sample?: number;
 }
 
-export type Stage =
-  | 'starting'
-  | 'decompose'
-  | 'retrieve'
-  | 'illustrate'
-  | 'formalize'
-  | 'compile'
-  | 'repair'
-  | 'judge'
-  | 'agent'
-  | 'done';
+export type Stage = 'starting' | 'decompose' | 'retrieve' | 'illustrate' | 'formalize' | 'compile' | 'repair' | 'judge' | 'agent' | 'done';
 
 export interface Progress {
   stage: Stage;

@@ -45,7 +45,13 @@ export function equivalenceVerdict(e: EquivalenceResult): string {
 /** A run's outcome from its last attempt: a spent budget first, then the screen's refusal
  * (whether or not Lean is configured, Lean never saw the attempt), then Lean's verdict and the
  * judge's. Shared by the pipeline and agent workflows. */
-export function runOutcome(o: { compiled: boolean; checked: boolean; verdict: JudgeVerdict | null; budgetSpent?: boolean; refused?: boolean }): Outcome {
+export function runOutcome(o: {
+  compiled: boolean;
+  checked: boolean;
+  verdict: JudgeVerdict | null;
+  budgetSpent?: boolean;
+  refused?: boolean;
+}): Outcome {
   if (o.budgetSpent) return 'budget-exhausted';
   if (o.refused) return 'refused';
   if (!o.checked) return 'unchecked';

@@ -36,5 +36,7 @@ renameSync(dist, old);
 renameSync(out, dist);
 rmSync(old, { recursive: true, force: true });
 if (!process.argv.includes('--quiet')) {
-  console.log(`build: the driftline command compiled to dist/ (${inputs.length} source files, ${Math.round(performance.now() - started)} ms)`);
+  console.log(
+    `build: the driftline command compiled to dist/ (${inputs.length} source files, ${Math.round(performance.now() - started)} ms)`,
+  );
 }

@@ -21,13 +21,24 @@ export interface EnvDoc {
 const envRegistry = z.registry<EnvDoc, z.ZodType>();
 
 /** The field `schema`, read from the environment variable `env`. */
-export function setting<T extends z.ZodType>(env: string, schema: T, description: string, more: Omit<EnvDoc, 'env' | 'description'> = {}): T {
+export function setting<T extends z.ZodType>(
+  env: string,
+  schema: T,
+  description: string,
+  more: Omit<EnvDoc, 'env' | 'description'> = {},
+): T {
   envRegistry.add(schema, { env, description, ...more });
   return schema;
 }
 
 /** A record whose entries each come from their own variable, `prefix` + the key in capitals. */
-export function settingPerKey<T extends z.ZodType>(prefix: string, keys: readonly string[], schema: T, description: (key: string) => string, more: Omit<EnvDoc, 'env' | 'description'> = {}): T {
+export function settingPerKey<T extends z.ZodType>(
+  prefix: string,
+  keys: readonly string[],
+  schema: T,
+  description: (key: string) => string,
+  more: Omit<EnvDoc, 'env' | 'description'> = {},
+): T {
   envRegistry.add(schema, { env: { prefix, keys }, description, ...more });
   return schema;
 }
@@ -76,7 +87,13 @@ export function envSettings(schema: z.ZodType, path: string[] = []): EnvSetting[
     } else {
       const valueType = doc.type ?? typeOf(recordValue(schema) ?? schema);
       for (const key of doc.env.keys) {
-        out.push({ env: envForKey(doc.env.prefix, key), path: `${dotted}.${key}`, type: valueType, ...(unsetOf(key) ? { unset: unsetOf(key) } : {}), description: describe(key) });
+        out.push({
+          env: envForKey(doc.env.prefix, key),
+          path: `${dotted}.${key}`,
+          type: valueType,
+          ...(unsetOf(key) ? { unset: unsetOf(key) } : {}),
+          description: describe(key),
+        });
       }
     }
     return out;
@@ -147,7 +164,9 @@ export function typeOf(schema: z.ZodType): string {
     case 'boolean':
       return 'boolean';
     case 'enum':
-      return `one of ${Object.values(def.entries as Record<string, string>).map((v) => `\`${v}\``).join(', ')}`;
+      return `one of ${Object.values(def.entries as Record<string, string>)
+        .map((v) => `\`${v}\``)
+        .join(', ')}`;
     case 'union': {
       const options = def.options as z.ZodType[];
       if (options.some((o) => defOf(o).type === 'boolean')) return 'boolean (`true`, `false`, `1`, `0`)';

@@ -60,7 +60,8 @@ export function configurationReference(): string {
     lines.push(`| \`${s.env}\` | \`${s.path}\` | ${cell(s.type)} | ${cell(defaultCell(s))} | ${cell(s.description)} |`);
   }
   lines.push('', '## Read outside the configuration', '', '| variable | type | default | description |', '| --- | --- | --- | --- |');
-  for (const v of OTHER_ENV_VARIABLES) lines.push(`| \`${v.env}\` | ${cell(v.type)} | ${cell(v.default ?? 'unset')} | ${cell(v.description)} |`);
+  for (const v of OTHER_ENV_VARIABLES)
+    lines.push(`| \`${v.env}\` | ${cell(v.type)} | ${cell(v.default ?? 'unset')} | ${cell(v.description)} |`);
   return lines.join('\n') + '\n';
 }
 

@@ -18,7 +18,7 @@ export type ProviderRole = (typeof PROVIDER_ROLES)[number];
 
 const PROVIDER_ROLE_DESCRIPTIONS: Record<ProviderRole, string> = {
   ...LLM_ROLE_DESCRIPTIONS,
-  judge2: "judges a second time in `driftline eval judge`",
+  judge2: 'judges a second time in `driftline eval judge`',
   embedder: 'embeds premises and queries; `DRIFTLINE_EMBEDDER=openai` still chooses it, this gives it its endpoint and model',
 };
 
@@ -58,7 +58,10 @@ const ProviderSchema = z
     foldSystemPrompt: z.boolean().optional(),
   })
   .strict()
-  .refine((p) => p.kind === 'local' || p.baseURL !== undefined, { message: 'a provider needs baseURL, an OpenAI-compatible URL such as https://api.openai.com/v1', path: ['baseURL'] });
+  .refine((p) => p.kind === 'local' || p.baseURL !== undefined, {
+    message: 'a provider needs baseURL, an OpenAI-compatible URL such as https://api.openai.com/v1',
+    path: ['baseURL'],
+  });
 export type ProviderConfig = z.infer<typeof ProviderSchema>;
 
 /** `provider` or `provider:model` (a model name may itself contain ':'), or {provider, model}. */
@@ -89,7 +92,9 @@ const listSetting = z
   .transform((v) => (Array.isArray(v) ? v : v.split(',')).map((s) => s.trim()).filter(Boolean));
 
 /** Absolute paths, for the sandbox's binds. */
-const pathListSetting = listSetting.refine((paths) => paths.every((p) => isAbsolute(p)), { message: 'give absolute paths, comma separated' });
+const pathListSetting = listSetting.refine((paths) => paths.every((p) => isAbsolute(p)), {
+  message: 'give absolute paths, comma separated',
+});
 
 /** The roles listed, minus some (typed, so a role added to LLM_ROLES lands in every derived shape). */
 function rolesExcept<const X extends LlmRole>(...except: X[]): Exclude<LlmRole, X>[] {
@@ -103,7 +108,9 @@ function perRole<R extends string, S extends z.ZodType>(roles: readonly R[], fie
 
 export const ConfigSchema = z.object({
   temporal: z.object({
-    address: setting('TEMPORAL_ADDRESS', z.string().optional(), '`host:port` of an existing Temporal cluster', { unset: '`npm start` runs the dev server' }),
+    address: setting('TEMPORAL_ADDRESS', z.string().optional(), '`host:port` of an existing Temporal cluster', {
+      unset: '`npm start` runs the dev server',
+    }),
     namespace: setting('TEMPORAL_NAMESPACE', z.string().default('default'), 'the Temporal namespace of runs, sweeps and index builds'),
     devServerPort: setting('TEMPORAL_PORT', z.coerce.number().int().min(1).max(65535).default(7233), "the dev server's gRPC port"),
     uiPort: setting('TEMPORAL_UI_PORT', z.coerce.number().int().min(1).max(65535).default(8233), "the dev server's Web UI port"),
@@ -121,7 +128,10 @@ export const ConfigSchema = z.object({
     ),
     workerMetricsAddress: setting(
       'DRIFTLINE_METRICS_ADDRESS',
-      z.string().regex(/^[^\s:]+:\d+$/, 'DRIFTLINE_METRICS_ADDRESS must be host:port, e.g. 0.0.0.0:9464').optional(),
+      z
+        .string()
+        .regex(/^[^\s:]+:\d+$/, 'DRIFTLINE_METRICS_ADDRESS must be host:port, e.g. 0.0.0.0:9464')
+        .optional(),
       "`host:port` where each worker serves the Temporal SDK's Prometheus metrics (`/metrics`: task schedule-to-start latency, slots in use, …)",
       { unset: 'no metrics endpoint' },
     ),
@@ -134,7 +144,11 @@ export const ConfigSchema = z.object({
   api: z.object({
     host: setting('HOST', z.string().default('127.0.0.1'), 'where the HTTP API listens; other than loopback only with API keys'),
     port: setting('PORT', z.coerce.number().int().min(0).max(65535).default(8080), "the HTTP API's port"),
-    maxStatementChars: setting('DRIFTLINE_MAX_STATEMENT_CHARS', z.coerce.number().int().min(1).default(20_000), 'the longest statement the API accepts, in characters'),
+    maxStatementChars: setting(
+      'DRIFTLINE_MAX_STATEMENT_CHARS',
+      z.coerce.number().int().min(1).default(20_000),
+      'the longest statement the API accepts, in characters',
+    ),
     keys: setting(
       'DRIFTLINE_API_KEYS',
       z
@@ -151,9 +165,17 @@ export const ConfigSchema = z.object({
       'API keys as `name:<sha256 hex of the key>` entries, comma separated (`npx driftline keys new` prints one)',
       { unset: 'no keys: the API listens on loopback only' },
     ),
-    rateLimitPerMinute: setting('DRIFTLINE_RATE_LIMIT', z.coerce.number().int().min(1).default(600), 'requests per minute per API key (per client address without keys)'),
+    rateLimitPerMinute: setting(
+      'DRIFTLINE_RATE_LIMIT',
+      z.coerce.number().int().min(1).default(600),
+      'requests per minute per API key (per client address without keys)',
+    ),
   }),
-  dataDir: setting('DRIFTLINE_DATA_DIR', z.string().default('.driftline'), 'Temporal history, indexes, logs and the sweep results database (`results.sqlite`)'),
+  dataDir: setting(
+    'DRIFTLINE_DATA_DIR',
+    z.string().default('.driftline'),
+    'Temporal history, indexes, logs and the sweep results database (`results.sqlite`)',
+  ),
   publicDataDir: setting(
     'DRIFTLINE_SHARED_DATA',
     z.string().min(1).optional(),
@@ -184,8 +206,16 @@ export const ConfigSchema = z.object({
       'the OpenAI-compatible endpoint of the provider named `default`, which every role without a provider of its own uses',
     ),
     apiKey: setting('OPENAI_API_KEY', z.string().optional(), 'the API key of the `default` provider'),
-    temperature: setting('DRIFTLINE_LLM_TEMPERATURE', z.coerce.number().min(0).max(2).optional(), "the `default` provider's sampling temperature (sent only when set; a run's `temperature` wins)"),
-    seed: setting('DRIFTLINE_LLM_SEED', z.coerce.number().int().optional(), "the `default` provider's `seed` (reproducible sampling where the provider supports it; sent only when set)"),
+    temperature: setting(
+      'DRIFTLINE_LLM_TEMPERATURE',
+      z.coerce.number().min(0).max(2).optional(),
+      "the `default` provider's sampling temperature (sent only when set; a run's `temperature` wins)",
+    ),
+    seed: setting(
+      'DRIFTLINE_LLM_SEED',
+      z.coerce.number().int().optional(),
+      "the `default` provider's `seed` (reproducible sampling where the provider supports it; sent only when set)",
+    ),
     requestsPerSecond: setting(
       'DRIFTLINE_LLM_REQUESTS_PER_SECOND',
       z.coerce.number().positive().optional(),
@@ -199,7 +229,8 @@ export const ConfigSchema = z.object({
           jsonSetting,
           z.record(z.string(), ProviderSchema).superRefine((providers, ctx) => {
             for (const name of Object.keys(providers)) {
-              if (!ProviderNameSchema.safeParse(name).success) ctx.addIssue({ code: 'custom', message: `"${name}": a provider name uses letters, digits, "_" or "-" (at most 64)` });
+              if (!ProviderNameSchema.safeParse(name).success)
+                ctx.addIssue({ code: 'custom', message: `"${name}": a provider name uses letters, digits, "_" or "-" (at most 64)` });
             }
           }),
         )
@@ -235,12 +266,21 @@ export const ConfigSchema = z.object({
           `the model of the ${role} (it ${LLM_ROLE_DESCRIPTIONS[role]}) when neither its \`DRIFTLINE_ROLE_*\` route nor its provider names one`,
         ),
       ),
-      agent: setting('DRIFTLINE_MODEL_AGENT', z.string().min(1).optional(), `the model of the agent (it ${LLM_ROLE_DESCRIPTIONS.agent}) when neither its route nor its provider names one`, {
-        unset: "the formalizer's model",
-      }),
+      agent: setting(
+        'DRIFTLINE_MODEL_AGENT',
+        z.string().min(1).optional(),
+        `the model of the agent (it ${LLM_ROLE_DESCRIPTIONS.agent}) when neither its route nor its provider names one`,
+        {
+          unset: "the formalizer's model",
+        },
+      ),
     }),
     timeoutMs: setting('DRIFTLINE_LLM_TIMEOUT_MS', z.coerce.number().int().min(1000).default(120_000), 'the time one LLM call may take'),
-    maxReasks: setting('DRIFTLINE_LLM_MAX_REASKS', z.coerce.number().int().min(0).max(10).default(2), 're-asks after a malformed structured reply'),
+    maxReasks: setting(
+      'DRIFTLINE_LLM_MAX_REASKS',
+      z.coerce.number().int().min(0).max(10).default(2),
+      're-asks after a malformed structured reply',
+    ),
     maxTokens: z
       .object(
         perRole(LLM_ROLES, (role) =>
@@ -281,7 +321,11 @@ export const ConfigSchema = z.object({
       z.string().default('.tools/models/gemma-3-270m-q4_k_m.gguf'),
       'the GGUF file for `local` (`npm run setup:llm` installs Gemma 3 270M there)',
     ),
-    localContextSize: setting('DRIFTLINE_LOCAL_LLM_CONTEXT', z.coerce.number().int().min(512).default(4096), 'tokens of context for `local` (prompt and reply together)'),
+    localContextSize: setting(
+      'DRIFTLINE_LOCAL_LLM_CONTEXT',
+      z.coerce.number().int().min(512).default(4096),
+      'tokens of context for `local` (prompt and reply together)',
+    ),
     localThreads: setting(
       'DRIFTLINE_LOCAL_LLM_THREADS',
       z.coerce.number().int().min(1).default(1),
@@ -292,7 +336,10 @@ export const ConfigSchema = z.object({
       z
         .preprocess(
           jsonSetting,
-          z.record(z.string(), z.object({ prompt: z.number().min(0), completion: z.number().min(0), cachedPrompt: z.number().min(0).optional() }).strict()),
+          z.record(
+            z.string(),
+            z.object({ prompt: z.number().min(0), completion: z.number().min(0), cachedPrompt: z.number().min(0).optional() }).strict(),
+          ),
         )
         .default({}),
       'USD per million tokens by model, as JSON: `{"gpt-4.1": {"prompt": 2, "completion": 8, "cachedPrompt": 0.5}}`; runs report `usage.costUsd` for priced models',
@@ -309,11 +356,22 @@ export const ConfigSchema = z.object({
   }),
   store: z
     .object({
-      kind: setting('DRIFTLINE_STORE', z.enum(['embedded', 'qdrant']).default('embedded'), 'where index versions live: `embedded` (LanceDB under the data dir, no server) or `qdrant`'),
-      qdrantUrl: setting('QDRANT_URL', z.string().url('QDRANT_URL must be a URL such as http://localhost:6333').optional(), 'the Qdrant server, for `DRIFTLINE_STORE=qdrant`'),
+      kind: setting(
+        'DRIFTLINE_STORE',
+        z.enum(['embedded', 'qdrant']).default('embedded'),
+        'where index versions live: `embedded` (LanceDB under the data dir, no server) or `qdrant`',
+      ),
+      qdrantUrl: setting(
+        'QDRANT_URL',
+        z.string().url('QDRANT_URL must be a URL such as http://localhost:6333').optional(),
+        'the Qdrant server, for `DRIFTLINE_STORE=qdrant`',
+      ),
       qdrantApiKey: setting('QDRANT_API_KEY', z.string().optional(), "the Qdrant server's API key"),
     })
-    .refine((s) => s.kind !== 'qdrant' || Boolean(s.qdrantUrl), { message: 'DRIFTLINE_STORE=qdrant needs QDRANT_URL', path: ['qdrantUrl'] }),
+    .refine((s) => s.kind !== 'qdrant' || Boolean(s.qdrantUrl), {
+      message: 'DRIFTLINE_STORE=qdrant needs QDRANT_URL',
+      path: ['qdrantUrl'],
+    }),
   embeddings: z
     .object({
       embedder: setting(
@@ -321,15 +379,23 @@ export const ConfigSchema = z.object({
         z.enum(['none', 'openai', 'local']).default('none'),
         'dense retrieval: `none` (lexical only; the run notes say so), `openai` (any OpenAI-compatible `/v1/embeddings`), `local` (a model directory on disk)',
       ),
-      model: setting('DRIFTLINE_EMBEDDING_MODEL', z.string().min(1).optional(), 'the embedding model for `openai`, e.g. `text-embedding-3-small`, `BAAI/bge-m3`'),
+      model: setting(
+        'DRIFTLINE_EMBEDDING_MODEL',
+        z.string().min(1).optional(),
+        'the embedding model for `openai`, e.g. `text-embedding-3-small`, `BAAI/bge-m3`',
+      ),
       baseURL: setting(
         'DRIFTLINE_EMBEDDINGS_BASE_URL',
         z.string().url('DRIFTLINE_EMBEDDINGS_BASE_URL must be a URL such as http://localhost:8000/v1').optional(),
         'the OpenAI-compatible endpoint embeddings are asked from',
         { unset: '`OPENAI_BASE_URL`' },
       ),
-      apiKey: setting('DRIFTLINE_EMBEDDINGS_API_KEY', z.string().optional(), "the embeddings endpoint's API key", { unset: '`OPENAI_API_KEY` (when the endpoint is the same)' }),
-      dimensions: setting('DRIFTLINE_EMBEDDING_DIMENSIONS', z.coerce.number().int().min(1).optional(), 'the vector size', { unset: 'known models, else probed' }),
+      apiKey: setting('DRIFTLINE_EMBEDDINGS_API_KEY', z.string().optional(), "the embeddings endpoint's API key", {
+        unset: '`OPENAI_API_KEY` (when the endpoint is the same)',
+      }),
+      dimensions: setting('DRIFTLINE_EMBEDDING_DIMENSIONS', z.coerce.number().int().min(1).optional(), 'the vector size', {
+        unset: 'known models, else probed',
+      }),
       queryPrefix: setting(
         'DRIFTLINE_EMBEDDING_QUERY_PREFIX',
         z.string().optional(),
@@ -344,16 +410,37 @@ export const ConfigSchema = z.object({
       ),
     })
     .prefault({})
-    .refine((e) => e.embedder !== 'openai' || Boolean(e.model), { message: 'DRIFTLINE_EMBEDDER=openai needs DRIFTLINE_EMBEDDING_MODEL', path: ['model'] }),
+    .refine((e) => e.embedder !== 'openai' || Boolean(e.model), {
+      message: 'DRIFTLINE_EMBEDDER=openai needs DRIFTLINE_EMBEDDING_MODEL',
+      path: ['model'],
+    }),
   lean: z.object({
-    replCmd: setting('LEAN_REPL_CMD', z.string().optional(), 'the shell command that starts a Lean REPL', { unset: 'statements are not compiled (compile is reported as `skipped`)' }),
+    replCmd: setting('LEAN_REPL_CMD', z.string().optional(), 'the shell command that starts a Lean REPL', {
+      unset: 'statements are not compiled (compile is reported as `skipped`)',
+    }),
     replCwd: setting('LEAN_REPL_CWD', z.string().optional(), "the Lean REPL's working directory"),
     header: setting('LEAN_HEADER', z.string().default('import Mathlib'), 'the header every statement is checked under'),
     timeoutMs: setting('LEAN_TIMEOUT_MS', z.coerce.number().int().min(1000).default(120_000), 'the time one check may take'),
-    poolSize: setting('LEAN_POOL_SIZE', z.coerce.number().int().min(1).max(64).default(2), 'REPL processes in the pool; the Lean worker runs this many checks at once'),
-    maxUses: setting('LEAN_MAX_USES', z.coerce.number().int().min(1).default(500), 'checks per REPL process before it is replaced (the REPL only grows)'),
-    maxRssMb: setting('LEAN_MAX_RSS_MB', z.coerce.number().int().min(0).default(16_384), 'resident-memory cap per REPL process group, MB (0: not watched)'),
-    headerTimeoutMs: setting('LEAN_HEADER_TIMEOUT_MS', z.coerce.number().int().min(1000).default(600_000), 'the time importing a header may take (a cold Mathlib import is slow)'),
+    poolSize: setting(
+      'LEAN_POOL_SIZE',
+      z.coerce.number().int().min(1).max(64).default(2),
+      'REPL processes in the pool; the Lean worker runs this many checks at once',
+    ),
+    maxUses: setting(
+      'LEAN_MAX_USES',
+      z.coerce.number().int().min(1).default(500),
+      'checks per REPL process before it is replaced (the REPL only grows)',
+    ),
+    maxRssMb: setting(
+      'LEAN_MAX_RSS_MB',
+      z.coerce.number().int().min(0).default(16_384),
+      'resident-memory cap per REPL process group, MB (0: not watched)',
+    ),
+    headerTimeoutMs: setting(
+      'LEAN_HEADER_TIMEOUT_MS',
+      z.coerce.number().int().min(1000).default(600_000),
+      'the time importing a header may take (a cold Mathlib import is slow)',
+    ),
     maxAddressSpaceMb: setting(
       'LEAN_MAX_AS_MB',
       z.coerce
@@ -393,7 +480,11 @@ export const ConfigSchema = z.object({
       pathListSetting.default([]),
       'more absolute paths bound read-only into the sandbox (`/usr /bin /lib* /etc`, `LEAN_REPL_CWD`, `ELAN_HOME`, `LEAN_SYSROOT` and `LEAN_PATH` are bound already; the data directory is always hidden)',
     ),
-    sandboxWrite: setting('LEAN_SANDBOX_WRITE', pathListSetting.default([]), 'absolute paths bound writable into the sandbox (Lean needs none)'),
+    sandboxWrite: setting(
+      'LEAN_SANDBOX_WRITE',
+      pathListSetting.default([]),
+      'absolute paths bound writable into the sandbox (Lean needs none)',
+    ),
     sandboxEnv: setting(
       'LEAN_SANDBOX_ENV',
       listSetting
@@ -404,11 +495,23 @@ export const ConfigSchema = z.object({
           }
         })
         .default([]),
-      'names of more environment variables for the REPL (it gets `PATH`, `LANG`/`LC_*`, `LEAN_PATH`, `LEAN_SYSROOT`, `ELAN_*`, `LAKE_*` only; credential-looking and driftline\'s own names are refused)',
+      "names of more environment variables for the REPL (it gets `PATH`, `LANG`/`LC_*`, `LEAN_PATH`, `LEAN_SYSROOT`, `ELAN_*`, `LAKE_*` only; credential-looking and driftline's own names are refused)",
     ),
-    noNetwork: setting('LEAN_NO_NETWORK', booleanSetting.default(true), 'cut REPL processes off from the network (the sandbox\'s own network namespace); `false`: the sandbox shares the network, and `/readyz` warns'),
-    equivalenceTimeoutMs: setting('LEAN_EQUIVALENCE_TIMEOUT_MS', z.coerce.number().int().min(1000).default(300_000), 'the time one equivalence check may take'),
-    allowedImports: setting('LEAN_ALLOWED_IMPORTS', listSetting.default(['Mathlib', 'ConNF', 'Batteries', 'Aesop', 'Qq', 'Init', 'Std']), 'the import roots a statement may use'),
+    noNetwork: setting(
+      'LEAN_NO_NETWORK',
+      booleanSetting.default(true),
+      "cut REPL processes off from the network (the sandbox's own network namespace); `false`: the sandbox shares the network, and `/readyz` warns",
+    ),
+    equivalenceTimeoutMs: setting(
+      'LEAN_EQUIVALENCE_TIMEOUT_MS',
+      z.coerce.number().int().min(1000).default(300_000),
+      'the time one equivalence check may take',
+    ),
+    allowedImports: setting(
+      'LEAN_ALLOWED_IMPORTS',
+      listSetting.default(['Mathlib', 'ConNF', 'Batteries', 'Aesop', 'Qq', 'Init', 'Std']),
+      'the import roots a statement may use',
+    ),
     commandKeywordsFile: setting(
       'LEAN_COMMAND_KEYWORDS',
       z.string().optional(),
@@ -451,7 +554,8 @@ export const OTHER_ENV_VARIABLES: readonly OtherEnvVariable[] = [
     env: 'DRIFTLINE_CONFIG',
     type: 'path',
     default: '`driftline.config.json` in the project root, when it exists',
-    description: 'a JSON file of settings, nested as the config paths say (`{"llm": {"timeoutMs": 60000}}`); environment variables win over it, and it wins over the defaults',
+    description:
+      'a JSON file of settings, nested as the config paths say (`{"llm": {"timeoutMs": 60000}}`); environment variables win over it, and it wins over the defaults',
   },
   {
     env: 'DRIFTLINE_DATA_MIRROR',
@@ -459,14 +563,45 @@ export const OTHER_ENV_VARIABLES: readonly OtherEnvVariable[] = [
     default: 'the sources on GitHub',
     description: 'where `npm run setup` and `driftline data pull` fetch the public data from: a copy laid out like the data directory',
   },
-  { env: 'TEMPORAL_CLI_PATH', type: 'path', default: 'the one `npm run setup` installed', description: 'the `temporal` binary that runs the dev server' },
+  {
+    env: 'TEMPORAL_CLI_PATH',
+    type: 'path',
+    default: 'the one `npm run setup` installed',
+    description: 'the `temporal` binary that runs the dev server',
+  },
   { env: 'DRIFTLINE_LOG_LEVEL', type: 'pino level (`trace` … `fatal`)', default: '`info`', description: "the stack's own logs (pino)" },
-  { env: 'DRIFTLINE_LOG_PRETTY', type: '`0` or `1`', default: 'pretty in a terminal, JSON otherwise', description: '`1`: pretty-printed logs, `0`: JSON lines' },
-  { env: 'DRIFTLINE_WORKER_LOG_LEVEL', type: 'Temporal SDK level (`TRACE` … `ERROR`)', default: '`WARN`', description: "the Temporal SDK's worker logs" },
-  { env: 'DRIFTLINE_INSTALL_LOCAL_MODEL', type: '`1`', description: '`npm run setup` also installs the local embedding model (`npm run setup:model`)' },
-  { env: 'DRIFTLINE_INSTALL_LOCAL_LLM', type: '`1`', description: '`npm run setup` also installs the local chat model (`npm run setup:llm`)' },
-  { env: 'DRIFTLINE_INSTALL_SCHEMATHESIS', type: '`1`', description: '`npm run setup` also installs Schemathesis, for the API property tests' },
-  { env: 'DRIFTLINE_SUPERVISED', type: '`1`', description: 'set by `npm start` on the processes it starts (a worker then exits when its parent does); not for users' },
+  {
+    env: 'DRIFTLINE_LOG_PRETTY',
+    type: '`0` or `1`',
+    default: 'pretty in a terminal, JSON otherwise',
+    description: '`1`: pretty-printed logs, `0`: JSON lines',
+  },
+  {
+    env: 'DRIFTLINE_WORKER_LOG_LEVEL',
+    type: 'Temporal SDK level (`TRACE` … `ERROR`)',
+    default: '`WARN`',
+    description: "the Temporal SDK's worker logs",
+  },
+  {
+    env: 'DRIFTLINE_INSTALL_LOCAL_MODEL',
+    type: '`1`',
+    description: '`npm run setup` also installs the local embedding model (`npm run setup:model`)',
+  },
+  {
+    env: 'DRIFTLINE_INSTALL_LOCAL_LLM',
+    type: '`1`',
+    description: '`npm run setup` also installs the local chat model (`npm run setup:llm`)',
+  },
+  {
+    env: 'DRIFTLINE_INSTALL_SCHEMATHESIS',
+    type: '`1`',
+    description: '`npm run setup` also installs Schemathesis, for the API property tests',
+  },
+  {
+    env: 'DRIFTLINE_SUPERVISED',
+    type: '`1`',
+    description: 'set by `npm start` on the processes it starts (a worker then exits when its parent does); not for users',
+  },
 ];
 
 const ENV_BY_PATH = Object.fromEntries(Object.entries(ENV_KEYS).map(([env, path]) => [path, env]));
@@ -565,7 +700,8 @@ export function loadConfig(options: LoadOptions = {}): Config {
   const config = parsed.data;
   config.dataDir = isAbsolute(config.dataDir) ? config.dataDir : resolve(root, config.dataDir);
   if (config.publicDataDir) config.publicDataDir = resolve(root, config.publicDataDir);
-  if (librariesConfigured && config.libraries.length === 0) throw new ConfigError('Invalid configuration:\n- DRIFTLINE_LIBRARIES (libraries): at least one library is needed');
+  if (librariesConfigured && config.libraries.length === 0)
+    throw new ConfigError('Invalid configuration:\n- DRIFTLINE_LIBRARIES (libraries): at least one library is needed');
   if (!librariesConfigured) {
     // The default library serves once its corpus is pulled; until then the stack runs with no
     // library, and /readyz and the start banner say how to get it (missingServices).
@@ -584,7 +720,9 @@ export function loadConfig(options: LoadOptions = {}): Config {
   }
   config.llm.localModelPath = isAbsolute(config.llm.localModelPath) ? config.llm.localModelPath : resolve(root, config.llm.localModelPath);
   if (config.llm.provider === 'local' && !options.skipFileChecks && !existsSync(config.llm.localModelPath)) {
-    throw new ConfigError(`DRIFTLINE_LLM_PROVIDER=local: no model at ${config.llm.localModelPath}. Run \`npm run setup:llm\` (or set DRIFTLINE_LOCAL_LLM_PATH to a GGUF file).`);
+    throw new ConfigError(
+      `DRIFTLINE_LLM_PROVIDER=local: no model at ${config.llm.localModelPath}. Run \`npm run setup:llm\` (or set DRIFTLINE_LOCAL_LLM_PATH to a GGUF file).`,
+    );
   }
   resolveProviders(config, root, Boolean(options.skipFileChecks));
   const emb = config.embeddings;
@@ -631,7 +769,12 @@ function resolveProviders(config: Config, root: string, skipFileChecks: boolean)
   }
   const t = config.translator;
   if (t.baseURL && !llm.providers.translator) {
-    llm.providers.translator = { kind: 'openai', baseURL: t.baseURL, ...(t.apiKey !== undefined ? { apiKey: t.apiKey } : {}), model: t.model };
+    llm.providers.translator = {
+      kind: 'openai',
+      baseURL: t.baseURL,
+      ...(t.apiKey !== undefined ? { apiKey: t.apiKey } : {}),
+      model: t.model,
+    };
   }
   if (t.baseURL && !llm.roles.translator) llm.roles.translator = { provider: 'translator', model: t.model };
   const names = Object.keys(llm.providers);
@@ -647,13 +790,16 @@ function resolveProviders(config: Config, root: string, skipFileChecks: boolean)
     p.modelPath = p.modelPath ? (isAbsolute(p.modelPath) ? p.modelPath : resolve(root, p.modelPath)) : llm.localModelPath;
     if (!skipFileChecks && !existsSync(p.modelPath)) {
       const what = name === 'default' && llm.provider === 'local' ? 'DRIFTLINE_LLM_PROVIDER=local' : `LLM provider "${name}"`;
-      throw new ConfigError(`${what}: no model at ${p.modelPath}. Run \`npm run setup:llm\` (or set DRIFTLINE_LOCAL_LLM_PATH to a GGUF file).`);
+      throw new ConfigError(
+        `${what}: no model at ${p.modelPath}. Run \`npm run setup:llm\` (or set DRIFTLINE_LOCAL_LLM_PATH to a GGUF file).`,
+      );
     }
   }
   const embedder = llm.roles.embedder;
   if (embedder) {
     const p = llm.providers[embedder.provider]!;
-    if (p.kind === 'local') throw new ConfigError(`DRIFTLINE_ROLE_EMBEDDER: provider "${embedder.provider}" is a local GGUF model, which serves no embeddings.`);
+    if (p.kind === 'local')
+      throw new ConfigError(`DRIFTLINE_ROLE_EMBEDDER: provider "${embedder.provider}" is a local GGUF model, which serves no embeddings.`);
     const emb = config.embeddings;
     emb.baseURL ??= p.baseURL;
     emb.apiKey ??= p.apiKey;
@@ -675,15 +821,25 @@ export function providerOfRoles(config: Config): LlmCallPolicy['providers'] {
  * (timeout, re-asks) and each role's provider, whose task queue runs its activities. */
 export function runLlmSettings(config: Config): LlmCallPolicy {
   const providers = providerOfRoles(config);
-  return { timeoutMs: config.llm.timeoutMs, maxReasks: config.llm.maxReasks, ...(providers && Object.keys(providers).length ? { providers } : {}) };
+  return {
+    timeoutMs: config.llm.timeoutMs,
+    maxReasks: config.llm.maxReasks,
+    ...(providers && Object.keys(providers).length ? { providers } : {}),
+  };
 }
 
 /** What is not configured, in words: shown by /readyz and at start. */
 export function missingServices(config: Config): string[] {
   const missing: string[] = [];
   if (config.libraries.length === 0) missing.push(noLibraryMessage(config));
-  if (Object.keys(config.llm.providers).length === 0) missing.push('LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint, or run the small local model (`npm run setup:llm`, then DRIFTLINE_LLM_PROVIDER=local); runs fail until then.');
-  if (!config.lean.replCmd) missing.push('Lean: set LEAN_REPL_CMD to a Lean REPL command; until then statements are not compiled (compile is reported as skipped).');
+  if (Object.keys(config.llm.providers).length === 0)
+    missing.push(
+      'LLM: set OPENAI_BASE_URL (and OPENAI_API_KEY) to an OpenAI-compatible endpoint, or run the small local model (`npm run setup:llm`, then DRIFTLINE_LLM_PROVIDER=local); runs fail until then.',
+    );
+  if (!config.lean.replCmd)
+    missing.push(
+      'Lean: set LEAN_REPL_CMD to a Lean REPL command; until then statements are not compiled (compile is reported as skipped).',
+    );
   return missing;
 }
 
@@ -692,7 +848,9 @@ export function sandboxWarnings(config: Config): string[] {
   const lean = config.lean;
   if (!lean.replCmd) return [];
   if (lean.sandbox === 'off') {
-    return ['LEAN_SANDBOX=off: the Lean REPL runs without the bubblewrap sandbox; text that gets past the statement screen runs with the worker\'s file system (and network, unless `unshare -n` is permitted).'];
+    return [
+      "LEAN_SANDBOX=off: the Lean REPL runs without the bubblewrap sandbox; text that gets past the statement screen runs with the worker's file system (and network, unless `unshare -n` is permitted).",
+    ];
   }
   const out: string[] = [];
   if (!lean.noNetwork) out.push('LEAN_NO_NETWORK=false: the Lean REPL sandbox shares the network.');

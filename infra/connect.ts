@@ -15,7 +15,9 @@ export async function connectClient(config: Config): Promise<Client> {
     const connection = await connectTemporal({ address, connectTimeout: 5000 });
     return new Client({ connection, namespace: config.temporal.namespace });
   } catch (err) {
-    throw new Error(`Cannot reach Temporal at ${address} (${(err as Error).message}). Start the stack with \`npm start\`, or set TEMPORAL_ADDRESS.`);
+    throw new Error(
+      `Cannot reach Temporal at ${address} (${(err as Error).message}). Start the stack with \`npm start\`, or set TEMPORAL_ADDRESS.`,
+    );
   }
 }
 
@@ -24,6 +26,8 @@ export async function connectWorker(config: Config): Promise<NativeConnection> {
   try {
     return await NativeConnection.connect({ address });
   } catch (err) {
-    throw new Error(`Cannot reach Temporal at ${address} (${(err as Error).message}). Start the stack with \`npm start\`, or set TEMPORAL_ADDRESS.`);
+    throw new Error(
+      `Cannot reach Temporal at ${address} (${(err as Error).message}). Start the stack with \`npm start\`, or set TEMPORAL_ADDRESS.`,
+    );
   }
 }

@@ -58,7 +58,11 @@ export function createIndexRegistry(config: Config, log?: IndexLog, extras: Inde
  * `<dataDir>/cache/embeddings`, so a restarted worker or a rerun evaluation re-embeds nothing.
  * `maxRetries`: client-side retries of an HTTP embedder (0 where Temporal retries). */
 export async function createConfiguredEmbedder(config: Config, opts: { maxRetries?: number } = {}): Promise<Embedder | undefined> {
-  const inner = await createEmbedder({ ...config.embeddings, timeoutMs: config.llm.timeoutMs, ...(opts.maxRetries !== undefined ? { maxRetries: opts.maxRetries } : {}) });
+  const inner = await createEmbedder({
+    ...config.embeddings,
+    timeoutMs: config.llm.timeoutMs,
+    ...(opts.maxRetries !== undefined ? { maxRetries: opts.maxRetries } : {}),
+  });
   if (!inner) return undefined;
   return new CachingEmbedder(inner, cacheFileFor(join(config.dataDir, 'cache', 'embeddings'), inner.id));
 }
@@ -72,7 +76,11 @@ export interface Retrieval {
  * re-ranking (usage prior, plus analogy for monolithic retrieval; rerank.ts). The worker, `npm
  * start`, the index commands and `driftline eval retrieval` all build it here, so the figures the
  * evaluation reports are those of the service. */
-export async function buildRetrieval(config: Config, log?: IndexLog, opts: { rerank?: RerankSettings | false; maxRetries?: number } = {}): Promise<Retrieval> {
+export async function buildRetrieval(
+  config: Config,
+  log?: IndexLog,
+  opts: { rerank?: RerankSettings | false; maxRetries?: number } = {},
+): Promise<Retrieval> {
   const embedder = await createConfiguredEmbedder(config, opts.maxRetries !== undefined ? { maxRetries: opts.maxRetries } : {});
   const rerank = opts.rerank === false ? undefined : (opts.rerank ?? DEFAULT_RERANK);
   const registry = createIndexRegistry(config, log, { ...(embedder ? { embedder } : {}), ...(rerank ? { rerank } : {}) });
@@ -148,7 +156,11 @@ export function createConfiguredLlm(config: Config, ledger?: ReplyLedger): LlmCl
 function providerSettings(config: Config, p: ProviderConfig, ledger?: ReplyLedger): ProviderSettings {
   const { kind: _kind, modelPath: _path, contextSize: _ctx, threads: _threads, requestsPerSecond: _rps, ...common } = p;
   if (p.kind === 'local') {
-    const chat = localModelFor(p.modelPath ?? config.llm.localModelPath, p.contextSize ?? config.llm.localContextSize, p.threads ?? config.llm.localThreads);
+    const chat = localModelFor(
+      p.modelPath ?? config.llm.localModelPath,
+      p.contextSize ?? config.llm.localContextSize,
+      p.threads ?? config.llm.localThreads,
+    );
     const transport = localFetch(chat);
     const modelPath = p.modelPath ?? config.llm.localModelPath;
     return {

@@ -15,7 +15,10 @@ export function createLogger(name: string, options: { stderr?: boolean } = {}): 
   return pino({
     name,
     level,
-    transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname', ...(options.stderr ? { destination: 2 } : {}) } },
+    transport: {
+      target: 'pino-pretty',
+      options: { colorize: true, translateTime: 'HH:MM:ss', ignore: 'pid,hostname', ...(options.stderr ? { destination: 2 } : {}) },
+    },
   });
 }
 
@@ -36,13 +39,21 @@ export function workerLogger(logFile?: string): DefaultLogger {
     if (logFile && error instanceof Error) {
       const at = new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString();
       try {
-        appendFileSync(logFile, `${at} ${entry.level} ${entry.message} ${inspect({ error, ...rest }, { depth: 6, breakLength: Infinity })}\n`);
+        appendFileSync(
+          logFile,
+          `${at} ${entry.level} ${entry.message} ${inspect({ error, ...rest }, { depth: 6, breakLength: Infinity })}\n`,
+        );
       } catch {
         fallback.log(entry.level, entry.message, entry.meta);
         return;
       }
-      const where = ['activityType', 'workflowType', 'workflowId', 'attempt'].flatMap((k) => (rest[k] !== undefined ? [`${k}=${String(rest[k])}`] : []));
-      fallback.log(entry.level, `${entry.message}: ${error.message}${where.length ? ` (${where.join(' ')})` : ''}; stack trace in ${logFile}`);
+      const where = ['activityType', 'workflowType', 'workflowId', 'attempt'].flatMap((k) =>
+        rest[k] !== undefined ? [`${k}=${String(rest[k])}`] : [],
+      );
+      fallback.log(
+        entry.level,
+        `${entry.message}: ${error.message}${where.length ? ` (${where.join(' ')})` : ''}; stack trace in ${logFile}`,
+      );
       return;
     }
     fallback.log(entry.level, entry.message, entry.meta);

@@ -34,10 +34,22 @@ export interface DataSet {
   licence: DataFile;
 }
 
-const RAUTOFORMALIZER: DataSource = { repo: 'Purewhite2019/rethinking_autoformalization', commit: '5ce3b814a5d0213429cc92244e5467425b22297a', licence: 'Apache-2.0' };
-const DEEPSEEK_PROVER: DataSource = { repo: 'deepseek-ai/DeepSeek-Prover-V1.5', commit: '2c4ba9119eef74d0d611f494261b2c5bae98c69a', licence: 'MIT' };
+const RAUTOFORMALIZER: DataSource = {
+  repo: 'Purewhite2019/rethinking_autoformalization',
+  commit: '5ce3b814a5d0213429cc92244e5467425b22297a',
+  licence: 'Apache-2.0',
+};
+const DEEPSEEK_PROVER: DataSource = {
+  repo: 'deepseek-ai/DeepSeek-Prover-V1.5',
+  commit: '2c4ba9119eef74d0d611f494261b2c5bae98c69a',
+  licence: 'MIT',
+};
 
-const RAUTOFORMALIZER_LICENCE: DataFile = { path: 'LICENSE.rautoformalizer', sourcePath: 'LICENSE', sha256: 'c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4' };
+const RAUTOFORMALIZER_LICENCE: DataFile = {
+  path: 'LICENSE.rautoformalizer',
+  sourcePath: 'LICENSE',
+  sha256: 'c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4',
+};
 
 /** Every data set, with the digests of the files at the pinned commits. */
 export const DATA_SETS: readonly DataSet[] = [
@@ -46,12 +58,20 @@ export const DATA_SETS: readonly DataSet[] = [
     what: 'the Con(NF) premise corpus (the default library) and its autoformalization benchmark',
     source: RAUTOFORMALIZER,
     files: [
-      { path: 'connf/library.jsonl', sourcePath: 'data/connf/library.jsonl', sha256: '03d63981038fe2e0552022ec37295c72fcc6be5ae5bfb4a4ea4cfd32cb35c647' },
+      {
+        path: 'connf/library.jsonl',
+        sourcePath: 'data/connf/library.jsonl',
+        sha256: '03d63981038fe2e0552022ec37295c72fcc6be5ae5bfb4a4ea4cfd32cb35c647',
+      },
       {
         path: 'connf/benchmark.jsonl',
         sourcePath: 'data/connf/benchmark.jsonl',
         sha256: '87fa2c8d7cf7b11505cecb0afb3a2f9e53355c5f6c208208620ea18374302617',
-        mirrorAlternative: { path: 'connf/benchmark.dev.jsonl', sha256: '7f40e0a3b327adc41178ba2087d665f339e8d73c8943bc83545277648393822a', what: 'the 577-item development split' },
+        mirrorAlternative: {
+          path: 'connf/benchmark.dev.jsonl',
+          sha256: '7f40e0a3b327adc41178ba2087d665f339e8d73c8943bc83545277648393822a',
+          what: 'the 577-item development split',
+        },
       },
     ],
     licence: RAUTOFORMALIZER_LICENCE,
@@ -60,7 +80,13 @@ export const DATA_SETS: readonly DataSet[] = [
     name: 'proofnet',
     what: 'the ProofNet benchmark in Lean 4',
     source: RAUTOFORMALIZER,
-    files: [{ path: 'proofnet/benchmark.jsonl', sourcePath: 'data/proofnet/benchmark.jsonl', sha256: '7a42b8748eae633b110bdbe46a538d988917bc658a96048d66d4af865b2920a7' }],
+    files: [
+      {
+        path: 'proofnet/benchmark.jsonl',
+        sourcePath: 'data/proofnet/benchmark.jsonl',
+        sha256: '7a42b8748eae633b110bdbe46a538d988917bc658a96048d66d4af865b2920a7',
+      },
+    ],
     licence: RAUTOFORMALIZER_LICENCE,
   },
   {
@@ -71,10 +97,26 @@ export const DATA_SETS: readonly DataSet[] = [
     what: 'model-generated ProofNet statements with human labels of equivalence (for `driftline eval judge`)',
     source: RAUTOFORMALIZER,
     files: [
-      { path: 'human_equivalence/o1-generated/autoformalization.json', sourcePath: 'data/human_equivalence/o1-generated/autoformalization.json', sha256: '63da6aa7d84ef5b27f56f7c75401992bfcd58166df443e8bf2c45c862a7afb0a' },
-      { path: 'human_equivalence/o1-generated/labels.json', sourcePath: 'data/human_equivalence/o1-generated/labels.json', sha256: '5a67a1b5b91b88a7c2937642b6c7a51894ac1ecbb6141083cd75c9510a7537cf' },
-      { path: 'human_equivalence/rautoformalizer-generated/autoformalization.json', sourcePath: 'data/human_equivalence/rautoformalizer-generated/autoformalization.json', sha256: 'c7ad6d7b82479a4bd32e68dd5ef2019bc4380e4a47ec33714598e20966db9a56' },
-      { path: 'human_equivalence/rautoformalizer-generated/labels.json', sourcePath: 'data/human_equivalence/rautoformalizer-generated/labels.json', sha256: '90ae23528fc1bafdcf30eb7470724ece235d442c4eadc2fe144c24a7f71f829c' },
+      {
+        path: 'human_equivalence/o1-generated/autoformalization.json',
+        sourcePath: 'data/human_equivalence/o1-generated/autoformalization.json',
+        sha256: '63da6aa7d84ef5b27f56f7c75401992bfcd58166df443e8bf2c45c862a7afb0a',
+      },
+      {
+        path: 'human_equivalence/o1-generated/labels.json',
+        sourcePath: 'data/human_equivalence/o1-generated/labels.json',
+        sha256: '5a67a1b5b91b88a7c2937642b6c7a51894ac1ecbb6141083cd75c9510a7537cf',
+      },
+      {
+        path: 'human_equivalence/rautoformalizer-generated/autoformalization.json',
+        sourcePath: 'data/human_equivalence/rautoformalizer-generated/autoformalization.json',
+        sha256: 'c7ad6d7b82479a4bd32e68dd5ef2019bc4380e4a47ec33714598e20966db9a56',
+      },
+      {
+        path: 'human_equivalence/rautoformalizer-generated/labels.json',
+        sourcePath: 'data/human_equivalence/rautoformalizer-generated/labels.json',
+        sha256: '90ae23528fc1bafdcf30eb7470724ece235d442c4eadc2fe144c24a7f71f829c',
+      },
     ],
     licence: RAUTOFORMALIZER_LICENCE,
   },
@@ -82,8 +124,18 @@ export const DATA_SETS: readonly DataSet[] = [
     name: 'minif2f',
     what: 'the miniF2F benchmark',
     source: DEEPSEEK_PROVER,
-    files: [{ path: 'minif2f/minif2f.jsonl', sourcePath: 'datasets/minif2f.jsonl', sha256: 'd6654c88476ff14db19d57dea25bd955a240525fb52171e460f89d98f83d7dd5' }],
-    licence: { path: 'LICENSE.deepseek-prover', sourcePath: 'LICENSE-CODE', sha256: '6e4c38e1172f42fdbff13edf9a7a017679fb82b0fde415a3e8b3c31c6ed4a4e4' },
+    files: [
+      {
+        path: 'minif2f/minif2f.jsonl',
+        sourcePath: 'datasets/minif2f.jsonl',
+        sha256: 'd6654c88476ff14db19d57dea25bd955a240525fb52171e460f89d98f83d7dd5',
+      },
+    ],
+    licence: {
+      path: 'LICENSE.deepseek-prover',
+      sourcePath: 'LICENSE-CODE',
+      sha256: '6e4c38e1172f42fdbff13edf9a7a017679fb82b0fde415a3e8b3c31c6ed4a4e4',
+    },
   },
 ];
 
@@ -147,7 +199,8 @@ function locations(set: DataSet, file: DataFile, opts: PullOptions): { from: str
   const m = mirrorBase(opts.mirror);
   const at = (path: string) => (m.kind === 'http' ? new URL(path, m.url).href : join(m.dir, path));
   const out: { from: string; sha256: string; note?: string }[] = [{ from: at(file.path), sha256: file.sha256 }];
-  if (file.mirrorAlternative) out.push({ from: at(file.mirrorAlternative.path), sha256: file.mirrorAlternative.sha256, note: file.mirrorAlternative.what });
+  if (file.mirrorAlternative)
+    out.push({ from: at(file.mirrorAlternative.path), sha256: file.mirrorAlternative.sha256, note: file.mirrorAlternative.what });
   return out;
 }
 
@@ -221,7 +274,8 @@ async function fetchChecked(from: string, target: string, sha256: string, timeou
       await out.close();
     }
     const got = hash.digest('hex');
-    if (got !== sha256) throw new DataPullError(`${from} does not have the expected content (sha256 ${got}, expected ${sha256}): refused, nothing written`);
+    if (got !== sha256)
+      throw new DataPullError(`${from} does not have the expected content (sha256 ${got}, expected ${sha256}): refused, nothing written`);
     await rename(tmp, target);
   } finally {
     await rm(tmp, { force: true });
@@ -263,8 +317,15 @@ export async function pullData(opts: PullOptions): Promise<PullResult[]> {
       results.push({ name: set.name, ok: true, files });
     } catch (err) {
       const where = opts.mirror ? `the mirror ${opts.mirror}` : `github.com/${set.source.repo} at ${set.source.commit.slice(0, 12)}`;
-      const hint = opts.mirror ? 'Check DRIFTLINE_DATA_MIRROR (a directory or an HTTP(S) URL laid out like the data directory), then run `npx driftline data pull` again.' : MIRROR_HINT;
-      results.push({ name: set.name, ok: false, files, error: `${set.name} (${set.what}) from ${where}: ${(err as Error).message}. ${hint}` });
+      const hint = opts.mirror
+        ? 'Check DRIFTLINE_DATA_MIRROR (a directory or an HTTP(S) URL laid out like the data directory), then run `npx driftline data pull` again.'
+        : MIRROR_HINT;
+      results.push({
+        name: set.name,
+        ok: false,
+        files,
+        error: `${set.name} (${set.what}) from ${where}: ${(err as Error).message}. ${hint}`,
+      });
     }
   }
   return results;

@@ -67,17 +67,28 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
     // Which structured-output mode each provider takes, learnt once now rather than from the
     // first refused request; calls that need it meanwhile wait for the answer.
     const llmLog = createLogger('driftline-llm');
-    void probeAndRecordProviders(config, deps.llm).then((statuses) => {
-      for (const [provider, status] of Object.entries(statuses)) {
-        llmLog.info({ provider, baseURL: status.baseURL, structuredOutput: status.structuredOutput, source: status.source, detail: status.detail }, 'LLM structured-output mode');
-      }
-    }, (err: unknown) => llmLog.warn({ err }, 'could not record the LLM providers for /readyz'));
+    void probeAndRecordProviders(config, deps.llm).then(
+      (statuses) => {
+        for (const [provider, status] of Object.entries(statuses)) {
+          llmLog.info(
+            { provider, baseURL: status.baseURL, structuredOutput: status.structuredOutput, source: status.source, detail: status.detail },
+            'LLM structured-output mode',
+          );
+        }
+      },
+      (err: unknown) => llmLog.warn({ err }, 'could not record the LLM providers for /readyz'),
+    );
   }
   if (leanDeps && leanLog) {
     const deps = leanDeps;
     const log = leanLog;
     closers.push(() => deps.lean.close());
-    const worker = await createLeanWorker({ connection, namespace, activities: createLeanActivities(deps), concurrency: leanWorkerConcurrency(config) });
+    const worker = await createLeanWorker({
+      connection,
+      namespace,
+      activities: createLeanActivities(deps),
+      concurrency: leanWorkerConcurrency(config),
+    });
     // Pre-warm every REPL process with the library header while the worker starts polling;
     // a failure here is logged, and the first check reports it properly.
     void deps.lean.warm?.().catch((err: Error) => log.warn({ err: err.message }, 'Lean pool warm-up failed'));

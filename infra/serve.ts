@@ -30,7 +30,13 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
     },
   });
   const app = await buildServer(
-    apiOptionsFor(config, { client, readiness, catalog: registryCatalog(registry), results, currentIndexVersion: (library: string) => store.getAlias(library) }),
+    apiOptionsFor(config, {
+      client,
+      readiness,
+      catalog: registryCatalog(registry),
+      results,
+      currentIndexVersion: (library: string) => store.getAlias(library),
+    }),
   );
   app.addHook('onClose', async () => {
     await store.close();
@@ -40,7 +46,8 @@ export async function serveApi(config: Config): Promise<FastifyInstance> {
   });
   // Without API keys, loopback only (as `npm start`): a deployment sets DRIFTLINE_API_KEYS.
   const listen = apiListenHost(config);
-  if (listen.host !== config.api.host) log.warn({ host: config.api.host }, 'no API keys configured (DRIFTLINE_API_KEYS): the API listens on loopback only');
+  if (listen.host !== config.api.host)
+    log.warn({ host: config.api.host }, 'no API keys configured (DRIFTLINE_API_KEYS): the API listens on loopback only');
   const url = await app.listen({ host: listen.host, port: config.api.port });
   log.info({ url, temporal: config.temporal.address }, 'API listening');
   const stop = async () => {

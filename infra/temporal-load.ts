@@ -41,7 +41,10 @@ export function describeOverload(c: OverloadCounts, windowSeconds: number, logFi
   );
 }
 
-export function watchTemporalLoad(logFile: string, options: { windowMs?: number; intervalMs?: number; threshold?: number; onOverload?: (message: string) => void } = {}): TemporalLoadWatch {
+export function watchTemporalLoad(
+  logFile: string,
+  options: { windowMs?: number; intervalMs?: number; threshold?: number; onOverload?: (message: string) => void } = {},
+): TemporalLoadWatch {
   const windowMs = options.windowMs ?? 60_000;
   let offset = existsSync(logFile) ? statSync(logFile).size : 0;
   const samples: { at: number; counts: OverloadCounts }[] = [];
@@ -69,7 +72,14 @@ export function watchTemporalLoad(logFile: string, options: { windowMs?: number;
     const since = Date.now() - windowMs;
     while (samples.length && samples[0]!.at < since) samples.shift();
     if (!samples.length) return null;
-    return samples.reduce((sum, s) => ({ slowCalls: sum.slowCalls + s.counts.slowCalls, failedWrites: sum.failedWrites + s.counts.failedWrites, retriedTasks: sum.retriedTasks + s.counts.retriedTasks }), { slowCalls: 0, failedWrites: 0, retriedTasks: 0 });
+    return samples.reduce(
+      (sum, s) => ({
+        slowCalls: sum.slowCalls + s.counts.slowCalls,
+        failedWrites: sum.failedWrites + s.counts.failedWrites,
+        retriedTasks: sum.retriedTasks + s.counts.retriedTasks,
+      }),
+      { slowCalls: 0, failedWrites: 0, retriedTasks: 0 },
+    );
   };
   const describe = () => {
     const c = recent();

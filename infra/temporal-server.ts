@@ -31,10 +31,14 @@ export interface DevServerOptions {
  * could see it. Measured by `bench/sweep.bench.ts --parts tuning,overhead`
  * (docs/decisions/0006-dev-server-tuning.md). */
 export const DEV_SERVER_TUNING = [
-  '--sqlite-pragma', 'journal_mode=wal',
-  '--sqlite-pragma', 'synchronous=normal',
-  '--dynamic-config-value', 'system.enableActivityEagerExecution=true',
-  '--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000',
+  '--sqlite-pragma',
+  'journal_mode=wal',
+  '--sqlite-pragma',
+  'synchronous=normal',
+  '--dynamic-config-value',
+  'system.enableActivityEagerExecution=true',
+  '--dynamic-config-value',
+  'history.transferProcessorMaxPollRPS=1000',
 ];
 
 export interface DevServer {
@@ -70,7 +74,9 @@ async function waitForFrontend(address: string, child: ChildProcess, timeoutMs: 
 /** The dev server's own words on why it stopped: the last line of its log naming an error. */
 function logReason(logFile: string): string | undefined {
   try {
-    const lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => /error|fatal|in use|unable|failed/i.test(l));
+    const lines = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => /error|fatal|in use|unable|failed/i.test(l));
     const last = lines.at(-1)?.trim();
     return last ? (last.length > 400 ? `${last.slice(0, 400)}…` : last) : undefined;
   } catch {
@@ -86,13 +92,20 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   const [command, args] = dieWithParent(
     options.cli,
     [
-      'server', 'start-dev',
-      '--ip', ip,
-      '--port', String(options.port),
-      '--ui-port', String(options.uiPort),
-      '--db-filename', options.dbFile,
-      '--namespace', options.namespace,
-      '--log-level', 'warn',
+      'server',
+      'start-dev',
+      '--ip',
+      ip,
+      '--port',
+      String(options.port),
+      '--ui-port',
+      String(options.uiPort),
+      '--db-filename',
+      options.dbFile,
+      '--namespace',
+      options.namespace,
+      '--log-level',
+      'warn',
       ...searchAttributeFlags(),
       ...(options.tuned === false ? [] : DEV_SERVER_TUNING),
       ...(options.extraArgs ?? []),
@@ -106,7 +119,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   } catch (err) {
     child.kill('SIGKILL');
     const why = logReason(options.logFile);
-    throw new Error(`${(err as Error).message}${why ? ` (it says: ${why})` : ''}. See ${options.logFile}; is port ${options.port} or ${options.uiPort} already in use?`);
+    throw new Error(
+      `${(err as Error).message}${why ? ` (it says: ${why})` : ''}. See ${options.logFile}; is port ${options.port} or ${options.uiPort} already in use?`,
+    );
   }
   return {
     address,

@@ -68,7 +68,10 @@ export async function createLeanWorker(options: LeanWorkerOptions): Promise<Work
 export const LLM_ACTIVITY_NAMES = ['decompose', 'formalize', 'repair', 'draftStatement', 'judge', 'agentStep', 'draft'] as const;
 
 export function llmActivities(all: MainActivities): Pick<MainActivities, (typeof LLM_ACTIVITY_NAMES)[number]> {
-  return Object.fromEntries(LLM_ACTIVITY_NAMES.map((name) => [name, all[name]])) as Pick<MainActivities, (typeof LLM_ACTIVITY_NAMES)[number]>;
+  return Object.fromEntries(LLM_ACTIVITY_NAMES.map((name) => [name, all[name]])) as Pick<
+    MainActivities,
+    (typeof LLM_ACTIVITY_NAMES)[number]
+  >;
 }
 
 export interface LlmWorkerOptions {

@@ -12,11 +12,26 @@ export const RUN_ID_MAX = 200;
 const SWEEP_ID_MAX = 100;
 
 // Every outcome a run can end with; the type check below fails when common/outcomes.ts gains one.
-const OUTCOME_VALUES = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'refused', 'unchecked', 'budget-exhausted'] as const satisfies readonly Outcome[];
+const OUTCOME_VALUES = [
+  'faithful',
+  'unfaithful',
+  'compiled',
+  'not-compiled',
+  'refused',
+  'unchecked',
+  'budget-exhausted',
+] as const satisfies readonly Outcome[];
 type MissingOutcome = Exclude<Outcome, (typeof OUTCOME_VALUES)[number]>;
 const outcomesComplete: MissingOutcome extends never ? true : never = true;
 void outcomesComplete;
-const SWEEP_STATUSES = ['running', 'paused', 'completed', 'cancelled', 'failed', 'budget-exhausted'] as const satisfies readonly SweepStatus[];
+const SWEEP_STATUSES = [
+  'running',
+  'paused',
+  'completed',
+  'cancelled',
+  'failed',
+  'budget-exhausted',
+] as const satisfies readonly SweepStatus[];
 type MissingSweepStatus = Exclude<SweepStatus, (typeof SWEEP_STATUSES)[number]>;
 const sweepStatusesComplete: MissingSweepStatus extends never ? true : never = true;
 void sweepStatusesComplete;
@@ -30,7 +45,11 @@ function literalUnionsAsEnums(schema: unknown): unknown {
   if (!schema || typeof schema !== 'object') return schema;
   const node = schema as Record<string, unknown>;
   const branches = node.anyOf;
-  if (Array.isArray(branches) && branches.length > 0 && branches.every((b) => b && typeof b === 'object' && typeof (b as { const?: unknown }).const === 'string')) {
+  if (
+    Array.isArray(branches) &&
+    branches.length > 0 &&
+    branches.every((b) => b && typeof b === 'object' && typeof (b as { const?: unknown }).const === 'string')
+  ) {
     const { anyOf: _anyOf, ...rest } = node;
     return { ...rest, type: 'string', enum: branches.map((b) => (b as { const: string }).const) };
   }
@@ -38,7 +57,9 @@ function literalUnionsAsEnums(schema: unknown): unknown {
 }
 
 /** The API's `config` body (any subset of the run configuration's fields, nothing else). */
-export const runConfigPatch = z.fromJSONSchema(literalUnionsAsEnums(JSON.parse(JSON.stringify(RunConfigPatchSchema))) as Parameters<typeof z.fromJSONSchema>[0]);
+export const runConfigPatch = z.fromJSONSchema(
+  literalUnionsAsEnums(JSON.parse(JSON.stringify(RunConfigPatchSchema))) as Parameters<typeof z.fromJSONSchema>[0],
+);
 
 /** A statement as the API takes it: not blank, at most `max` characters (counted as code points,
  * as the API's schema counts them). */
@@ -54,14 +75,20 @@ export function statementText(max: number, what: string) {
 // field), never silently dropped.
 export const formalizeInput = (maxStatementChars: number, libraries: readonly string[], defaultLibrary: string) =>
   z.strictObject({
-  statement: statementText(maxStatementChars, 'The informal statement, in words and formulas'),
-  library: z
-    .string()
-    .min(1)
-    .max(200)
-    .optional()
-    .describe(libraries.length ? `The library to retrieve premises from: ${libraries.join(', ')} (default ${defaultLibrary})` : 'No library is served yet'),
-  config: runConfigPatch.optional().describe('Run configuration: any subset of its fields (retrieval, repairRounds, mode, …), as in POST /v1/formalizations'),
+    statement: statementText(maxStatementChars, 'The informal statement, in words and formulas'),
+    library: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe(
+        libraries.length
+          ? `The library to retrieve premises from: ${libraries.join(', ')} (default ${defaultLibrary})`
+          : 'No library is served yet',
+      ),
+    config: runConfigPatch
+      .optional()
+      .describe('Run configuration: any subset of its fields (retrieval, repairRounds, mode, …), as in POST /v1/formalizations'),
   });
 
 export const getRunInput = z.strictObject({
@@ -71,10 +98,28 @@ export const getRunInput = z.strictObject({
 export const listRunsInput = z.strictObject({
   status: z.enum(RUN_STATUSES).optional().describe('Only runs with this status'),
   outcome: z.enum(OUTCOME_VALUES).optional().describe('Only runs that ended with this outcome'),
-  library: z.string().min(1).max(200).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('Only runs on this library'),
-  sweep: z.string().min(1).max(RUN_ID_MAX).regex(/^[A-Za-z0-9._:/-]+$/).optional().describe('Only runs of this sweep'),
+  library: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[A-Za-z0-9_.-]+$/)
+    .optional()
+    .describe('Only runs on this library'),
+  sweep: z
+    .string()
+    .min(1)
+    .max(RUN_ID_MAX)
+    .regex(/^[A-Za-z0-9._:/-]+$/)
+    .optional()
+    .describe('Only runs of this sweep'),
   limit: z.number().int().min(1).max(200).optional().describe('Runs per page (default 20)'),
-  pageToken: z.string().min(1).max(4096).regex(/^[A-Za-z0-9_.-]+$/).optional().describe('The next page: nextPageToken of the previous answer, with the same filters'),
+  pageToken: z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(/^[A-Za-z0-9_.-]+$/)
+    .optional()
+    .describe('The next page: nextPageToken of the previous answer, with the same filters'),
 });
 
 export const searchPremisesInput = z.strictObject({
@@ -85,15 +130,21 @@ export const searchPremisesInput = z.strictObject({
 
 export const checkLeanInput = (maxStatementChars: number) =>
   z.strictObject({
-  statement: statementText(maxStatementChars, 'One Lean 4 theorem statement, e.g. `theorem t (p : ℕ) (hp : p.Prime) : 2 ≤ p := by sorry`'),
-  gold: statementText(maxStatementChars, 'A reference statement: when the statement compiles, Lean checks that each proves the other').optional(),
+    statement: statementText(
+      maxStatementChars,
+      'One Lean 4 theorem statement, e.g. `theorem t (p : ℕ) (hp : p.Prime) : 2 ≤ p := by sorry`',
+    ),
+    gold: statementText(
+      maxStatementChars,
+      'A reference statement: when the statement compiles, Lean checks that each proves the other',
+    ).optional(),
   });
 
 export const sweepStatusInput = z.strictObject({
   id: z.string().min(1).max(SWEEP_ID_MAX).describe('The sweep ID'),
 });
 
-const links = z.object({ temporalUi: z.string().describe("The page in the Temporal Web UI") });
+const links = z.object({ temporalUi: z.string().describe('The page in the Temporal Web UI') });
 
 const progress = z.object({
   stage: z.string(),
@@ -172,7 +223,11 @@ const leanMessage = z.object({
 export const checkLeanOutput = {
   id: z.string().describe('The check (a workflow in Temporal)'),
   compiled: z.boolean(),
-  status: z.enum(['ok', 'error', 'refused', 'skipped', 'timeout', 'failed']).describe('ok/error/timeout: Lean decided; refused: the screen, before Lean; skipped: no Lean configured; failed: the check itself failed'),
+  status: z
+    .enum(['ok', 'error', 'refused', 'skipped', 'timeout', 'failed'])
+    .describe(
+      'ok/error/timeout: Lean decided; refused: the screen, before Lean; skipped: no Lean configured; failed: the check itself failed',
+    ),
   messages: z.array(leanMessage),
   reason: z.string().optional(),
   durationMs: z.number(),

@@ -37,7 +37,11 @@ import {
  * LibraryCatalog is one). */
 export interface PremiseSearch {
   names(): string[];
-  search(library: string, query: string, k: number): Promise<{ version: string; hits: { name: string; kind: string; signature: string; module?: string; score: number }[] } | null>;
+  search(
+    library: string,
+    query: string,
+    k: number,
+  ): Promise<{ version: string; hits: { name: string; kind: string; signature: string; module?: string; score: number }[] } | null>;
 }
 
 export interface McpDeps {
@@ -84,7 +88,10 @@ const GRPC_DEADLINE_EXCEEDED = 4;
 async function answers(temporal: Client): Promise<boolean> {
   return temporal.connection
     .withDeadline(Date.now() + 5000, () => temporal.workflowService.getSystemInfo({}))
-    .then(() => true, () => false);
+    .then(
+      () => true,
+      () => false,
+    );
 }
 
 function toolError(message: string): CallToolResult {
@@ -113,7 +120,8 @@ function describeEvent(id: string, event: RunEvent): string {
     case 'stage.started':
       return `${event.stage}${round} started`;
     case 'stage.completed':
-      if (event.compile) return `compile${round}: ${event.compile.status}${event.compile.errors ? `, ${event.compile.errors} error(s)` : ''}`;
+      if (event.compile)
+        return `compile${round}: ${event.compile.status}${event.compile.errors ? `, ${event.compile.errors} error(s)` : ''}`;
       if (event.judge) return `judge: grade ${event.judge.grade}, ${event.judge.faithful ? 'faithful' : 'not faithful'}`;
       return `${event.stage}${round} done`;
     case 'stage.failed':
@@ -132,7 +140,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
   const log = deps.log ?? (() => undefined);
   const taskQueue = deps.taskQueue ?? MAIN_TASK_QUEUE;
   const policy = deps.screenPolicy ?? DEFAULT_SAFETY_POLICY;
-  const link = (id: string) => temporalUiLink(deps.temporalUiUrl ?? 'http://127.0.0.1:8233', deps.namespace ?? temporal.options.namespace, id);
+  const link = (id: string) =>
+    temporalUiLink(deps.temporalUiUrl ?? 'http://127.0.0.1:8233', deps.namespace ?? temporal.options.namespace, id);
   const server = new McpServer(
     { name: 'driftline', version: deps.version ?? '0.1.0' },
     {
@@ -162,7 +171,13 @@ export function createMcpServer(deps: McpDeps): McpServer {
       const chosen = library ?? deps.defaultLibrary;
       const id = await startFormalization(
         temporal,
-        { statement, library: chosen, config: config as Partial<RunConfig> | undefined, ...(deps.leanTaskQueue ? { leanTaskQueue: deps.leanTaskQueue } : {}), ...(deps.llm ? { llm: deps.llm } : {}) },
+        {
+          statement,
+          library: chosen,
+          config: config as Partial<RunConfig> | undefined,
+          ...(deps.leanTaskQueue ? { leanTaskQueue: deps.leanTaskQueue } : {}),
+          ...(deps.llm ? { llm: deps.llm } : {}),
+        },
         taskQueue,
       );
       log(`run ${id} started`, { id, library: chosen });
@@ -170,13 +185,19 @@ export function createMcpServer(deps: McpDeps): McpServer {
       let step = 0;
       const notify = async (message: string) => {
         if (token === undefined) return;
-        const notification: ServerNotification = { method: 'notifications/progress', params: { progressToken: token, progress: ++step, message } };
+        const notification: ServerNotification = {
+          method: 'notifications/progress',
+          params: { progressToken: token, progress: ++step, message },
+        };
         await extra.sendNotification(notification).catch(() => undefined);
       };
       // The run's ID first, so a client that stops waiting can still find the run.
       await notify(`run ${id} started (library ${chosen}); if you stop waiting it goes on: get_run {"id": "${id}"}`);
       await extra
-        .sendNotification({ method: 'notifications/message', params: { level: 'info', logger: 'driftline', data: { message: `run ${id} started`, id, links: { temporalUi: link(id) } } } })
+        .sendNotification({
+          method: 'notifications/message',
+          params: { level: 'info', logger: 'driftline', data: { message: `run ${id} started`, id, links: { temporalUi: link(id) } } },
+        })
         .catch(() => undefined);
       // Follow the run's history (one long poll at a time), resuming after the last event seen
       // when a poll runs out of time while Temporal still answers.
@@ -195,14 +216,23 @@ export function createMcpServer(deps: McpDeps): McpServer {
           }
           if ((err as { code?: number }).code === GRPC_DEADLINE_EXCEEDED && (await answers(temporal))) continue;
           log(`lost contact with Temporal while following run ${id}: ${(err as Error).message}`, { id });
-          return toolError(`lost contact with Temporal while run ${id} was in progress (${(err as Error).message}); the run is not lost: get_run {"id": "${id}"} once Temporal answers`);
+          return toolError(
+            `lost contact with Temporal while run ${id} was in progress (${(err as Error).message}); the run is not lost: get_run {"id": "${id}"} once Temporal answers`,
+          );
         }
       }
       const view = await getFormalization(temporal, id);
       if (!view) return toolError(`run ${id} disappeared`);
       if (view.status !== 'completed') {
         const failed: CallToolResult = structured(runPayload(view, link(id)));
-        return { ...failed, content: [{ type: 'text', text: `run ${id} ${view.status === 'canceled' ? 'was canceled' : `failed: ${view.error ?? view.status}`}` }, ...failed.content], isError: true };
+        return {
+          ...failed,
+          content: [
+            { type: 'text', text: `run ${id} ${view.status === 'canceled' ? 'was canceled' : `failed: ${view.error ?? view.status}`}` },
+            ...failed.content,
+          ],
+          isError: true,
+        };
       }
       return structured(runPayload(view, link(id)));
     },
@@ -212,7 +242,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
     'get_run',
     {
       title: 'Read a run',
-      description: "A run's status, progress and, once completed, its result (the Lean statement in `formalStatement`, the verdict, premises, attempts).",
+      description:
+        "A run's status, progress and, once completed, its result (the Lean statement in `formalStatement`, the verdict, premises, attempts).",
       inputSchema: getRunInput,
       outputSchema: runOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -248,7 +279,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
     'search_premises',
     {
       title: "Search a library's premises",
-      description: "Declarations of a library (Mathlib, con-nf, …) most similar to the query, from its current index, re-ranked as runs are.",
+      description:
+        'Declarations of a library (Mathlib, con-nf, …) most similar to the query, from its current index, re-ranked as runs are.',
       inputSchema: searchPremisesInput,
       outputSchema: searchPremisesOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -259,7 +291,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
       const name = library ?? deps.defaultLibrary;
       if (!names.includes(name)) return toolError(`unknown library "${name}"; known: ${names.join(', ')}`);
       const found = await deps.search.search(name, query, k ?? 10);
-      if (!found) return toolError(`library "${name}" has no index yet; it is built at the first \`npm start\` or by \`driftline index build\``);
+      if (!found)
+        return toolError(`library "${name}" has no index yet; it is built at the first \`npm start\` or by \`driftline index build\``);
       return structured({ library: name, version: found.version, query, items: found.hits });
     },
   );
@@ -270,7 +303,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
       title: 'Check a Lean statement',
       description:
         'Compiles one Lean 4 theorem statement against the library on the Lean workers (after the same screen as every run), and with ' +
-        '`gold` checks that the two statements prove each other. No LLM is involved. Answers with Lean\'s messages.',
+        "`gold` checks that the two statements prove each other. No LLM is involved. Answers with Lean's messages.",
       inputSchema: checkLeanInput(deps.maxStatementChars),
       outputSchema: checkLeanOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },
@@ -278,14 +311,28 @@ export function createMcpServer(deps: McpDeps): McpServer {
     async ({ statement, gold }, extra) => {
       // Raw Lean from the caller: refused here already when the screen would refuse it, in the
       // API's words; the Lean worker screens it again before its REPL sees anything.
-      for (const [field, text] of [['statement', statement], ['gold', gold]] as const) {
+      for (const [field, text] of [
+        ['statement', statement],
+        ['gold', gold],
+      ] as const) {
         if (text === undefined) continue;
         const screened = screenStatement(text, policy, { gold: field === 'gold' });
-        if (!screened.ok) return toolError(`${field} is refused before Lean (line ${screened.message.line}, column ${screened.message.column}): ${screened.reason}`);
+        if (!screened.ok)
+          return toolError(
+            `${field} is refused before Lean (line ${screened.message.line}, column ${screened.message.column}): ${screened.reason}`,
+          );
       }
       const id = `check-${randomBytes(6).toString('hex')}`;
-      const input: CheckStatementsInput = { statements: [{ statement, ...(gold !== undefined ? { gold } : {}) }], ...(deps.leanTaskQueue ? { leanTaskQueue: deps.leanTaskQueue } : {}) };
-      const handle = await temporal.workflow.start('checkStatements', { workflowId: id, taskQueue, args: [input], staticSummary: 'check of one Lean statement (MCP check_lean)' });
+      const input: CheckStatementsInput = {
+        statements: [{ statement, ...(gold !== undefined ? { gold } : {}) }],
+        ...(deps.leanTaskQueue ? { leanTaskQueue: deps.leanTaskQueue } : {}),
+      };
+      const handle = await temporal.workflow.start('checkStatements', {
+        workflowId: id,
+        taskQueue,
+        args: [input],
+        staticSummary: 'check of one Lean statement (MCP check_lean)',
+      });
       log(`check ${id} started`, { id });
       let outcome: CheckStatementsResult;
       try {

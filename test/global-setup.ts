@@ -27,7 +27,9 @@ async function pullPublicData(): Promise<{ dir: string } | { error: string }> {
   if (config.publicDataDir) return existsSync(dir) ? { dir } : { error: `DRIFTLINE_SHARED_DATA=${dir} does not exist` };
   const mirror = process.env.DRIFTLINE_DATA_MIRROR || (existsSync(DEV_MIRROR) ? DEV_MIRROR : undefined);
   if (!mirror) {
-    return { error: `no public data: set DRIFTLINE_DATA_MIRROR to a directory or URL laid out like the data directory (or run \`npx driftline data pull\` where github.com can be reached)` };
+    return {
+      error: `no public data: set DRIFTLINE_DATA_MIRROR to a directory or URL laid out like the data directory (or run \`npx driftline data pull\` where github.com can be reached)`,
+    };
   }
   const results = await pullData({ dir, mirror });
   const failed = results.filter((r) => !r.ok);

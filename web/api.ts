@@ -107,16 +107,22 @@ function headers(extra: Record<string, string> = {}): Record<string, string> {
 export const api = {
   config: () => fetch('/web/config.json').then((r) => readJson<WebConfig>(r)),
   start: (body: StartBody) =>
-    fetch('/v1/formalizations', { method: 'POST', headers: headers({ 'content-type': 'application/json' }), body: JSON.stringify(body) }).then((r) =>
-      readJson<{ id: string; links?: RunLinks }>(r),
-    ),
+    fetch('/v1/formalizations', {
+      method: 'POST',
+      headers: headers({ 'content-type': 'application/json' }),
+      body: JSON.stringify(body),
+    }).then((r) => readJson<{ id: string; links?: RunLinks }>(r)),
   get: (id: string) => fetch(`/v1/formalizations/${encodeURIComponent(id)}`, { headers: headers() }).then((r) => readJson<RunView>(r)),
   recent: (limit: number) =>
-    fetch(`/v1/formalizations?limit=${limit}`, { headers: headers() }).then((r) => readJson<{ items: RunSummary[]; nextPageToken?: string }>(r)),
+    fetch(`/v1/formalizations?limit=${limit}`, { headers: headers() }).then((r) =>
+      readJson<{ items: RunSummary[]; nextPageToken?: string }>(r),
+    ),
   eventsUrl: (id: string) => `/v1/formalizations/${encodeURIComponent(id)}/events`,
   sweeps: (limit: number) => fetch(`/v1/sweeps?limit=${limit}`, { headers: headers() }).then((r) => readJson<{ items: SweepView[] }>(r)),
   signalSweep: (id: string, signal: SweepSignal) =>
-    fetch(`/v1/sweeps/${encodeURIComponent(id)}/${signal}`, { method: 'POST', headers: headers() }).then((r) => readJson<{ id: string }>(r)),
+    fetch(`/v1/sweeps/${encodeURIComponent(id)}/${signal}`, { method: 'POST', headers: headers() }).then((r) =>
+      readJson<{ id: string }>(r),
+    ),
   /** The report page as a blob URL: fetched with the API key, which a plain link cannot carry. */
   reportUrl: (view: SweepView) =>
     fetch(view.links.report, { headers: headers({ accept: 'text/html' }) })

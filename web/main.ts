@@ -60,9 +60,13 @@ function follow(id: string): void {
   anchor.hidden = !link;
   if (link) anchor.href = link;
 
-  followEvents(id, (event) => {
-    if (event.type.startsWith('stage.')) stages.apply(event);
-  }, controller.signal)
+  followEvents(
+    id,
+    (event) => {
+      if (event.type.startsWith('stage.')) stages.apply(event);
+    },
+    controller.signal,
+  )
     .then(() => (controller.signal.aborted ? undefined : showResult(id)))
     .catch((err: Error) => {
       if (!controller.signal.aborted) resultBox.replaceChildren(h('p', { class: 'error', role: 'alert' }, err.message));
@@ -81,7 +85,12 @@ async function loadRecent(): Promise<void> {
         return h(
           'tr',
           {},
-          h('td', { class: 'run-label' }, h('a', { href: `#run=${encodeURIComponent(run.id)}`, title: run.id }, label), h('small', { class: 'run-id' }, run.id)),
+          h(
+            'td',
+            { class: 'run-label' },
+            h('a', { href: `#run=${encodeURIComponent(run.id)}`, title: run.id }, label),
+            h('small', { class: 'run-id' }, run.id),
+          ),
           h('td', {}, run.config ?? ''),
           h('td', {}, h('span', { class: `badge status-${run.status}` }, run.status)),
           h('td', {}, outcomeBadge(run.outcome)),

@@ -7,7 +7,11 @@ import type { RunEvent } from './api';
 type Child = Node | string | null | undefined | false;
 
 /** A tiny element builder: h('p', { class: 'x' }, 'text', child). */
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Record<string, string> = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) el.setAttribute(name, value);
   for (const child of children) if (child !== null && child !== undefined && child !== false) el.append(child);
@@ -28,7 +32,11 @@ const STAGE_WORDS: Record<string, string> = {
 
 function stageLabel(event: RunEvent): string {
   const base = STAGE_WORDS[event.stage] ?? event.stage;
-  const activity = event.activity && !['decompose', 'retrieve', 'illustrate', 'compile', 'judge', 'formalize', 'repair', 'draftStatement'].includes(event.activity) ? ` (${event.activity})` : '';
+  const activity =
+    event.activity &&
+    !['decompose', 'retrieve', 'illustrate', 'compile', 'judge', 'formalize', 'repair', 'draftStatement'].includes(event.activity)
+      ? ` (${event.activity})`
+      : '';
   const round = event.round !== undefined && (event.stage === 'compile' || event.stage === 'repair') ? `, round ${event.round}` : '';
   return `${base}${round}${activity}`;
 }
@@ -37,7 +45,9 @@ function stageDetail(event: RunEvent): string {
   if (event.type === 'stage.failed') return event.error ?? 'failed';
   if (event.compile) {
     if (event.compile.status === 'refused') return 'refused by the screen before Lean';
-    return event.compile.status === 'error' ? `Lean: ${event.compile.errors} error${event.compile.errors === 1 ? '' : 's'}` : event.compile.status;
+    return event.compile.status === 'error'
+      ? `Lean: ${event.compile.errors} error${event.compile.errors === 1 ? '' : 's'}`
+      : event.compile.status;
   }
   if (event.judge) return `grade ${event.judge.grade}/10, ${event.judge.faithful ? 'faithful' : 'not faithful'}`;
   return 'done';
@@ -56,7 +66,13 @@ export class StageList {
   apply(event: RunEvent): void {
     const key = `${event.stage}|${event.activity ?? ''}|${event.round ?? ''}`;
     if (event.type === 'stage.started') {
-      const li = h('li', { class: 'stage running', 'data-stage': event.stage }, h('span', { class: 'stage-name' }, stageLabel(event)), ' ', h('span', { class: 'state' }, 'running…'));
+      const li = h(
+        'li',
+        { class: 'stage running', 'data-stage': event.stage },
+        h('span', { class: 'stage-name' }, stageLabel(event)),
+        ' ',
+        h('span', { class: 'state' }, 'running…'),
+      );
       this.items.set(key, li);
       this.list.append(li);
       return;
@@ -65,7 +81,13 @@ export class StageList {
       let li = this.items.get(key);
       if (!li) {
         // Joined a run mid-way (or the start was before the events we were sent).
-        li = h('li', { class: 'stage', 'data-stage': event.stage }, h('span', { class: 'stage-name' }, stageLabel(event)), ' ', h('span', { class: 'state' }));
+        li = h(
+          'li',
+          { class: 'stage', 'data-stage': event.stage },
+          h('span', { class: 'stage-name' }, stageLabel(event)),
+          ' ',
+          h('span', { class: 'state' }),
+        );
         this.items.set(key, li);
         this.list.append(li);
       }
@@ -91,7 +113,13 @@ export function outcomeBadge(outcome: string | undefined): HTMLSpanElement {
 }
 
 function messageLine(message: LeanMessage): HTMLLIElement {
-  return h('li', { class: `msg ${message.severity}` }, h('span', { class: 'where' }, `${message.severity} ${message.line}:${message.column}`), ' ', message.text);
+  return h(
+    'li',
+    { class: `msg ${message.severity}` },
+    h('span', { class: 'where' }, `${message.severity} ${message.line}:${message.column}`),
+    ' ',
+    message.text,
+  );
 }
 
 /** The screen's reason without its `refused before Lean:` prefix (the label says it). */
@@ -119,7 +147,8 @@ function attemptVerdict(compile: CompileResult): string {
 }
 
 function equivalenceLine(e: EquivalenceResult): string {
-  if (e.refused) return `Not checked: the ${e.refused} statement was refused by the screen before Lean: ${refusalReason({ reason: e.reason ?? '', messages: [] })}`;
+  if (e.refused)
+    return `Not checked: the ${e.refused} statement was refused by the screen before Lean: ${refusalReason({ reason: e.reason ?? '', messages: [] })}`;
   if (e.equivalent) return 'Equivalent to the gold statement (Lean proved both directions)';
   return `Not shown equivalent to the gold statement${e.reason ? `: ${e.reason}` : ''}`;
 }
@@ -128,7 +157,11 @@ function attemptBlock(attempt: Attempt, last: boolean): HTMLElement {
   const body = [
     h('pre', { class: 'lean' }, h('code', {}, attempt.statement)),
     attempt.compile.messages.length > 0
-      ? h('ul', { class: 'messages', 'aria-label': attempt.compile.status === 'refused' ? 'Screen messages' : 'Compiler messages' }, ...attempt.compile.messages.map(messageLine))
+      ? h(
+          'ul',
+          { class: 'messages', 'aria-label': attempt.compile.status === 'refused' ? 'Screen messages' : 'Compiler messages' },
+          ...attempt.compile.messages.map(messageLine),
+        )
       : h('p', { class: 'help' }, attempt.compile.reason ?? (attempt.compile.status === 'ok' ? 'No messages.' : attempt.compile.status)),
   ];
   const title = `Attempt ${attempt.round}: ${attemptVerdict(attempt.compile)}`;
@@ -150,21 +183,43 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
     h('h4', {}, 'Lean statement'),
     h('pre', { class: 'lean final' }, h('code', {}, result.formalStatement)),
     last && last.compile.messages.length > 0
-      ? h('ul', { class: 'messages', 'aria-label': last.compile.status === 'refused' ? 'Screen messages' : 'Compiler messages' }, ...last.compile.messages.map(messageLine))
+      ? h(
+          'ul',
+          { class: 'messages', 'aria-label': last.compile.status === 'refused' ? 'Screen messages' : 'Compiler messages' },
+          ...last.compile.messages.map(messageLine),
+        )
       : null,
     result.equivalence ? h('p', { class: 'equivalence' }, equivalenceLine(result.equivalence)) : null,
     judge
-      ? h('section', { class: 'judge', 'aria-label': 'Judge' }, h('h4', {}, `Judge: grade ${judge.grade}/10, ${judge.faithful ? 'faithful' : 'not faithful'}`), h('p', {}, judge.explanation))
+      ? h(
+          'section',
+          { class: 'judge', 'aria-label': 'Judge' },
+          h('h4', {}, `Judge: grade ${judge.grade}/10, ${judge.faithful ? 'faithful' : 'not faithful'}`),
+          h('p', {}, judge.explanation),
+        )
       : h('p', { class: 'help' }, 'Not judged.'),
     result.steps && result.steps.length > 0
       ? h(
           'details',
           { class: 'steps' },
           h('summary', {}, `Agent steps (${result.steps.length})`),
-          h('ol', {}, ...result.steps.map((step) => h('li', { class: step.error ? 'msg error' : 'msg' }, h('span', { class: 'where' }, step.tool ?? 'answer'), ' ', step.output))),
+          h(
+            'ol',
+            {},
+            ...result.steps.map((step) =>
+              h('li', { class: step.error ? 'msg error' : 'msg' }, h('span', { class: 'where' }, step.tool ?? 'answer'), ' ', step.output),
+            ),
+          ),
         )
       : null,
-    attempts.length > 1 ? h('section', { 'aria-label': 'Attempts' }, h('h4', {}, `Attempts (${attempts.length})`), ...attempts.map((a, i) => attemptBlock(a, i === attempts.length - 1))) : null,
+    attempts.length > 1
+      ? h(
+          'section',
+          { 'aria-label': 'Attempts' },
+          h('h4', {}, `Attempts (${attempts.length})`),
+          ...attempts.map((a, i) => attemptBlock(a, i === attempts.length - 1)),
+        )
+      : null,
     h(
       'section',
       { class: 'premises', 'aria-label': 'Premises' },
@@ -181,10 +236,17 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
                 h('code', { class: 'name' }, p.name),
                 ' ',
                 h('span', { class: 'kind' }, p.kind),
-                p.subquery !== undefined && result.subqueries[p.subquery] ? h('span', { class: 'help' }, ` for “${result.subqueries[p.subquery]!.phrase}”`) : null,
+                p.subquery !== undefined && result.subqueries[p.subquery]
+                  ? h('span', { class: 'help' }, ` for “${result.subqueries[p.subquery]!.phrase}”`)
+                  : null,
                 h('pre', { class: 'lean small' }, h('code', {}, p.declaration)),
                 p.source || p.module
-                  ? h('details', {}, h('summary', {}, `Source${p.module ? ` (${p.module})` : ''}`), h('pre', { class: 'lean small' }, h('code', {}, p.source ?? '(no source in the corpus)')))
+                  ? h(
+                      'details',
+                      {},
+                      h('summary', {}, `Source${p.module ? ` (${p.module})` : ''}`),
+                      h('pre', { class: 'lean small' }, h('code', {}, p.source ?? '(no source in the corpus)')),
+                    )
                   : null,
               ),
             ),
@@ -200,7 +262,13 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
             'ul',
             {},
             ...result.examples.map((e) =>
-              h('li', {}, h('code', { class: 'name' }, e.name), e.informal ? h('p', {}, e.informal) : null, h('pre', { class: 'lean small' }, h('code', {}, e.formal))),
+              h(
+                'li',
+                {},
+                h('code', { class: 'name' }, e.name),
+                e.informal ? h('p', {}, e.informal) : null,
+                h('pre', { class: 'lean small' }, h('code', {}, e.formal)),
+              ),
             ),
           ),
     ),
@@ -209,7 +277,11 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
       { class: 'trace' },
       h('summary', {}, 'How it went'),
       result.subqueries.length > 0
-        ? h('ul', { 'aria-label': 'Sub-queries' }, ...result.subqueries.map((q) => h('li', {}, q.phrase, q.formal ? h('code', {}, ` ${q.formal}`) : null)))
+        ? h(
+            'ul',
+            { 'aria-label': 'Sub-queries' },
+            ...result.subqueries.map((q) => h('li', {}, q.phrase, q.formal ? h('code', {}, ` ${q.formal}`) : null)),
+          )
         : null,
       h('ul', { 'aria-label': 'Notes' }, ...result.notes.map((n) => h('li', {}, n))),
       h('p', {}, `Library ${result.library}${result.indexVersion ? `, index ${result.indexVersion}` : ''}.`),

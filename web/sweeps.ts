@@ -49,7 +49,11 @@ export class SweepsPanel {
     const configs = Object.entries(view.perConfig);
     const overallEta = view.status === 'paused' ? 'paused' : shortDuration(view.etaSeconds);
     const actions = (SIGNALS_BY_STATUS[view.status] ?? []).map((signal) => {
-      const button = h('button', { type: 'button', class: signal === 'cancel' ? 'secondary danger' : 'secondary', 'data-signal': signal }, SIGNAL_WORDS[signal]);
+      const button = h(
+        'button',
+        { type: 'button', class: signal === 'cancel' ? 'secondary danger' : 'secondary', 'data-signal': signal },
+        SIGNAL_WORDS[signal],
+      );
       button.addEventListener('click', () => void this.signal(view, signal, button));
       return button;
     });
@@ -85,7 +89,13 @@ export class SweepsPanel {
         h(
           'thead',
           {},
-          h('tr', {}, ...['Configuration', 'Progress', 'Done', 'Failed', 'Running', 'Rate', 'ETA'].map((t, i) => h('th', { scope: 'col', ...(i > 1 ? { class: 'num' } : {}) }, t))),
+          h(
+            'tr',
+            {},
+            ...['Configuration', 'Progress', 'Done', 'Failed', 'Running', 'Rate', 'ETA'].map((t, i) =>
+              h('th', { scope: 'col', ...(i > 1 ? { class: 'num' } : {}) }, t),
+            ),
+          ),
         ),
         h(
           'tbody',
@@ -96,7 +106,15 @@ export class SweepsPanel {
               'tr',
               { 'data-config': name },
               h('th', { scope: 'row' }, name),
-              h('td', {}, h('progress', { max: String(Math.max(1, c.total)), value: String(c.done), 'aria-label': `${name}: ${c.done} of ${c.total}` })),
+              h(
+                'td',
+                {},
+                h('progress', {
+                  max: String(Math.max(1, c.total)),
+                  value: String(c.done),
+                  'aria-label': `${name}: ${c.done} of ${c.total}`,
+                }),
+              ),
               h('td', { class: 'num' }, `${c.done}/${c.total}`),
               h('td', { class: 'num' }, String(c.failed)),
               h('td', { class: 'num' }, String(c.running)),
@@ -128,7 +146,8 @@ export class SweepsPanel {
 
   private async signal(view: SweepView, signal: SweepSignal, button: HTMLButtonElement): Promise<void> {
     if (this.busy) return;
-    if (signal === 'cancel' && !window.confirm(`Cancel sweep ${view.sweepId}? Its running runs are cancelled and no new ones start.`)) return;
+    if (signal === 'cancel' && !window.confirm(`Cancel sweep ${view.sweepId}? Its running runs are cancelled and no new ones start.`))
+      return;
     this.busy = true;
     button.disabled = true;
     try {

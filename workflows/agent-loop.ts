@@ -6,7 +6,15 @@
 // workflow (each op an activity, each step durable) and in-process (the benchmark's baseline).
 // Deterministic: time comes from `ops.now()`, nothing else is read from outside.
 import { rootCauseMessage } from '../common/failures';
-import type { AgentEnding, AgentStepInput, AgentStepOutput, AgentStepRecord, AgentSummary, AgentTurn, ParsedToolCall } from '../common/agent-types';
+import type {
+  AgentEnding,
+  AgentStepInput,
+  AgentStepOutput,
+  AgentStepRecord,
+  AgentSummary,
+  AgentTurn,
+  ParsedToolCall,
+} from '../common/agent-types';
 import type { CompileResult, LeanMessage, NameInfo, ResolveNameResult } from '../common/lean-types';
 import type { TokenUsage } from '../common/llm-types';
 import type { Example, Premise } from '../common/retrieval-types';
@@ -63,14 +71,14 @@ export function refusalOf(tools: readonly AgentToolName[], file: string | null, 
   if (!compileOfFile) return 'Not accepted: the file you wrote last has not been checked. Run run_lean on it first.';
   // With no Lean configured nothing can ever compile; the run says so instead of looping.
   if (compileOfFile.status === 'ok' || compileOfFile.status === 'skipped') return null;
-  if (compileOfFile.status === 'refused') return 'Not accepted: the statement screen refused the file you wrote last before Lean. Fix it, write it again and run run_lean.';
+  if (compileOfFile.status === 'refused')
+    return 'Not accepted: the statement screen refused the file you wrote last before Lean. Fix it, write it again and run run_lean.';
   return 'Not accepted: Lean did not accept the file you wrote last. Fix it, write it again and run run_lean.';
 }
 
 function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   return { prompt: a.prompt + b.prompt, completion: a.completion + b.completion, total: a.total + b.total };
 }
-
 
 export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promise<AgentLoopResult> {
   let transcript: AgentTurn[] = [];
@@ -96,7 +104,10 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
   };
 
   /** Runs one valid tool call; returns what the model reads and whether it failed. */
-  const runTool = async (call: Extract<ParsedToolCall, { args: unknown }>, t: number): Promise<{ text: string; error?: boolean } | 'timeout'> => {
+  const runTool = async (
+    call: Extract<ParsedToolCall, { args: unknown }>,
+    t: number,
+  ): Promise<{ text: string; error?: boolean } | 'timeout'> => {
     const args = call.args;
     const remaining = deadline - ops.now();
     const run = async (): Promise<{ text: string; error?: boolean }> => {
@@ -122,7 +133,9 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
         case 'inspect_name':
           return { text: inspectOutput(await ops.inspectName(String(args.name), t)) };
         case 'resolve_name':
-          return { text: resolveOutput(await ops.resolveName(String(args.token), (args.namespace_hints as string[] | undefined) ?? [], t)) };
+          return {
+            text: resolveOutput(await ops.resolveName(String(args.token), (args.namespace_hints as string[] | undefined) ?? [], t)),
+          };
         case 'search_premises':
           return { text: premisesOutput(await ops.searchPremises(String(args.query), t)) };
         case 'draft':
@@ -157,7 +170,15 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
     transcript = boundTranscript(transcript);
     const started = ops.now();
     const answer = await ops.within(remaining, () =>
-      ops.step({ statement: input.statement, tools: input.tools, ...(input.context ? { context: input.context } : {}), transcript: [...transcript] }, t),
+      ops.step(
+        {
+          statement: input.statement,
+          tools: input.tools,
+          ...(input.context ? { context: input.context } : {}),
+          transcript: [...transcript],
+        },
+        t,
+      ),
     );
     if (answer === 'timeout') {
       exhausted('time');
@@ -172,7 +193,14 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
 
     if (reply.calls.length === 0) {
       const refusal = refusalOf(input.tools, file, compileOfFile);
-      record({ step: t, tool: null, output: summarize(reply.reply.content ?? ''), accepted: refusal === null, tokens: stepTokens, ms: llmMs });
+      record({
+        step: t,
+        tool: null,
+        output: summarize(reply.reply.content ?? ''),
+        accepted: refusal === null,
+        tokens: stepTokens,
+        ms: llmMs,
+      });
       if (refusal === null) {
         ending = reply.declaresSuccess ? 'success' : 'answered';
         break;
@@ -216,5 +244,7 @@ export async function runAgentLoop(ops: AgentOps, input: AgentLoopInput): Promis
 
 /** Arguments as recorded: long strings (a whole file) shortened, so the result stays small. */
 function recordedArguments(args: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(args).map(([k, v]) => [k, typeof v === 'string' && v.length > 2000 ? `${v.slice(0, 2000)}…` : v]));
+  return Object.fromEntries(
+    Object.entries(args).map(([k, v]) => [k, typeof v === 'string' && v.length > 2000 ? `${v.slice(0, 2000)}…` : v]),
+  );
 }

@@ -29,7 +29,9 @@ export function compileOutput(result: CompileResult): string {
     case 'error':
       return bounded(`Lean did not accept the file:\n${lines || result.reason || 'no message'}`);
     case 'refused':
-      return bounded(`The statement screen refused the file before Lean; nothing was sent to Lean:\n${lines || result.reason || 'no message'}`);
+      return bounded(
+        `The statement screen refused the file before Lean; nothing was sent to Lean:\n${lines || result.reason || 'no message'}`,
+      );
     case 'timeout':
       return bounded(`Lean ran out of time on the file.${result.reason ? ` ${result.reason}` : ''}${lines ? `\n${lines}` : ''}`);
     case 'skipped':
@@ -38,9 +40,7 @@ export function compileOutput(result: CompileResult): string {
 }
 
 export function screenOutput(rejection: LeanMessage | null, chars: number): string {
-  return rejection
-    ? `The file was not written: ${messageLine(rejection)}`
-    : `The working file now holds your code (${chars} characters).`;
+  return rejection ? `The file was not written: ${messageLine(rejection)}` : `The working file now holds your code (${chars} characters).`;
 }
 
 export function inspectOutput(info: NameInfo): string {
@@ -49,9 +49,13 @@ export function inspectOutput(info: NameInfo): string {
 }
 
 export function resolveOutput(result: ResolveNameResult): string {
-  if (result.suggestions.length === 0) return `No real name close to \`${result.token}\` was found (${result.considered} candidates checked).`;
+  if (result.suggestions.length === 0)
+    return `No real name close to \`${result.token}\` was found (${result.considered} candidates checked).`;
   return bounded(
-    [`Real names close to \`${result.token}\`:`, ...result.suggestions.map((s) => `- ${s.name}${s.type ? ` : ${s.type}` : ''} (${s.why})`)].join('\n'),
+    [
+      `Real names close to \`${result.token}\`:`,
+      ...result.suggestions.map((s) => `- ${s.name}${s.type ? ` : ${s.type}` : ''} (${s.why})`),
+    ].join('\n'),
   );
 }
 

@@ -13,7 +13,8 @@ export const TRANSCRIPT_BUDGET_CHARS = 32_000;
 export const KEEP_RECENT_TURNS = 4;
 
 function size(turn: AgentTurn): number {
-  if (turn.role === 'assistant') return (turn.content?.length ?? 0) + (turn.toolCalls ?? []).reduce((n, c) => n + c.arguments.length + c.name.length, 0);
+  if (turn.role === 'assistant')
+    return (turn.content?.length ?? 0) + (turn.toolCalls ?? []).reduce((n, c) => n + c.arguments.length + c.name.length, 0);
   return turn.content.length;
 }
 
@@ -28,7 +29,9 @@ function shorten(turn: AgentTurn): AgentTurn {
         ...(turn.toolCalls
           ? {
               toolCalls: turn.toolCalls.map((c) =>
-                c.arguments.length > 400 ? { ...c, arguments: JSON.stringify({ note: `earlier arguments of ${c.arguments.length} characters, not repeated` }) } : c,
+                c.arguments.length > 400
+                  ? { ...c, arguments: JSON.stringify({ note: `earlier arguments of ${c.arguments.length} characters, not repeated` }) }
+                  : c,
               ),
             }
           : {}),

@@ -21,7 +21,8 @@ export async function buildIndex(input: BuildIndexInput): Promise<BuildIndexResu
 
   const chunkSize = input.chunkSize ?? 1000;
   const batchSize = input.batchSize ?? 128;
-  if (chunkSize < 1 || batchSize < 1) throw ApplicationFailure.nonRetryable('chunkSize and batchSize must be at least 1', INDEX_FAILURE.badIndexRequest);
+  if (chunkSize < 1 || batchSize < 1)
+    throw ApplicationFailure.nonRetryable('chunkSize and batchSize must be at least 1', INDEX_FAILURE.badIndexRequest);
   const storing = proxyActivities<IndexBuildActivities>({
     startToCloseTimeout: '2 hours',
     heartbeatTimeout: input.heartbeatTimeoutMs ?? 30_000,
@@ -39,7 +40,16 @@ export async function buildIndex(input: BuildIndexInput): Promise<BuildIndexResu
   } else {
     for (let from = 0; from < plan.expected; from += chunkSize) {
       const to = Math.min(plan.expected, from + chunkSize);
-      await storing.storeIndexChunk({ library: input.library, version: plan.version, corpusPath: input.corpusPath, from, to, batchSize, stats: plan.stats, skipBadLines });
+      await storing.storeIndexChunk({
+        library: input.library,
+        version: plan.version,
+        corpusPath: input.corpusPath,
+        from,
+        to,
+        batchSize,
+        stats: plan.stats,
+        skipBadLines,
+      });
       progress.done = to;
     }
   }

@@ -5,7 +5,15 @@
 // a result with `error`, never a lost statement.
 import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
 import { NON_RETRYABLE_TYPES } from '../common/failures';
-import { CHECK_PROGRESS_QUERY, checkItemResult, type CheckItem, type CheckItemResult, type CheckProgress, type CheckStatementsInput, type CheckStatementsResult } from '../common/checks';
+import {
+  CHECK_PROGRESS_QUERY,
+  checkItemResult,
+  type CheckItem,
+  type CheckItemResult,
+  type CheckProgress,
+  type CheckStatementsInput,
+  type CheckStatementsResult,
+} from '../common/checks';
 import { LEAN_TASK_QUEUE, type LeanActivities } from '../common/activities';
 
 export const checkProgressQuery = defineQuery<CheckProgress>(CHECK_PROGRESS_QUERY);
@@ -19,7 +27,13 @@ export async function checkStatements(input: CheckStatementsInput): Promise<Chec
     taskQueue: queue,
     startToCloseTimeout: '10m',
     heartbeatTimeout: '30s',
-    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+    retry: {
+      initialInterval: '2s',
+      backoffCoefficient: 2,
+      maximumInterval: '30s',
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
+    },
   });
   const { equivalence } = proxyActivities<LeanActivities>({
     taskQueue: queue,
@@ -35,7 +49,8 @@ export async function checkStatements(input: CheckStatementsInput): Promise<Chec
   const check = async (item: CheckItem): Promise<CheckItemResult> => {
     try {
       const compiled = await compile({ code: item.statement });
-      const beq = item.gold !== undefined && compiled.status === 'ok' ? await equivalence({ candidate: item.statement, gold: item.gold }) : null;
+      const beq =
+        item.gold !== undefined && compiled.status === 'ok' ? await equivalence({ candidate: item.statement, gold: item.gold }) : null;
       return checkItemResult(item, compiled, beq);
     } catch (err) {
       return {

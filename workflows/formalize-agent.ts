@@ -18,7 +18,8 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   const run = startRun(input, {
     // The activities are told the run's LLM choices when its roles have providers (runs started
     // without any keep their old inputs).
-    meter: (config) => (Object.keys(runProviders(config, input.llm)).length > 0 ? llmMeterFor(config, input.sample ?? 0, input.llm) : undefined),
+    meter: (config) =>
+      Object.keys(runProviders(config, input.llm)).length > 0 ? llmMeterFor(config, input.sample ?? 0, input.llm) : undefined,
     progress: { step: 0, lastTool: null },
   });
   const { config, notes, progress, lean, leanTools } = run;
@@ -36,7 +37,9 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     compile: (code, t) => lean.compile.executeWithOptions(summary(t, 'run_lean'), [{ code }]),
     inspectName: (name, t) => leanTools.inspectName.executeWithOptions(summary(t, `inspect_name ${name}`.slice(0, 120)), [{ name }]),
     resolveName: (token, namespaceHints, t) =>
-      leanTools.resolveName.executeWithOptions(summary(t, `resolve_name ${token}`.slice(0, 120)), [{ token, library: input.library, namespaceHints, topK: 5 }]),
+      leanTools.resolveName.executeWithOptions(summary(t, `resolve_name ${token}`.slice(0, 120)), [
+        { token, library: input.library, namespaceHints, topK: 5 },
+      ]),
     // In the run's index version: the one it is pinned to, else the one first searched.
     searchPremises: (query, t) => searchPremises(run, query, SEARCH_TOP_K, summary(t, 'search_premises')),
     draft: (statement, t) => draftLlm.draft.executeWithOptions(summary(t, 'draft'), [{ statement, ...run.meter }]),
@@ -58,7 +61,11 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     },
     onRecord(r) {
       progress.lastTool = r.tool;
-      if (r.tool === 'run_lean') run.showState({ compile: `step ${r.step}: ${r.output.slice(0, 80)}`, compileBy: r.output.startsWith('The statement screen refused') ? 'screen' : 'lean' });
+      if (r.tool === 'run_lean')
+        run.showState({
+          compile: `step ${r.step}: ${r.output.slice(0, 80)}`,
+          compileBy: r.output.startsWith('The statement screen refused') ? 'screen' : 'lean',
+        });
     },
   };
 
@@ -72,7 +79,8 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     wallClockSeconds: config.wallClockSeconds,
     ...(config.driftContext ? { context: { premises: run.premises, examples: run.examples } } : {}),
   });
-  if (loop.summary.ending === 'budget-exhausted') notes.push(`agent: ${loop.summary.budget} budget exhausted after ${loop.summary.steps} steps`);
+  if (loop.summary.ending === 'budget-exhausted')
+    notes.push(`agent: ${loop.summary.budget} budget exhausted after ${loop.summary.steps} steps`);
 
   // The answer is checked whatever the tools were: the result reports compile like a pipeline run.
   const statement = loop.file ?? '';
@@ -91,9 +99,15 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   if (compileResult?.status === 'refused') refusal = refusalReason(compileResult);
   else if (loop.file === null && loop.lastWriteRefusal) refusal = refusalReason({ messages: [loop.lastWriteRefusal.message] });
   if (refusal !== null) notes.push(`compile: refused by the screen: ${refusal} (nothing was sent to Lean)`);
-  else if (loop.lastWriteRefusal) notes.push(`agent: the last write_file was refused by the screen (${refusalReason({ messages: [loop.lastWriteRefusal.message] })}); the file written before it stands`);
+  else if (loop.lastWriteRefusal)
+    notes.push(
+      `agent: the last write_file was refused by the screen (${refusalReason({ messages: [loop.lastWriteRefusal.message] })}); the file written before it stands`,
+    );
 
-  const judged = loop.file !== null ? await judgeAndCompare(run, { statement, compiled, checked, refusal }, loop.summary.steps) : { verdict: null, equivalent: null };
+  const judged =
+    loop.file !== null
+      ? await judgeAndCompare(run, { statement, compiled, checked, refusal }, loop.summary.steps)
+      : { verdict: null, equivalent: null };
 
   // No file, every write refused: the refused write is the run's one attempt, so the result
   // shows what was refused and why.
@@ -102,7 +116,18 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     compileResult && loop.file !== null
       ? [{ round: 0, statement, compile: compileResult }]
       : refusedWrite
-        ? [{ round: 0, statement: refusedWrite.code, compile: { status: 'refused', messages: [refusedWrite.message], reason: refusalReason({ messages: [refusedWrite.message] }), durationMs: 0 } }]
+        ? [
+            {
+              round: 0,
+              statement: refusedWrite.code,
+              compile: {
+                status: 'refused',
+                messages: [refusedWrite.message],
+                reason: refusalReason({ messages: [refusedWrite.message] }),
+                durationMs: 0,
+              },
+            },
+          ]
         : [];
   // A refusal is the verdict even when the budget ran out: it is what the last attempt got.
   const budgetSpent = refusal === null && loop.summary.ending === 'budget-exhausted';

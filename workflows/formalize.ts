@@ -40,7 +40,12 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     await driftContext(run);
 
     // 4. Formalize, compile, repair: at most `repairRounds` repairs after the first attempt.
-    const result = await draftAndRepair(run, attempts, (s) => (statement = s), (why) => (repairStopped = why));
+    const result = await draftAndRepair(
+      run,
+      attempts,
+      (s) => (statement = s),
+      (why) => (repairStopped = why),
+    );
     checked = result.status !== 'skipped' && result.status !== 'refused';
     compiled = result.status === 'ok';
     if (result.status === 'refused') {
@@ -55,7 +60,11 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
     budgetSpent = true;
     notes.push(`budget: ${(err as ActivityFailure).cause?.message ?? 'spent'}; the run stopped at ${run.progress.stage}`);
   }
-  return finishRun(run, { statement, compiled, checked, refusal, verdict, equivalent, budgetSpent, attempts }, repairStopped ? { repairStopped } : {});
+  return finishRun(
+    run,
+    { statement, compiled, checked, refusal, verdict, equivalent, budgetSpent, attempts },
+    repairStopped ? { repairStopped } : {},
+  );
 }
 
 /** Drafts a statement, compiles it, and repairs it while Lean rejects it and rounds remain.
@@ -63,7 +72,12 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
  * (a run stopped by its budget reports the last one). A repair round that would send a prompt
  * already sent (the same attempt, the same Lean messages) would get the same reply: the loop
  * ends there instead, recorded in `repairStopped`. Returns the last compile result. */
-async function draftAndRepair(run: Run, attempts: Attempt[], onStatement: (statement: string) => void, stopped: (why: NonNullable<FormalizeResult['repairStopped']>) => void): Promise<CompileResult> {
+async function draftAndRepair(
+  run: Run,
+  attempts: Attempt[],
+  onStatement: (statement: string) => void,
+  stopped: (why: NonNullable<FormalizeResult['repairStopped']>) => void,
+): Promise<CompileResult> {
   const { input, config, notes, progress } = run;
   const llm = run.llm('formalizer');
   const context = { statement: input.statement, premises: run.premises, examples: run.examples, ...run.meter };
@@ -82,7 +96,10 @@ async function draftAndRepair(run: Run, attempts: Attempt[], onStatement: (state
     run.showState(
       result.status === 'refused'
         ? { compile: `round ${round}: ${refusalLabel(result)}`, compileBy: 'screen' }
-        : { compile: `round ${round}: ${result.status}${result.status === 'error' ? ` (${result.messages.filter((m) => m.severity === 'error').length} errors)` : ''}`, compileBy: 'lean' },
+        : {
+            compile: `round ${round}: ${result.status}${result.status === 'error' ? ` (${result.messages.filter((m) => m.severity === 'error').length} errors)` : ''}`,
+            compileBy: 'lean',
+          },
     );
     if (result.status === 'ok' || result.status === 'skipped') return result;
     if (round >= config.repairRounds) {
@@ -93,7 +110,9 @@ async function draftAndRepair(run: Run, attempts: Attempt[], onStatement: (state
     const prompt = JSON.stringify([statement, result.messages]);
     const repeats = asked.get(prompt);
     if (repeats !== undefined && patched('repair-stops-on-repeated-prompt')) {
-      notes.push(`repair: round ${repairRound} would send the formalizer what round ${repeats} was sent (the same attempt and Lean messages), so it was not asked; the loop ended`);
+      notes.push(
+        `repair: round ${repairRound} would send the formalizer what round ${repeats} was sent (the same attempt and Lean messages), so it was not asked; the loop ended`,
+      );
       stopped({ reason: 'repeated-prompt', round: repairRound, repeats });
       return result;
     }
@@ -102,14 +121,21 @@ async function draftAndRepair(run: Run, attempts: Attempt[], onStatement: (state
     run.enter('repair');
     const suggestions = await suggestNames(run, statement, result, repairRound);
     const repair = { ...context, repair: { statement, messages: result.messages, ...(suggestions ? { suggestions } : {}) } };
-    statement = await (named ? llm.repair.executeWithOptions({ summary: `repair round ${repairRound}` }, [repair]) : llm.draftStatement(repair));
+    statement = await (named
+      ? llm.repair.executeWithOptions({ summary: `repair round ${repairRound}` }, [repair])
+      : llm.draftStatement(repair));
     onStatement(statement);
   }
 }
 
 /** Unknown names: ask the Lean worker for the closest real ones (found in the library, confirmed
  * by Lean), to show them to the formalizer. A failed lookup is noted, not fatal. */
-async function suggestNames(run: Run, statement: string, result: CompileResult, round: number): Promise<Record<string, string[]> | undefined> {
+async function suggestNames(
+  run: Run,
+  statement: string,
+  result: CompileResult,
+  round: number,
+): Promise<Record<string, string[]> | undefined> {
   const unknown = unknownIdentifiers(result.messages).slice(0, MAX_NAMES_PER_ROUND);
   if (unknown.length === 0) return undefined;
   const suggestions: Record<string, string[]> = {};

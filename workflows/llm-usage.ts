@@ -7,7 +7,10 @@ import { NON_RETRYABLE_TYPES } from '../common/failures';
 import type { MainActivities } from '../common/activities';
 import type { LlmUsageReport } from '../common/llm-types';
 
-const options = { startToCloseTimeout: '30s', retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES } };
+const options = {
+  startToCloseTimeout: '30s',
+  retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
+};
 const { llmUsage } = proxyActivities<MainActivities>(options);
 const { llmUsage: llmUsageLocal } = proxyLocalActivities<MainActivities>(options);
 

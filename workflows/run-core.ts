@@ -28,7 +28,13 @@ export const progressQuery = defineQuery<Progress>('progress');
 // Failures that no retry can fix: bad input, missing configuration, exhausted re-asks.
 const NON_RETRYABLE = NON_RETRYABLE_TYPES;
 
-const LLM_RETRY = { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '1m', maximumAttempts: 8, nonRetryableErrorTypes: NON_RETRYABLE };
+const LLM_RETRY = {
+  initialInterval: '2s',
+  backoffCoefficient: 2,
+  maximumInterval: '1m',
+  maximumAttempts: 8,
+  nonRetryableErrorTypes: NON_RETRYABLE,
+};
 
 // Room for one LLM call with all its re-asks and fallbacks, from the settings the run was
 // started with (common/llm-call-policy.ts). The activity heartbeats every few seconds while waiting
@@ -58,7 +64,13 @@ function leanActivities(taskQueue: string) {
     // Waiting for a free REPL counts against this too; the activity heartbeats meanwhile.
     startToCloseTimeout: '10m',
     heartbeatTimeout: '30s',
-    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
+    retry: {
+      initialInterval: '2s',
+      backoffCoefficient: 2,
+      maximumInterval: '30s',
+      maximumAttempts: 5,
+      nonRetryableErrorTypes: NON_RETRYABLE,
+    },
   });
 }
 
@@ -107,7 +119,10 @@ export interface Run {
   enter(stage: Stage): void;
 }
 
-export function startRun(input: FormalizeInput, opts: { meter: (config: RunConfig) => LlmMeter | undefined; progress?: Partial<Progress> }): Run {
+export function startRun(
+  input: FormalizeInput,
+  opts: { meter: (config: RunConfig) => LlmMeter | undefined; progress?: Partial<Progress> },
+): Run {
   const config = resolveRunConfig(input.config);
   const leanQueue = input.leanTaskQueue ?? LEAN_TASK_QUEUE;
   const meter = opts.meter(config);
@@ -180,7 +195,17 @@ function searched(run: Run, version: string | undefined): void {
 /** A library search for `query` (monolithic, top `topK`), in the run's index version. */
 export async function searchPremises(run: Run, query: string, topK: number, options: { summary?: string } = {}): Promise<Premise[]> {
   const found = await run.search.retrieve.executeWithOptions(options, [
-    { library: run.input.library, statement: query, subqueries: [], mode: 'monolithic', topK, exclude: run.exclude, gold: [], ...run.leaveOut, ...indexPin(run) },
+    {
+      library: run.input.library,
+      statement: query,
+      subqueries: [],
+      mode: 'monolithic',
+      topK,
+      exclude: run.exclude,
+      gold: [],
+      ...run.leaveOut,
+      ...indexPin(run),
+    },
   ]);
   searched(run, found.indexVersion);
   return found.premises;
@@ -251,7 +276,11 @@ export interface Checked {
 
 /** Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it (only
  * on a statement that compiled). `round` labels the equivalence check in `tools`. */
-export async function judgeAndCompare(run: Run, c: Checked, round: number): Promise<{ verdict: JudgeVerdict | null; equivalent: EquivalenceResult | null }> {
+export async function judgeAndCompare(
+  run: Run,
+  c: Checked,
+  round: number,
+): Promise<{ verdict: JudgeVerdict | null; equivalent: EquivalenceResult | null }> {
   const { input, config } = run;
   const gold = input.goldStatement;
   const checkEquivalence = gold !== undefined && gold !== '' && c.compiled;
@@ -259,7 +288,14 @@ export async function judgeAndCompare(run: Run, c: Checked, round: number): Prom
   run.enter('judge');
   const [verdict, equivalent] = await Promise.all([
     config.judge
-      ? run.llm('judge').judge({ statement: input.statement, formalStatement: c.statement, compiled: c.compiled, checked: c.checked, ...(c.refusal !== null ? { refused: c.refusal } : {}), ...run.meter })
+      ? run.llm('judge').judge({
+          statement: input.statement,
+          formalStatement: c.statement,
+          compiled: c.compiled,
+          checked: c.checked,
+          ...(c.refusal !== null ? { refused: c.refusal } : {}),
+          ...run.meter,
+        })
       : null,
     checkEquivalence
       ? run.leanTools.equivalence({ candidate: c.statement, gold }).catch((err: Error) => {
@@ -269,7 +305,11 @@ export async function judgeAndCompare(run: Run, c: Checked, round: number): Prom
       : null,
   ]);
   if (equivalent) {
-    const said = equivalent.refused ? `${equivalent.refused} refused by the screen` : equivalent.equivalent ? 'equivalent' : 'not equivalent';
+    const said = equivalent.refused
+      ? `${equivalent.refused} refused by the screen`
+      : equivalent.equivalent
+        ? 'equivalent'
+        : 'not equivalent';
     run.tools.push({ tool: 'equivalence', round, input: gold!, output: [said] });
   }
   return { verdict, equivalent };
@@ -291,7 +331,13 @@ export interface RunEnd extends Checked {
  */
 export async function finishRun(run: Run, end: RunEnd, extra: Partial<FormalizeResult> = {}, usageFirst = false): Promise<FormalizeResult> {
   const { input } = run;
-  const outcome: Outcome = runOutcome({ compiled: end.compiled, checked: end.checked, verdict: end.verdict, budgetSpent: end.budgetSpent, refused: end.refusal !== null });
+  const outcome: Outcome = runOutcome({
+    compiled: end.compiled,
+    checked: end.checked,
+    verdict: end.verdict,
+    budgetSpent: end.budgetSpent,
+    refused: end.refusal !== null,
+  });
   // What the run's LLM calls used (replies from the cache included), from the ledger.
   const readUsage = async () => {
     const report = await readRunUsage();
@@ -303,7 +349,11 @@ export async function finishRun(run: Run, end: RunEnd, extra: Partial<FormalizeR
   const usage = usageFirst ? early : await readUsage();
   const { indexVersion } = run;
   upsertSearchAttributes([{ key: OUTCOME_KEY, value: outcome }, ...(indexVersion ? [{ key: INDEX_KEY, value: indexVersion }] : [])]);
-  run.showState({ outcome, ...(end.refusal !== null ? { refusal: end.refusal } : {}), ...(end.verdict ? { grade: end.verdict.grade } : {}) });
+  run.showState({
+    outcome,
+    ...(end.refusal !== null ? { refusal: end.refusal } : {}),
+    ...(end.verdict ? { grade: end.verdict.grade } : {}),
+  });
   return {
     statement: input.statement,
     library: input.library,

@@ -26,7 +26,16 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY, SWEEP_KEY } from '../common/search-attributes';
 import { resolveRunConfig, workflowTypeFor } from '../common/run-config';
-import type { BenchmarkItem, RecordedRun, RecordRunInput, SweepActivities, SweepCounts, SweepCursor, SweepInput, SweepProgress } from '../common/sweep';
+import type {
+  BenchmarkItem,
+  RecordedRun,
+  RecordRunInput,
+  SweepActivities,
+  SweepCounts,
+  SweepCursor,
+  SweepInput,
+  SweepProgress,
+} from '../common/sweep';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
 import type { FormalizeInput, FormalizeResult } from '../common/run-types';
 
@@ -50,7 +59,6 @@ export const DEFAULT_HISTORY_LIMIT = 4000;
 /** How long one poll of a carried-over child waits inside the record activity. */
 const CARRIED_WAIT_MS = 20_000;
 
-
 function freshCursor(input: SweepInput, now: number): SweepCursor {
   const perCell = input.items * input.samples;
   const done: Record<string, number> = {};
@@ -59,7 +67,18 @@ function freshCursor(input: SweepInput, now: number): SweepCursor {
     done[cell.name] = input.reusedCells?.includes(cell.name) ? perCell : 0;
     failed[cell.name] = 0;
   }
-  return { next: 0, inflight: [], retryQueue: [], done, failed, retries: 0, paused: false, activeMs: 0, startedAt: new Date(now).toISOString(), generation: 0 };
+  return {
+    next: 0,
+    inflight: [],
+    retryQueue: [],
+    done,
+    failed,
+    retries: 0,
+    paused: false,
+    activeMs: 0,
+    startedAt: new Date(now).toISOString(),
+    generation: 0,
+  };
 }
 
 export async function sweep(input: SweepInput): Promise<SweepProgress> {
@@ -82,7 +101,8 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
 
   const progress = (): SweepProgress => {
     const perConfig: Record<string, SweepCounts> = {};
-    for (const cell of input.cells) perConfig[cell.name] = { total: input.items * K, done: cur.done[cell.name] ?? 0, failed: cur.failed[cell.name] ?? 0, running: 0 };
+    for (const cell of input.cells)
+      perConfig[cell.name] = { total: input.items * K, done: cur.done[cell.name] ?? 0, failed: cur.failed[cell.name] ?? 0, running: 0 };
     for (const unit of running.keys()) perConfig[decode(unit).cell.name]!.running++;
     const done = Object.values(cur.done).reduce((a, b) => a + b, 0);
     const failed = Object.values(cur.failed).reduce((a, b) => a + b, 0);
@@ -90,7 +110,15 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     const rate = seconds > 0 ? done / seconds : 0;
     return {
       sweepId: input.sweepId,
-      status: cancelled ? 'cancelled' : finished ? (cur.budget?.reached ? 'budget-exhausted' : 'completed') : cur.paused ? 'paused' : 'running',
+      status: cancelled
+        ? 'cancelled'
+        : finished
+          ? cur.budget?.reached
+            ? 'budget-exhausted'
+            : 'completed'
+          : cur.paused
+            ? 'paused'
+            : 'running',
       total,
       done,
       failed,
@@ -101,7 +129,15 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       etaSeconds: rate > 0 ? (total - done) / rate : null,
       generation: cur.generation,
       startedAt: cur.startedAt,
-      ...(input.budget ? { budget: { ...input.budget, used: cur.budget?.used ?? { tokens: 0 }, ...(cur.budget?.reached ? { reached: cur.budget.reached } : {}) } } : {}),
+      ...(input.budget
+        ? {
+            budget: {
+              ...input.budget,
+              used: cur.budget?.used ?? { tokens: 0 },
+              ...(cur.budget?.reached ? { reached: cur.budget.reached } : {}),
+            },
+          }
+        : {}),
     };
   };
   // The sweep's LLM budget: the record activity answers the sweep's totals after each run; once
@@ -311,7 +347,11 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
           inflight: [...running].map(([unit, attempt]) => ({ unit, attempt })),
           generation: cur.generation + 1,
         };
-        log.info('sweep continues as new', { sweepId: input.sweepId, history: workflowInfo().historyLength, inflight: carried.inflight.length });
+        log.info('sweep continues as new', {
+          sweepId: input.sweepId,
+          history: workflowInfo().historyLength,
+          inflight: carried.inflight.length,
+        });
         await continueAsNew<typeof sweep>({ ...input, cursor: carried });
       }
       const seen = tick;

@@ -40,14 +40,17 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (fastif
         summary: "A run's progress as server-sent events",
         description:
           'Every stage as it starts and ends (stage.started / stage.completed / stage.failed), every compile round, then one of run.completed, ' +
-          'run.failed or run.canceled, after which the stream ends. `id:` is the event\'s sequence number: reconnect with Last-Event-ID ' +
+          "run.failed or run.canceled, after which the stream ends. `id:` is the event's sequence number: reconnect with Last-Event-ID " +
           '(or ?after=) to continue where you left off. Each `data:` is a JSON object with at least `seq`, `type` and `stage`.',
         tags: ['formalizations'],
         params: IdParams,
         querystring: EventsQuery,
         headers: EventsHeaders,
         response: {
-          200: { description: 'An event stream; each event as an object of its SSE fields', content: { 'text/event-stream': { schema: SseEventSchema } } },
+          200: {
+            description: 'An event stream; each event as an object of its SSE fields',
+            content: { 'text/event-stream': { schema: SseEventSchema } },
+          },
           ...problemResponses(400, 401, 404, 429),
         },
       },
@@ -99,7 +102,9 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (fastif
       } catch (err) {
         if (!ended) {
           request.log.warn({ err: (err as Error).message, id }, 'event stream broken off');
-          res.write(`event: error\ndata: ${JSON.stringify({ stage: 'error', error: 'the event stream broke off; reconnect with Last-Event-ID' })}\n\n`);
+          res.write(
+            `event: error\ndata: ${JSON.stringify({ stage: 'error', error: 'the event stream broke off; reconnect with Last-Event-ID' })}\n\n`,
+          );
         }
       } finally {
         end();

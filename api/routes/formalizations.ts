@@ -56,7 +56,11 @@ function startBody(maxStatementChars: number, libraries: readonly string[]) {
       ),
       config: Type.Optional(RunConfigPatchSchema),
       exclude: Type.Optional(NameList),
-      leaveOut: Type.Optional(Type.Union([Type.Literal('item'), Type.Literal('file')], { description: "item: hide only the names in exclude; file: also the theorems of their source files (definitions stay)" })),
+      leaveOut: Type.Optional(
+        Type.Union([Type.Literal('item'), Type.Literal('file')], {
+          description: 'item: hide only the names in exclude; file: also the theorems of their source files (definitions stay)',
+        }),
+      ),
       goldPremises: Type.Optional(NameList),
       goldStatement: Type.Optional(Type.String({ minLength: 1, maxLength: maxStatementChars, pattern: '\\S' })),
       // A caller-chosen run ID makes a retried POST safe: the same ID never starts a second run.
@@ -67,7 +71,9 @@ function startBody(maxStatementChars: number, libraries: readonly string[]) {
 }
 
 const StartHeaders = Type.Object({
-  'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: ID_MAX, pattern: ID_PATTERN, description: 'Used as the run id when the body has none' })),
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: ID_MAX, pattern: ID_PATTERN, description: 'Used as the run id when the body has none' }),
+  ),
 });
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: ID_MAX }) });
@@ -111,7 +117,10 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
       const input = request.body as Static<typeof body>;
       const key = (request.headers as Static<typeof StartHeaders>)['idempotency-key'];
       if (key && input.id && key !== input.id) {
-        throw new HttpProblem(400, `the Idempotency-Key header ("${key}") and "id" ("${input.id}") differ; send one, or the same value in both`);
+        throw new HttpProblem(
+          400,
+          `the Idempotency-Key header ("${key}") and "id" ("${input.id}") differ; send one, or the same value in both`,
+        );
       }
       const chosenId = input.id ?? key;
       // The rules across fields, shared with the MCP tool `formalize`.
@@ -122,7 +131,11 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
       // accepts it, and a refusal is the caller's to fix.
       if (input.goldStatement !== undefined) {
         const gold = screenStatement(input.goldStatement, options.screenPolicy ?? DEFAULT_SAFETY_POLICY, { gold: true });
-        if (!gold.ok) throw new HttpProblem(400, `goldStatement is refused before Lean (line ${gold.message.line}, column ${gold.message.column}): ${gold.reason}`);
+        if (!gold.ok)
+          throw new HttpProblem(
+            400,
+            `goldStatement is refused before Lean (line ${gold.message.line}, column ${gold.message.column}): ${gold.reason}`,
+          );
       }
       const startRequest: StartRequest = {
         statement: input.statement,
@@ -142,24 +155,36 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
           throw new HttpProblem(503, 'too many runs are being started at once; retry in 5 s');
         }
         const id = started.value;
-        return reply.status(202).header('location', links.self(id)).send({ id, links: links.run(id) });
+        return reply
+          .status(202)
+          .header('location', links.self(id))
+          .send({ id, links: links.run(id) });
       } catch (err) {
         if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !chosenId) throw err;
       }
       // The id is taken: the same request again is a harmless retry; a different one is refused.
       const takenBy = (await temporal.workflow.getHandle(chosenId).describe()).type;
       if (!isFormalization(takenBy)) {
-        throw new HttpProblem(409, `id "${chosenId}" belongs to a ${takenBy} workflow, not a formalization run; choose another id`, { id: chosenId });
+        throw new HttpProblem(409, `id "${chosenId}" belongs to a ${takenBy} workflow, not a formalization run; choose another id`, {
+          id: chosenId,
+        });
       }
       const existing = await runInput(temporal, chosenId);
       const differences = existing ? requestDifferences(existing, startRequest) : [];
       if (differences.length > 0) {
-        throw new HttpProblem(409, `a run with id "${chosenId}" already exists with a different ${differences.join(', ')}; choose another id to start a new run`, {
-          id: chosenId,
-          differences,
-        });
+        throw new HttpProblem(
+          409,
+          `a run with id "${chosenId}" already exists with a different ${differences.join(', ')}; choose another id to start a new run`,
+          {
+            id: chosenId,
+            differences,
+          },
+        );
       }
-      return reply.status(200).header('location', links.self(chosenId)).send({ id: chosenId, existing: true, links: links.run(chosenId) });
+      return reply
+        .status(200)
+        .header('location', links.self(chosenId))
+        .send({ id: chosenId, existing: true, links: links.run(chosenId) });
     },
   );
 
@@ -189,7 +214,8 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
       schema: {
         operationId: 'cancelFormalization',
         summary: 'Cancel a running run',
-        description: 'Asks the run to stop; its stage in progress is canceled and the run ends as `canceled`. 409 when it has already ended.',
+        description:
+          'Asks the run to stop; its stage in progress is canceled and the run ends as `canceled`. 409 when it has already ended.',
         tags: ['formalizations'],
         params: IdParams,
         response: { 202: CancelSchema, ...problemResponses(400, 401, 404, 409, 429) },
@@ -236,9 +262,12 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
   app.get('/v1/formalizations/*', { schema: { hide: true }, config: { inAllow: false } }, async (request, reply) => {
     const rest = (request.params as { '*': string })['*'];
     if (rest.length > ID_MAX * 3) return sendProblem(reply, 414, 'the run id in the URL is too long');
-    if (rest === '' ) throw new HttpProblem(404, 'no run id in the URL');
+    if (rest === '') throw new HttpProblem(404, 'no run id in the URL');
     if (/\/(events|cancel)$/.test(rest)) {
-      throw new HttpProblem(404, `write "/" inside a run id as %2F here: ${links.self(rest.replace(/\/(events|cancel)$/, ''))}/${rest.split('/').pop()}`);
+      throw new HttpProblem(
+        404,
+        `write "/" inside a run id as %2F here: ${links.self(rest.replace(/\/(events|cancel)$/, ''))}/${rest.split('/').pop()}`,
+      );
     }
     const view = await getFormalization(temporal, rest);
     if (!view) throw new HttpProblem(404, `no formalization with id "${rest.slice(0, ID_MAX)}"`);

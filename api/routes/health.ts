@@ -7,7 +7,14 @@ import { PROBLEM_TYPE, ProblemSchema } from '../problem';
 export const healthRoutes: FastifyPluginAsync<{ readiness: () => Promise<ReadinessReport> }> = async (app, { readiness }) => {
   app.get(
     '/healthz',
-    { schema: { operationId: 'healthz', summary: 'The API process answers', tags: ['health'], response: { 200: Type.Object({ ok: Type.Boolean() }, { additionalProperties: false }) } } },
+    {
+      schema: {
+        operationId: 'healthz',
+        summary: 'The API process answers',
+        tags: ['health'],
+        response: { 200: Type.Object({ ok: Type.Boolean() }, { additionalProperties: false }) },
+      },
+    },
     async () => ({ ok: true }),
   );
 

@@ -51,7 +51,11 @@ export const libraryRoutes: FastifyPluginAsync<LibraryRoutesOptions> = async (fa
       const { q, k } = request.query as Static<typeof SearchQuery>;
       if (!catalog.names().includes(name)) throw new HttpProblem(404, `unknown library "${name}"; known: ${catalog.names().join(', ')}`);
       const found = await catalog.search(name, q, k ?? 10);
-      if (!found) throw new HttpProblem(409, `library "${name}" has no index yet; it is built at the first \`npm start\` or by \`driftline index build\``);
+      if (!found)
+        throw new HttpProblem(
+          409,
+          `library "${name}" has no index yet; it is built at the first \`npm start\` or by \`driftline index build\``,
+        );
       return { library: name, version: found.version, query: q, items: found.hits };
     },
   );

@@ -40,9 +40,15 @@ const SweepIdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: S
 const StartQuery = Type.Object(
   {
     id: Type.Optional(
-      Type.String({ minLength: 1, maxLength: SWEEP_ID_MAX, description: 'The sweep ID, as the body\'s "id" (give one or the same in both); default: generated' }),
+      Type.String({
+        minLength: 1,
+        maxLength: SWEEP_ID_MAX,
+        description: 'The sweep ID, as the body\'s "id" (give one or the same in both); default: generated',
+      }),
     ),
-    reuse: Type.Optional(Type.String({ minLength: 1, maxLength: SWEEP_ID_MAX, description: 'Re-use the finished, identical cells of this earlier sweep' })),
+    reuse: Type.Optional(
+      Type.String({ minLength: 1, maxLength: SWEEP_ID_MAX, description: 'Re-use the finished, identical cells of this earlier sweep' }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -79,9 +85,19 @@ const Counts = Type.Object(
 const SweepViewSchema = Type.Object(
   {
     sweepId: Type.String(),
-    status: Type.Union([Type.Literal('running'), Type.Literal('paused'), Type.Literal('completed'), Type.Literal('cancelled'), Type.Literal('failed'), Type.Literal('budget-exhausted')], {
-      description: '`budget-exhausted`: the sweep file\'s LLM budget was reached; no run started after that (see `budget.reached`)',
-    }),
+    status: Type.Union(
+      [
+        Type.Literal('running'),
+        Type.Literal('paused'),
+        Type.Literal('completed'),
+        Type.Literal('cancelled'),
+        Type.Literal('failed'),
+        Type.Literal('budget-exhausted'),
+      ],
+      {
+        description: "`budget-exhausted`: the sweep file's LLM budget was reached; no run started after that (see `budget.reached`)",
+      },
+    ),
     total: Type.Integer(),
     done: Type.Integer({ description: 'runs finished (recorded), failed ones included' }),
     failed: Type.Integer({ description: 'runs recorded as failed after their last attempt' }),
@@ -138,12 +154,22 @@ function reportFormat(request: FastifyRequest, query?: ReportFormat): ReportForm
     .split(',')
     .map((part, i) => {
       const [type, ...params] = part.trim().toLowerCase().split(';');
-      const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? 1);
+      const q = Number(
+        params
+          .map((p) => p.trim())
+          .find((p) => p.startsWith('q='))
+          ?.slice(2) ?? 1,
+      );
       return { type: type!.trim(), q: Number.isFinite(q) ? q : 0, i };
     })
     .filter((t) => t.q > 0)
     .sort((a, b) => b.q - a.q || a.i - b.i);
-  const byType: Record<string, ReportFormat> = { 'text/html': 'html', 'text/markdown': 'md', 'application/json': 'json', 'text/csv': 'csv' };
+  const byType: Record<string, ReportFormat> = {
+    'text/html': 'html',
+    'text/markdown': 'md',
+    'application/json': 'json',
+    'text/csv': 'csv',
+  };
   for (const { type } of wanted) if (byType[type]) return byType[type]!;
   return 'html';
 }
@@ -160,7 +186,11 @@ function givenPaths(raw: object): string[] {
  * inside it leads nowhere else. Returns the sources to load (real paths) and, by real path,
  * the name the client gave, which is all an error may show: never an absolute server path,
  * never a line of the file. */
-async function insideDataDir(spec: SweepSpec, given: string[], dataDir: string): Promise<{ sources: SweepSpec['benchmarks']; names: Map<string, string> }> {
+async function insideDataDir(
+  spec: SweepSpec,
+  given: string[],
+  dataDir: string,
+): Promise<{ sources: SweepSpec['benchmarks']; names: Map<string, string> }> {
   const root = resolve(dataDir);
   const realRoot = await realpath(root);
   const names = new Map<string, string>();
@@ -170,17 +200,26 @@ async function insideDataDir(spec: SweepSpec, given: string[], dataDir: string):
     const where = spec.benchmarks.length > 1 ? `benchmark[${i}].path` : 'benchmark.path';
     const name = JSON.stringify(given[i] ?? '');
     if (outside(relative(root, resolve(b.path)))) {
-      throw new HttpProblem(400, `${where}: over HTTP a benchmark is read from the data directory only: give a path relative to it (or "$DATA/…")`);
+      throw new HttpProblem(
+        400,
+        `${where}: over HTTP a benchmark is read from the data directory only: give a path relative to it (or "$DATA/…")`,
+      );
     }
     let real: string;
     try {
       real = await realpath(b.path);
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
-      throw new HttpProblem(400, `${where}: ${code === 'ENOENT' || code === 'ENOTDIR' ? 'no such file in the data directory' : 'cannot read'}: ${name}`);
+      throw new HttpProblem(
+        400,
+        `${where}: ${code === 'ENOENT' || code === 'ENOTDIR' ? 'no such file in the data directory' : 'cannot read'}: ${name}`,
+      );
     }
     if (outside(relative(realRoot, real))) {
-      throw new HttpProblem(400, `${where}: ${name} leads outside the data directory (through a symbolic link); over HTTP a benchmark is read from the data directory only`);
+      throw new HttpProblem(
+        400,
+        `${where}: ${name} leads outside the data directory (through a symbolic link); over HTTP a benchmark is read from the data directory only`,
+      );
     }
     if (!(await stat(real)).isFile()) throw new HttpProblem(400, `${where}: ${name} is not a regular file`);
     names.set(real, name);
@@ -222,12 +261,15 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         response: { 202: StartedSchema, 200: StartedSchema, ...problemResponses(400, 401, 409, 413, 415, 429, 503) },
       },
       validatorCompiler: ({ schema, httpPart, method, url }) =>
-        httpPart === 'body' ? (data: unknown) => ({ value: data }) : fastify.validatorCompiler!({ schema, httpPart: httpPart!, method, url }),
+        httpPart === 'body'
+          ? (data: unknown) => ({ value: data })
+          : fastify.validatorCompiler!({ schema, httpPart: httpPart!, method, url }),
     },
     async (request, reply) => {
       const query = request.query as Static<typeof StartQuery>;
       const raw: unknown = request.body;
-      if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new HttpProblem(400, 'the body must be a sweep file as a JSON object (Content-Type: application/json)');
+      if (!raw || typeof raw !== 'object' || Array.isArray(raw))
+        throw new HttpProblem(400, 'the body must be a sweep file as a JSON object (Content-Type: application/json)');
       let spec: SweepSpec;
       try {
         spec = parseSweep(raw, bodyFile, { dataDir: options.dataDir });
@@ -235,8 +277,13 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         if (err instanceof SweepFileError) throw new HttpProblem(400, err.message.split(`${bodyFile}: `).join(''));
         throw err;
       }
-      if (query.id && spec.id && query.id !== spec.id) throw new HttpProblem(400, `the query's id ("${query.id}") and the body's "id" ("${spec.id}") differ; send one, or the same in both`);
-      if (!options.libraries.includes(spec.library)) throw new HttpProblem(400, `library: "${spec.library}" is not configured; known: ${options.libraries.join(', ')}`);
+      if (query.id && spec.id && query.id !== spec.id)
+        throw new HttpProblem(
+          400,
+          `the query's id ("${query.id}") and the body's "id" ("${spec.id}") differ; send one, or the same in both`,
+        );
+      if (!options.libraries.includes(spec.library))
+        throw new HttpProblem(400, `library: "${spec.library}" is not configured; known: ${options.libraries.join(', ')}`);
       const { sources, names } = await insideDataDir(spec, givenPaths(raw), options.dataDir);
       // A run on a provider nobody serves would wait on its queue for ever: refuse it now.
       for (const c of spec.configurations) {
@@ -245,7 +292,11 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       }
       // What was checked is what is read; an error names the file as the client gave it.
       const items = await loadBenchmarks(sources).catch((err: Error) => {
-        if (err instanceof BenchmarkError) throw new HttpProblem(400, contentFreeMessage(err, (path) => names.get(path) ?? 'benchmark'));
+        if (err instanceof BenchmarkError)
+          throw new HttpProblem(
+            400,
+            contentFreeMessage(err, (path) => names.get(path) ?? 'benchmark'),
+          );
         throw err;
       });
       if (items.length === 0) throw new HttpProblem(400, 'benchmark: the selection has no items');
@@ -274,7 +325,14 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       return reply
         .status(started.existing ? 200 : 202)
         .header('location', links(started.id).self)
-        .send({ id: started.id, existing: started.existing, total: started.total, configurations: started.cells.map((c) => c.name), reused: started.reused, links: links(started.id) });
+        .send({
+          id: started.id,
+          existing: started.existing,
+          total: started.total,
+          configurations: started.cells.map((c) => c.name),
+          reused: started.reused,
+          links: links(started.id),
+        });
     },
   );
 
@@ -286,17 +344,22 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         summary: 'The sweeps in the results database, newest first, each with its progress',
         tags: ['sweeps'],
         querystring: SweepListQuery,
-        response: { 200: Type.Object({ items: Type.Array(SweepViewSchema) }, { additionalProperties: false }), ...problemResponses(400, 401, 429) },
+        response: {
+          200: Type.Object({ items: Type.Array(SweepViewSchema) }, { additionalProperties: false }),
+          ...problemResponses(400, 401, 429),
+        },
       },
     },
     async (request) => {
       const { limit } = request.query as Static<typeof SweepListQuery>;
       const rows = (await results.listSweeps()).slice(0, limit ?? 20);
       // Progress per sweep: a query of the running ones, the stored result of the finished ones.
-      const views = await Promise.all(rows.map(async (row) => {
-        const progress = await getSweepProgress(temporal, results, row.id);
-        return progress ? { ...progress, links: links(row.id) } : null;
-      }));
+      const views = await Promise.all(
+        rows.map(async (row) => {
+          const progress = await getSweepProgress(temporal, results, row.id);
+          return progress ? { ...progress, links: links(row.id) } : null;
+        }),
+      );
       return { items: views.filter((v) => v !== null) };
     },
   );
@@ -348,7 +411,8 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         try {
           status = (await temporal.workflow.getHandle(id).describe()).status.name;
         } catch (err) {
-          if (err instanceof WorkflowNotFoundError) throw new HttpProblem(409, `sweep "${id}" has no workflow (it never started); start it again with the same id`, { id });
+          if (err instanceof WorkflowNotFoundError)
+            throw new HttpProblem(409, `sweep "${id}" has no workflow (it never started); start it again with the same id`, { id });
           throw err;
         }
         if (status !== 'RUNNING') {
@@ -384,7 +448,9 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
             content: {
               'text/html': { schema: { type: 'string' } },
               'text/markdown': { schema: { type: 'string' } },
-              'application/json': { schema: { type: 'object', description: 'metrics per configuration and tag, comparisons, factorial effects, budget curves' } },
+              'application/json': {
+                schema: { type: 'object', description: 'metrics per configuration and tag, comparisons, factorial effects, budget curves' },
+              },
               'text/csv': { schema: { type: 'string' } },
             },
           },

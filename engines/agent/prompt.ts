@@ -76,7 +76,12 @@ export function agentToolDefinitions(tools: readonly AgentToolName[]): ToolDefin
     function: {
       name,
       description: TOOL_DESCRIPTIONS[name],
-      parameters: { type: 'object', properties: AGENT_TOOL_PARAMETERS[name].properties, required: AGENT_TOOL_PARAMETERS[name].required, additionalProperties: false },
+      parameters: {
+        type: 'object',
+        properties: AGENT_TOOL_PARAMETERS[name].properties,
+        required: AGENT_TOOL_PARAMETERS[name].required,
+        additionalProperties: false,
+      },
     },
   }));
 }

@@ -17,7 +17,13 @@ function toWire(turn: AgentTurn): ToolChatMessage {
         role: 'assistant',
         content: turn.content,
         ...(turn.toolCalls?.length
-          ? { tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.name, arguments: c.arguments } })) }
+          ? {
+              tool_calls: turn.toolCalls.map((c) => ({
+                id: c.id,
+                type: 'function' as const,
+                function: { name: c.name, arguments: c.arguments },
+              })),
+            }
           : {}),
       };
     case 'tool':
@@ -45,7 +51,9 @@ export async function runAgentStep(llm: LlmClient, input: AgentStepInput, signal
     reply: {
       role: 'assistant',
       content,
-      ...(reply.toolCalls.length ? { toolCalls: reply.toolCalls.map((c) => ({ ...c, arguments: c.arguments.slice(0, MAX_ARGUMENTS_CHARS) })) } : {}),
+      ...(reply.toolCalls.length
+        ? { toolCalls: reply.toolCalls.map((c) => ({ ...c, arguments: c.arguments.slice(0, MAX_ARGUMENTS_CHARS) })) }
+        : {}),
     },
     calls,
     declaresSuccess: calls.length === 0 && declaresSuccess(content),

@@ -37,11 +37,14 @@ export function parseToolCall(call: AgentToolCall, offered: readonly AgentToolNa
   } catch {
     return fail(`the arguments of \`${call.name}\` are not valid JSON: ${call.arguments.slice(0, 200)}`);
   }
-  if (args === null || typeof args !== 'object' || Array.isArray(args)) return fail(`the arguments of \`${call.name}\` must be a JSON object`);
+  if (args === null || typeof args !== 'object' || Array.isArray(args))
+    return fail(`the arguments of \`${call.name}\` must be a JSON object`);
   const given = args as Record<string, unknown>;
   const known = Object.keys(schema.properties);
   const unknown = Object.keys(given).filter((k) => !known.includes(k));
-  const expected = known.length ? `it takes ${known.map((k) => `\`${k}\`${schema.required.includes(k) ? '' : ' (optional)'}`).join(', ')}` : 'it takes no arguments';
+  const expected = known.length
+    ? `it takes ${known.map((k) => `\`${k}\`${schema.required.includes(k) ? '' : ' (optional)'}`).join(', ')}`
+    : 'it takes no arguments';
   if (unknown.length) return fail(`\`${call.name}\` has no argument ${unknown.map((k) => `\`${k}\``).join(', ')}; ${expected}`);
   for (const key of schema.required) if (!(key in given)) return fail(`\`${call.name}\` needs \`${key}\`; ${expected}`);
   for (const [key, value] of Object.entries(given)) {

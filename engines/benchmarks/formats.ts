@@ -59,7 +59,10 @@ function zodProblem(error: z.ZodError): string {
 
 /** The informal text of a miniF2F item: its docstring `/-- … -/` without the markers. */
 export function stripDocComment(text: string): string {
-  return text.replace(/^\s*\/--\s?/, '').replace(/\s*-\/\s*$/, '').trim();
+  return text
+    .replace(/^\s*\/--\s?/, '')
+    .replace(/\s*-\/\s*$/, '')
+    .trim();
 }
 
 /** Competition and subject of a miniF2F name: `mathd_algebra_478` → `mathd_algebra`,

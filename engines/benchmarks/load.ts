@@ -74,7 +74,10 @@ export async function loadBenchmark(source: BenchmarkSource): Promise<BenchmarkI
     text = await readFile(source.path, 'utf8');
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'ENOENT';
-    throw new BenchmarkError(`cannot read benchmark ${source.path}: ${missing ? 'no such file' : (err as Error).message}`, source.path, { kind: 'unreadable', missing });
+    throw new BenchmarkError(`cannot read benchmark ${source.path}: ${missing ? 'no such file' : (err as Error).message}`, source.path, {
+      kind: 'unreadable',
+      missing,
+    });
   }
   const split = splitFromFileName(source.path);
   const ctx = { tags: { ...(split ? { split } : {}), ...(source.tags ?? {}) }, ...(source.fields ? { fields: source.fields } : {}) };
@@ -95,11 +98,21 @@ export async function loadBenchmark(source: BenchmarkSource): Promise<BenchmarkI
     try {
       item = parseRecord(source.format, raw, ctx);
     } catch (err) {
-      if (err instanceof BadRecord) throw new BenchmarkError(`${where}: ${err.message} (format ${source.format})`, source.path, { kind: 'bad-record', line: i + 1, fields: err.fields });
+      if (err instanceof BadRecord)
+        throw new BenchmarkError(`${where}: ${err.message} (format ${source.format})`, source.path, {
+          kind: 'bad-record',
+          line: i + 1,
+          fields: err.fields,
+        });
       throw err;
     }
     const seen = lineOf.get(item.id);
-    if (seen !== undefined) throw new BenchmarkError(`${where}: item id "${item.id}" repeats line ${seen}`, source.path, { kind: 'repeated-id', line: i + 1, firstLine: seen });
+    if (seen !== undefined)
+      throw new BenchmarkError(`${where}: item id "${item.id}" repeats line ${seen}`, source.path, {
+        kind: 'repeated-id',
+        line: i + 1,
+        firstLine: seen,
+      });
     lineOf.set(item.id, i + 1);
     items.push(item);
   }
@@ -107,7 +120,10 @@ export async function loadBenchmark(source: BenchmarkSource): Promise<BenchmarkI
   try {
     return selectItems(items, source);
   } catch (err) {
-    throw new BenchmarkError(`${source.path}: ${(err as Error).message}`, source.path, { kind: 'selection', detail: (err as Error).message });
+    throw new BenchmarkError(`${source.path}: ${(err as Error).message}`, source.path, {
+      kind: 'selection',
+      detail: (err as Error).message,
+    });
   }
 }
 
@@ -118,7 +134,11 @@ export async function loadBenchmarks(sources: BenchmarkSource[]): Promise<Benchm
   for (const source of sources) {
     for (const item of await loadBenchmark(source)) {
       const other = from.get(item.id);
-      if (other) throw new BenchmarkError(`item id "${item.id}" is in both ${other} and ${source.path}`, source.path, { kind: 'repeated-across', otherPath: other });
+      if (other)
+        throw new BenchmarkError(`item id "${item.id}" is in both ${other} and ${source.path}`, source.path, {
+          kind: 'repeated-across',
+          otherPath: other,
+        });
       from.set(item.id, source.path);
       all.push(item);
     }

@@ -29,7 +29,10 @@ export function selectItems(items: BenchmarkItem[], sel: Selection): BenchmarkIt
   if (sel.ids) {
     const byId = new Map(items.map((item) => [item.id, item]));
     const missing = sel.ids.filter((id) => !byId.has(id));
-    if (missing.length) throw new Error(`benchmark has no item${missing.length > 1 ? 's' : ''} ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`);
+    if (missing.length)
+      throw new Error(
+        `benchmark has no item${missing.length > 1 ? 's' : ''} ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}`,
+      );
     return sel.ids.map((id) => byId.get(id)!);
   }
   let rest = items.slice(sel.offset ?? 0);

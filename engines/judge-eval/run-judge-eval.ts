@@ -77,7 +77,11 @@ async function judgeOne(judge: JudgeUnderTest, item: LabelledItem, opts: JudgeEv
   }
 }
 
-export async function runJudgeEval(items: readonly LabelledItem[], judges: readonly JudgeUnderTest[], opts: JudgeEvalOptions): Promise<JudgeReport> {
+export async function runJudgeEval(
+  items: readonly LabelledItem[],
+  judges: readonly JudgeUnderTest[],
+  opts: JudgeEvalOptions,
+): Promise<JudgeReport> {
   if (judges.length === 0 || judges.length > 2) throw new Error('judge calibration takes one or two judge models');
   const total = items.length * judges.length;
   let done = 0;
@@ -130,7 +134,7 @@ function row(name: string, a: AgreementWithIntervals): string {
 
 /** The report as Markdown: one table per judge (humans as reference), then judge against judge. */
 export function judgeReportMarkdown(r: JudgeReport): string {
-  const head = '| set | n | TP/FP/FN/TN | accuracy % | precision % | recall % | Cohen\'s κ |\n| --- | ---: | --- | --- | --- | --- | --- |';
+  const head = "| set | n | TP/FP/FN/TN | accuracy % | precision % | recall % | Cohen's κ |\n| --- | ---: | --- | --- | --- | --- | --- |";
   const out: string[] = [
     `Judge against human equivalence labels: faithful = type-checks ∧ grade ≥ ${r.threshold}; ${r.items} statements; 95% bootstrap intervals over statements.`,
   ];
@@ -140,7 +144,13 @@ export function judgeReportMarkdown(r: JudgeReport): string {
     out.push(row('all', j.all));
   }
   if (r.crossJudge) {
-    out.push('', `**${r.crossJudge.models[1]} against ${r.crossJudge.models[0]}** (first judge as reference)`, '', head, row('all', r.crossJudge));
+    out.push(
+      '',
+      `**${r.crossJudge.models[1]} against ${r.crossJudge.models[0]}** (first judge as reference)`,
+      '',
+      head,
+      row('all', r.crossJudge),
+    );
   }
   return out.join('\n');
 }

@@ -17,11 +17,17 @@ export interface CompileOptions extends CheckOptions {
 export async function compileStatement(runner: LeanRunner, code: string, opts: CompileOptions = {}): Promise<CompileResult> {
   const invalid = invalidStatementReason(code);
   if (invalid) {
-    return { status: 'refused', messages: [{ severity: 'error', line: 1, column: 0, text: `refused before Lean: ${invalid}` }], reason: `refused before Lean: ${invalid}`, durationMs: 0 };
+    return {
+      status: 'refused',
+      messages: [{ severity: 'error', line: 1, column: 0, text: `refused before Lean: ${invalid}` }],
+      reason: `refused before Lean: ${invalid}`,
+      durationMs: 0,
+    };
   }
   // A refusal never reaches a process: it goes back to the repair loop as a compiler message.
   const screened = screenStatement(code, opts.policy ?? DEFAULT_SAFETY_POLICY);
-  if (!screened.ok) return { status: 'refused', messages: [screened.message], reason: `refused before Lean: ${screened.reason}`, durationMs: 0 };
+  if (!screened.ok)
+    return { status: 'refused', messages: [screened.message], reason: `refused before Lean: ${screened.reason}`, durationMs: 0 };
   const { heartbeat, heartbeatIntervalMs = 5_000, policy: _policy, ...checkOptions } = opts;
   const timer = heartbeat ? setInterval(heartbeat, heartbeatIntervalMs) : undefined;
   try {

@@ -10,7 +10,10 @@ const CLOSERS = 'first | rfl | assumption | simp_all | omega | linarith | norm_n
 export const EQUIVALENCE_TACTICS: readonly { name: string; script: string }[] = [
   { name: 'exact?', script: `intros\nhave driftline_h := @${EQUIVALENCE_HYPOTHESIS}\nexact?` },
   { name: 'apply', script: `intros\napply ${EQUIVALENCE_HYPOTHESIS} <;> (${CLOSERS})` },
-  ...[1, 2, 3].map((k) => ({ name: `convert using ${k}`, script: `intros\nconvert ${EQUIVALENCE_HYPOTHESIS} using ${k} <;> (${CLOSERS})` })),
+  ...[1, 2, 3].map((k) => ({
+    name: `convert using ${k}`,
+    script: `intros\nconvert ${EQUIVALENCE_HYPOTHESIS} using ${k} <;> (${CLOSERS})`,
+  })),
 ];
 
 /** The stand-in for the hypothesis that proves nothing: a direction that still succeeds with it

@@ -34,10 +34,12 @@ function hypothesis(parts: StatementParts): string {
 }
 
 function goal(parts: StatementParts, script: string, n: number): string {
-  const body = script.split('\n').map((line) => `  ${line}`).join('\n');
+  const body = script
+    .split('\n')
+    .map((line) => `  ${line}`)
+    .join('\n');
   return [parts.preamble, `theorem driftline_goal_${n} ${parts.signature} := by\n${body}`].filter(Boolean).join('\n');
 }
-
 
 export interface EquivalenceSettings {
   /** Budget for the whole check, ms. */
@@ -46,7 +48,11 @@ export interface EquivalenceSettings {
   signal?: AbortSignal;
 }
 
-export async function checkEquivalence(runner: LeanRunner, input: EquivalenceInput, settings: EquivalenceSettings): Promise<EquivalenceResult> {
+export async function checkEquivalence(
+  runner: LeanRunner,
+  input: EquivalenceInput,
+  settings: EquivalenceSettings,
+): Promise<EquivalenceResult> {
   const started = Date.now();
   const budget = input.timeoutMs ?? settings.timeoutMs;
   const deadline = started + budget;
@@ -60,7 +66,10 @@ export async function checkEquivalence(runner: LeanRunner, input: EquivalenceInp
   });
 
   const parsed: StatementParts[] = [];
-  for (const [label, code] of [['candidate', input.candidate], ['gold', input.gold]] as const) {
+  for (const [label, code] of [
+    ['candidate', input.candidate],
+    ['gold', input.gold],
+  ] as const) {
     // The gold statement may come from an API request or a benchmark file: it is screened like
     // any other text, and only the parts the screen rebuilt are sent to Lean.
     const screened = screenStatement(code, settings.policy, { gold: true });
@@ -73,7 +82,10 @@ export async function checkEquivalence(runner: LeanRunner, input: EquivalenceInp
     runner.check(code, { header: input.header, timeoutMs: Math.max(1000, deadline - Date.now()), signal: settings.signal });
 
   // Both statements must elaborate on their own, or no direction means anything.
-  for (const [label, parts] of [['candidate', candidate], ['gold', gold]] as const) {
+  for (const [label, parts] of [
+    ['candidate', candidate],
+    ['gold', gold],
+  ] as const) {
     const alone = await check(hypothesis(parts));
     if (alone.status !== 'ok') {
       const first = alone.messages.find((m) => m.severity === 'error');

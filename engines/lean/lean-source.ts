@@ -142,9 +142,7 @@ function toSeverity(severity: string): Severity {
  * so they are attributed by the module they name: to the statement's own import line when it
  * added that module (something the LLM can repair), else to the library header (configuration).
  */
-export type HeaderFailure =
-  | { blame: 'statement'; messages: LeanMessage[] }
-  | { blame: 'library'; text: string };
+export type HeaderFailure = { blame: 'statement'; messages: LeanMessage[] } | { blame: 'library'; text: string };
 
 export function headerFailure(messages: readonly ReplMessage[] | undefined, source: CheckSource): HeaderFailure | undefined {
   const errors = (messages ?? []).filter((m) => m.severity === 'error');

@@ -70,9 +70,11 @@ function isSuspicious(c: number): boolean {
   if (c < 0x20 || c === 0x7f) return true; // controls (the caller has handled \n, \t, \r)
   if (c >= 0x80 && c <= 0x9f) return true;
   // Spaces and separators other than ' ' (NBSP, en/em spaces, line/paragraph separators, …).
-  if (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) || c === 0x205f || c === 0x3000) return true;
+  if (c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200f) || (c >= 0x2028 && c <= 0x202f) || c === 0x205f || c === 0x3000)
+    return true;
   // Format characters: bidi controls, zero-width joiners, word joiner, BOM, soft hyphen.
-  if (c === 0xad || c === 0x61c || c === 0x180e || (c >= 0x2060 && c <= 0x206f) || c === 0xfeff || (c >= 0xfff9 && c <= 0xfffb)) return true;
+  if (c === 0xad || c === 0x61c || c === 0x180e || (c >= 0x2060 && c <= 0x206f) || c === 0xfeff || (c >= 0xfff9 && c <= 0xfffb))
+    return true;
   // Surrogates on their own, private use, non-characters.
   if ((c >= 0xd800 && c <= 0xdfff) || (c >= 0xe000 && c <= 0xf8ff) || c === 0xfffe || c === 0xffff || c >= 0xf0000) return true;
   // Tags block (invisible ASCII copies).
@@ -314,7 +316,8 @@ function readString(text: string, from: number): Literal {
       continue;
     }
     const c = text.codePointAt(i)!;
-    if (ch === '\n' || ch === '\r' || ch === '\t' || isSuspicious(c)) return { end: i + 1, problem: 'a line break or control character inside a string literal' };
+    if (ch === '\n' || ch === '\r' || ch === '\t' || isSuspicious(c))
+      return { end: i + 1, problem: 'a line break or control character inside a string literal' };
     value += String.fromCodePoint(c);
     i += c > 0xffff ? 2 : 1;
   }
@@ -332,7 +335,7 @@ function readChar(text: string, from: number): Literal | { end: number; problem:
     i = esc.end;
   } else {
     const c = text.codePointAt(i);
-    if (c === undefined || c === 0x27 || c === 0x0a || isSuspicious(c)) return { end: i, problem: 'a stray quote (\')' };
+    if (c === undefined || c === 0x27 || c === 0x0a || isSuspicious(c)) return { end: i, problem: "a stray quote (')" };
     value = String.fromCodePoint(c);
     i += c > 0xffff ? 2 : 1;
   }

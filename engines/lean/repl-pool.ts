@@ -81,13 +81,25 @@ interface Waiter {
 
 const DEFAULT_HEADER_TIMEOUT_MS = 600_000;
 
-function refusedResult(refusal: { message: CompileResult['messages'][number]; reason: string }, where: string, started: number): CompileResult {
-  return { status: 'refused', messages: [refusal.message], reason: `refused before Lean (${where}): ${refusal.reason}`, durationMs: Date.now() - started };
+function refusedResult(
+  refusal: { message: CompileResult['messages'][number]; reason: string },
+  where: string,
+  started: number,
+): CompileResult {
+  return {
+    status: 'refused',
+    messages: [refusal.message],
+    reason: `refused before Lean (${where}): ${refusal.reason}`,
+    durationMs: Date.now() - started,
+  };
 }
 
 /** A process used more memory than allowed while checking; it was killed. */
 class MemoryCapError extends Error {
-  constructor(readonly rssMb: number, readonly capMb: number) {
+  constructor(
+    readonly rssMb: number,
+    readonly capMb: number,
+  ) {
     super(`Lean used ${Math.round(rssMb)} MB (cap ${capMb} MB) while checking; the process was killed.`);
   }
 }
@@ -114,7 +126,8 @@ export class ReplPool implements LeanRunner {
     const size = Math.max(1, Math.floor(settings.size ?? 1));
     this.slots = Array.from({ length: size }, (_, id) => ({ id, proc: undefined, headerEnvs: new Map(), uses: 0, state: 'idle' as const }));
     this.measureRss = Boolean(settings.maxRssMb) && canMeasureRss();
-    if (settings.maxRssMb && !this.measureRss) settings.log?.warn({}, 'LEAN_MAX_RSS_MB is set but /proc is not readable here; memory is not watched');
+    if (settings.maxRssMb && !this.measureRss)
+      settings.log?.warn({}, 'LEAN_MAX_RSS_MB is set but /proc is not readable here; memory is not watched');
   }
 
   get size(): number {
@@ -233,7 +246,10 @@ export class ReplPool implements LeanRunner {
       }
       if (error instanceof MemoryCapError) {
         this.discard(slot, 'memory');
-        this.settings.log?.warn({ slot: slot.id, rssMb: Math.round(error.rssMb) }, 'Lean check passed the memory cap; REPL process replaced');
+        this.settings.log?.warn(
+          { slot: slot.id, rssMb: Math.round(error.rssMb) },
+          'Lean check passed the memory cap; REPL process replaced',
+        );
         return {
           status: 'error',
           messages: [{ severity: 'error', line: 1, column: 0, text: error.message }],
@@ -296,7 +312,10 @@ export class ReplPool implements LeanRunner {
     if (this.measureRss && maxRssMb && pid !== undefined) {
       const rss = groupRssMb(pid);
       if (rss > maxRssMb) {
-        this.settings.log?.info({ slot: slot.id, rssMb: Math.round(rss), capMb: maxRssMb }, 'Lean REPL grew past the memory cap; recycling');
+        this.settings.log?.info(
+          { slot: slot.id, rssMb: Math.round(rss), capMb: maxRssMb },
+          'Lean REPL grew past the memory cap; recycling',
+        );
         this.retire(slot, 'memory');
       }
     }
@@ -368,11 +387,7 @@ export class ReplPool implements LeanRunner {
   /** The best idle slot for a header: one whose process has it, else a live process, else any. */
   private pick(header: string): Slot | undefined {
     const idle = this.slots.filter((s) => s.state === 'idle');
-    return (
-      idle.find((s) => s.proc?.alive && s.headerEnvs.has(header)) ??
-      idle.find((s) => s.proc?.alive) ??
-      idle[0]
-    );
+    return idle.find((s) => s.proc?.alive && s.headerEnvs.has(header)) ?? idle.find((s) => s.proc?.alive) ?? idle[0];
   }
 
   private release(slot: Slot): void {

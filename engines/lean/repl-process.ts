@@ -227,12 +227,7 @@ export class ReplProcess {
         // A reply we cannot read means we no longer know the REPL's state: treat as a crash.
         this.kill();
         pending.reject(
-          new ReplCrashedError(
-            `The Lean REPL sent an unreadable reply: ${(error as Error).message}`,
-            null,
-            null,
-            this.stderrTail.trim(),
-          ),
+          new ReplCrashedError(`The Lean REPL sent an unreadable reply: ${(error as Error).message}`, null, null, this.stderrTail.trim()),
         );
       }
     }

@@ -59,7 +59,8 @@ export const DEFAULT_MAX_ADDRESS_SPACE_MB = 32_768;
 export const DEFAULT_MAX_PROCESSES = 2048;
 
 // What Lean, Lake and elan read from the environment; nothing else crosses into the REPL.
-const PASSED = /^(PATH|LANG|LANGUAGE|TZ|LC_[A-Z]+|LEAN_PATH|LEAN_SYSROOT|LEAN_SRC_PATH|LEAN_NUM_THREADS|LEAN_CC|ELAN_HOME|ELAN_TOOLCHAIN|LAKE|LAKE_[A-Z0-9_]+)$/;
+const PASSED =
+  /^(PATH|LANG|LANGUAGE|TZ|LC_[A-Z]+|LEAN_PATH|LEAN_SYSROOT|LEAN_SRC_PATH|LEAN_NUM_THREADS|LEAN_CC|ELAN_HOME|ELAN_TOOLCHAIN|LAKE|LAKE_[A-Z0-9_]+)$/;
 // Never passed, even when listed or named by the operator: anything that looks like a
 // credential, and the worker's own settings (which carry API keys and database URLs).
 const SECRET_LOOKING = /KEY|TOKEN|SECRET|PASS|PWD|CRED|AUTH|COOKIE|SESSION|PRIVATE|CERT|SIGN/i;
@@ -91,7 +92,11 @@ function probe(argv: string[]): string | null {
   const key = argv.join('\0');
   let result = probes.get(key);
   if (result === undefined) {
-    const run = spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 10_000, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+    const run = spawnSync(argv[0]!, argv.slice(1), {
+      encoding: 'utf8',
+      timeout: 10_000,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+    });
     if (run.error) result = run.error.message;
     else if (run.status !== 0) result = `exit ${run.status ?? run.signal}: ${(run.stderr || run.stdout).trim().slice(0, 500)}`;
     else result = null;
@@ -176,7 +181,9 @@ export function sandboxCommand(command: string, settings: SandboxSettings, paren
     // No private scratch without the sandbox: HOME is the worker's temporary directory.
     const scratch = parentEnv.TMPDIR || tmpdir();
     Object.assign(env, { HOME: scratch, TMPDIR: scratch });
-    missing.push('LEAN_SANDBOX=off: the REPL runs without bubblewrap (it sees the file system and, where `unshare -n` is not permitted, the network)');
+    missing.push(
+      'LEAN_SANDBOX=off: the REPL runs without bubblewrap (it sees the file system and, where `unshare -n` is not permitted, the network)',
+    );
     const prefix: string[] = [];
     if (settings.noNetwork !== false) {
       const unshare = networkIsolation();
@@ -212,7 +219,9 @@ export function sandboxCommand(command: string, settings: SandboxSettings, paren
         'or set LEAN_SANDBOX=off to run the REPL without it (/readyz then warns).',
     );
   }
-  applied.push(`bubblewrap: ${settings.noNetwork === false ? 'network shared (LEAN_NO_NETWORK=false)' : 'no network'}, read-only system and toolchain, private /tmp as HOME, no capabilities`);
+  applied.push(
+    `bubblewrap: ${settings.noNetwork === false ? 'network shared (LEAN_NO_NETWORK=false)' : 'no network'}, read-only system and toolchain, private /tmp as HOME, no capabilities`,
+  );
   if (root) applied.push(`runs as uid ${uid}:${gid}`);
   if (limits.length > 0) applied.push(`limits ${limits.join(' ')}`);
   if (settings.noNetwork === false) missing.push('LEAN_NO_NETWORK=false: the REPL shares the network');

@@ -39,7 +39,16 @@ export interface SafetyPolicy {
 
 export const DEFAULT_SAFETY_POLICY: SafetyPolicy = {
   allowedImports: ['Mathlib', 'ConNF', 'Batteries', 'Aesop', 'Qq', 'Init', 'Std'],
-  allowedOptions: ['autoImplicit', 'relaxedAutoImplicit', 'checkBinderAnnotations', 'maxHeartbeats', 'synthInstance.maxHeartbeats', 'maxRecDepth', 'pp.all', 'pp.proofs'],
+  allowedOptions: [
+    'autoImplicit',
+    'relaxedAutoImplicit',
+    'checkBinderAnnotations',
+    'maxHeartbeats',
+    'synthInstance.maxHeartbeats',
+    'maxRecDepth',
+    'pp.all',
+    'pp.proofs',
+  ],
 };
 
 /** Numeric options: Lean sees the value clamped into [1, max]; 0 (no limit) becomes max. */
@@ -136,7 +145,14 @@ function refusalMessage(code: string, token: Token | undefined, reason: string):
   const from = token?.start ?? 0;
   const start = positionAt(code, from);
   const end = positionAt(code, from + (token?.text.length ?? 0));
-  return { severity: 'error', line: start.line, column: start.column, endLine: end.line, endColumn: end.column, text: `refused before Lean: ${reason}. ${ADVICE}` };
+  return {
+    severity: 'error',
+    line: start.line,
+    column: start.column,
+    endLine: end.line,
+    endColumn: end.column,
+    text: `refused before Lean: ${reason}. ${ADVICE}`,
+  };
 }
 
 type Mode = 'statement' | 'gold' | 'header' | 'repl';
@@ -233,8 +249,10 @@ class Parser {
       if (this.mode === 'repl' && this.toolCommand()) continue;
       if (this.declarationStart()) {
         if (this.mode === 'header') throw new Refusal(t, 'a declaration in a header (a header holds imports and `open` lines only)');
-        if (this.mode !== 'repl' && this.declarations >= 1) throw new Refusal(t, 'anything after the statement: exactly one theorem, lemma or example is checked');
-        if (this.declarations >= SCREEN_LIMITS.maxDeclarations) throw new Refusal(t, `more than ${SCREEN_LIMITS.maxDeclarations} declarations in one check`);
+        if (this.mode !== 'repl' && this.declarations >= 1)
+          throw new Refusal(t, 'anything after the statement: exactly one theorem, lemma or example is checked');
+        if (this.declarations >= SCREEN_LIMITS.maxDeclarations)
+          throw new Refusal(t, `more than ${SCREEN_LIMITS.maxDeclarations} declarations in one check`);
         this.declaration();
         continue;
       }
@@ -420,7 +438,8 @@ class Parser {
     const value = this.next();
     const bound = OPTION_BOUNDS[name.text];
     if (bound !== undefined) {
-      if (!value || value.kind !== 'number' || !/^\d+$/.test(value.text)) throw new Refusal(value ?? name, `\`${name.text}\` takes a number`);
+      if (!value || value.kind !== 'number' || !/^\d+$/.test(value.text))
+        throw new Refusal(value ?? name, `\`${name.text}\` takes a number`);
       const n = Number(value.text);
       // Bounded: no limit (0) or a huge one becomes the cap, in the text Lean sees.
       if (n === 0 || n > bound) this.pieces[this.index.get(value)!] = String(bound);
@@ -455,7 +474,8 @@ class Parser {
       for (;;) {
         const attr = this.next();
         if (!attr || attr.kind !== 'ident') throw new Refusal(attr ?? open, 'an attribute list that is not closed');
-        if (!ALLOWED_ATTRIBUTES.has(attr.text)) throw new Refusal(attr, ESCAPE_HATCHES[attr.text] ?? `the attribute \`${attr.text}\` is not allowed`);
+        if (!ALLOWED_ATTRIBUTES.has(attr.text))
+          throw new Refusal(attr, ESCAPE_HATCHES[attr.text] ?? `the attribute \`${attr.text}\` is not allowed`);
         const sep = this.next();
         if (this.is(sep, ']')) break;
         if (!this.is(sep, ',')) throw new Refusal(sep ?? attr, `the attribute \`${attr.text}\` takes no arguments here`);
@@ -463,7 +483,8 @@ class Parser {
     }
     while (this.peek()?.kind === 'ident' && MODIFIERS.has(this.peek()!.text)) this.next();
     const kw = this.next();
-    if (!kw || kw.kind !== 'ident' || !DECLARATION_KEYWORDS.has(kw.text)) throw new Refusal(kw, 'only a theorem, lemma or example is checked');
+    if (!kw || kw.kind !== 'ident' || !DECLARATION_KEYWORDS.has(kw.text))
+      throw new Refusal(kw, 'only a theorem, lemma or example is checked');
     let name: string | undefined;
     if (kw.text !== 'example') {
       const n = this.next();
@@ -497,15 +518,25 @@ class Parser {
   /** At the REPL gate a proof ends where the next command of ours begins. */
   private proofEnds(t: Token): boolean {
     if (this.mode !== 'repl') return false;
-    return this.declarationStart() || t.kind === 'hash' || (t.kind === 'ident' && ['open', 'set_option', 'universe', 'variable', 'namespace', 'section'].includes(t.text));
+    return (
+      this.declarationStart() ||
+      t.kind === 'hash' ||
+      (t.kind === 'ident' && ['open', 'set_option', 'universe', 'variable', 'namespace', 'section'].includes(t.text))
+    );
   }
 
   private checkProof(assign: Token, proof: Token[]): void {
     const texts = proof.map((t) => t.text);
     const same = (a: readonly string[]) => a.length === texts.length && a.every((x, i) => x === texts[i]);
-    const allowed: readonly string[][] = this.mode === 'repl' ? TRUSTED_PROOFS : this.mode === 'gold' ? [['sorry'], ['by', 'sorry'], ['by'], []] : [['sorry'], ['by', 'sorry']];
+    const allowed: readonly string[][] =
+      this.mode === 'repl'
+        ? TRUSTED_PROOFS
+        : this.mode === 'gold'
+          ? [['sorry'], ['by', 'sorry'], ['by'], []]
+          : [['sorry'], ['by', 'sorry']];
     if (allowed.some(same)) return;
-    for (const t of proof) if (t.kind === 'hash' || t.kind === 'bad' || (t.kind === 'ident' && ESCAPE_HATCHES[t.text])) throw this.unexpected(t);
+    for (const t of proof)
+      if (t.kind === 'hash' || t.kind === 'bad' || (t.kind === 'ident' && ESCAPE_HATCHES[t.text])) throw this.unexpected(t);
     const sorryPrefix = texts[0] === 'sorry' ? 1 : texts[0] === 'by' && texts[1] === 'sorry' ? 2 : 0;
     if (sorryPrefix > 0) {
       const extra = proof[sorryPrefix]!;
@@ -529,20 +560,31 @@ class Parser {
   private termToken(t: Token, stack: string[]): void {
     if (t.kind === 'bad') throw new Refusal(t, t.problem ?? 'text Lean may read differently');
     if (t.kind === 'hash' && !this.cardinalityNotation(t)) {
-      throw new Refusal(t, HASH_WHY[t.text] ?? `\`${t.text}\`: \`#\` words start commands (for a cardinality write \`#(${t.text.slice(1)})\` or \`Finset.card ${t.text.slice(1)}\`)`);
+      throw new Refusal(
+        t,
+        HASH_WHY[t.text] ??
+          `\`${t.text}\`: \`#\` words start commands (for a cardinality write \`#(${t.text.slice(1)})\` or \`Finset.card ${t.text.slice(1)}\`)`,
+      );
     }
     if (t.kind === 'doc') throw new Refusal(t, 'a doc comment inside a statement');
     if (t.kind === 'symbol' && t.text === '@[') throw new Refusal(t, 'attributes inside a statement');
     if (t.kind === 'ident') {
-      const hatch = ESCAPE_HATCHES[t.text] ?? t.text.split('.').map((part) => ESCAPE_HATCHES[part]).find(Boolean);
+      const hatch =
+        ESCAPE_HATCHES[t.text] ??
+        t.text
+          .split('.')
+          .map((part) => ESCAPE_HATCHES[part])
+          .find(Boolean);
       if (hatch) throw new Refusal(t, hatch);
       if (t.text.split('.').some((part) => part.startsWith('unsafe'))) throw new Refusal(t, '`unsafe` code is not allowed');
-      if (this.isKeyword(t.text) || DECLARATION_KEYWORDS.has(t.text)) throw new Refusal(t, `\`${t.text}\` starts a command and cannot appear inside a statement`);
+      if (this.isKeyword(t.text) || DECLARATION_KEYWORDS.has(t.text))
+        throw new Refusal(t, `\`${t.text}\` starts a command and cannot appear inside a statement`);
       const after = this.tokens[this.index.get(t)! + 1];
       if (after?.kind === 'symbol' && after.text === '%') throw new Refusal(t, `\`${t.text}%\` runs an elaborator of its own`);
     }
     if (t.kind === 'string' && /[{}]/.test(t.value ?? '')) throw new Refusal(t, 'braces inside a string literal (interpolation runs code)');
-    if (t.kind === 'number' && t.text.length > SCREEN_LIMITS.maxNumberDigits) throw new Refusal(t, `a number literal of ${t.text.length} digits`);
+    if (t.kind === 'number' && t.text.length > SCREEN_LIMITS.maxNumberDigits)
+      throw new Refusal(t, `a number literal of ${t.text.length} digits`);
     if (t.kind === 'symbol') {
       const i = this.index.get(t)!;
       let run = 1;
@@ -552,13 +594,15 @@ class Parser {
         if (prev.kind !== 'symbol' || prev.text !== t.text) break;
         run++;
       }
-      if (run > SCREEN_LIMITS.maxDepth && !OPENERS[t.text] && !CLOSERS.has(t.text)) throw new Refusal(t, `\`${t.text}\` repeated more than ${SCREEN_LIMITS.maxDepth} times`);
+      if (run > SCREEN_LIMITS.maxDepth && !OPENERS[t.text] && !CLOSERS.has(t.text))
+        throw new Refusal(t, `\`${t.text}\` repeated more than ${SCREEN_LIMITS.maxDepth} times`);
       if (OPENERS[t.text]) {
         stack.push(t.text);
         if (stack.length > SCREEN_LIMITS.maxDepth) throw new Refusal(t, `brackets nested more than ${SCREEN_LIMITS.maxDepth} deep`);
       } else if (CLOSERS.has(t.text)) {
         const open = stack.pop();
-        if (open === undefined || OPENERS[open] !== t.text) throw new Refusal(t, `\`${t.text}\` does not close ${open ? `\`${open}\`` : 'anything'}`);
+        if (open === undefined || OPENERS[open] !== t.text)
+          throw new Refusal(t, `\`${t.text}\` does not close ${open ? `\`${open}\`` : 'anything'}`);
       }
     }
   }
@@ -584,7 +628,8 @@ class Parser {
     const name = this.next();
     if (!this.plainIdent(name)) throw new Refusal(name ?? t, `\`${t.text}\` takes one name`);
     const after = this.peek();
-    if (after && after.kind !== 'hash' && !this.startsCommand(after) && !this.declarationStart()) throw new Refusal(after, `\`${t.text}\` takes one name`);
+    if (after && after.kind !== 'hash' && !this.startsCommand(after) && !this.declarationStart())
+      throw new Refusal(after, `\`${t.text}\` takes one name`);
     return true;
   }
 }
@@ -608,15 +653,20 @@ function rebuilt(t: Token): string {
 
 function run(code: string, policy: SafetyPolicy, mode: Mode): Screened<Parsed> {
   try {
-    if (code.length > SCREEN_LIMITS.maxChars) throw new Refusal(undefined, `the text is ${code.length} characters long (limit ${SCREEN_LIMITS.maxChars})`);
+    if (code.length > SCREEN_LIMITS.maxChars)
+      throw new Refusal(undefined, `the text is ${code.length} characters long (limit ${SCREEN_LIMITS.maxChars})`);
     const tokens = tokenize(code);
-    if (tokens.length > SCREEN_LIMITS.maxTokens) throw new Refusal(undefined, `the text has ${tokens.length} tokens (limit ${SCREEN_LIMITS.maxTokens})`);
+    if (tokens.length > SCREEN_LIMITS.maxTokens)
+      throw new Refusal(undefined, `the text has ${tokens.length} tokens (limit ${SCREEN_LIMITS.maxTokens})`);
     const parser = new Parser(tokens, policy, mode);
     parser.parse();
     // Every token was placed by the grammar; a bad one anywhere is refused all the same.
     const badToken = tokens.find((t) => t.kind === 'bad');
     if (badToken) throw new Refusal(badToken, badToken.problem ?? 'text Lean may read differently');
-    return { ok: true, value: { pieces: parser.pieces, imports: parser.importModules, ...(parser.statement ? { statement: parser.statement } : {}) } };
+    return {
+      ok: true,
+      value: { pieces: parser.pieces, imports: parser.importModules, ...(parser.statement ? { statement: parser.statement } : {}) },
+    };
   } catch (error) {
     if (!(error instanceof Refusal)) throw error;
     return { ok: false, message: refusalMessage(code, error.token, error.reason), reason: error.reason };
@@ -625,7 +675,11 @@ function run(code: string, policy: SafetyPolicy, mode: Mode): Screened<Parsed> {
 
 /** Screens a statement from outside: one theorem, lemma or example ending `:= by sorry`.
  * `gold` also admits a gold statement whose proof is left out (`… := by`). */
-export function screenStatement(code: string, policy: SafetyPolicy = DEFAULT_SAFETY_POLICY, options: { gold?: boolean } = {}): Screened<ScreenedStatement> {
+export function screenStatement(
+  code: string,
+  policy: SafetyPolicy = DEFAULT_SAFETY_POLICY,
+  options: { gold?: boolean } = {},
+): Screened<ScreenedStatement> {
   const result = run(code, policy, options.gold ? 'gold' : 'statement');
   if (!result.ok) return result;
   return { ok: true, value: { ...result.value.statement!, imports: result.value.imports, text: result.value.pieces.join('') } };
@@ -652,4 +706,3 @@ export function unsafeStatementReason(code: string, policy: SafetyPolicy = DEFAU
   const screened = screenStatement(code, policy);
   return screened.ok ? undefined : screened.message;
 }
-

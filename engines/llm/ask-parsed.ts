@@ -37,12 +37,22 @@ export async function askParsed<T>(
   let maxTokens = llm.maxTokensFor(role);
   let enlarged = false;
   for (let attempt = 0; attempt <= maxReasks; attempt++) {
-    const reply = await llm.chat(role, conversation, { json: opts.json, signal: opts.signal, maxTokens, ...(opts.grammar ? { grammar: opts.grammar(maxTokens) } : {}) });
+    const reply = await llm.chat(role, conversation, {
+      json: opts.json,
+      signal: opts.signal,
+      maxTokens,
+      ...(opts.grammar ? { grammar: opts.grammar(maxTokens) } : {}),
+    });
     if (reply.finishReason === 'length') {
       // A reply cut off at the limit is incomplete: ask the same again with twice the room,
       // once (it uses up a re-ask, so the calls still fit the activity's time budget).
       if (enlarged || attempt === maxReasks) {
-        throw truncatedError(role, { model: llm.modelFor(role), baseURL: llm.baseURLFor(role), timeoutMs: llm.settings.timeoutMs }, maxTokens, enlarged);
+        throw truncatedError(
+          role,
+          { model: llm.modelFor(role), baseURL: llm.baseURLFor(role), timeoutMs: llm.settings.timeoutMs },
+          maxTokens,
+          enlarged,
+        );
       }
       enlarged = true;
       maxTokens *= 2;

@@ -33,7 +33,6 @@ import {
 
 export type { ChatMessage, LlmModels, LlmRole } from './messages';
 
-
 /** The run's temperature (a sweep factor) wins over the provider's, which wins over the
  * client's; the provider's seed is sent when it has one. */
 function samplingParams(endpoint: Endpoint, configured: number | undefined): { temperature?: number; seed?: number } {
@@ -41,7 +40,6 @@ function samplingParams(endpoint: Endpoint, configured: number | undefined): { t
   const seed = endpoint.settings.seed;
   return { ...(t !== undefined ? { temperature: t } : {}), ...(seed !== undefined ? { seed } : {}) };
 }
-
 
 /** One provider: where a role's requests are sent, and with which defaults. */
 export interface ProviderSettings {
@@ -312,7 +310,13 @@ export class LlmClient {
     for (;;) {
       const waitMs = provider.busyForMs();
       if (waitMs > 0) throw busyError(target, waitMs, provider.earlierTimeout);
-      const req: Request = { role, messages, maxTokens, ...(opts.grammar ? { grammar: opts.grammar } : {}), ...(opts.signal ? { signal: opts.signal } : {}) };
+      const req: Request = {
+        role,
+        messages,
+        maxTokens,
+        ...(opts.grammar ? { grammar: opts.grammar } : {}),
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      };
       if (opts.json && mode) {
         req.messages = withSchemaInstructions(mode, messages, opts.json);
         const format = responseFormatFor(mode, opts.json);
@@ -367,11 +371,16 @@ export class LlmClient {
     if (!provider.auto) return;
     // A model this provider serves: the first role routed to it, else its own or the decomposer's.
     const role = LLM_ROLES.find((r) => this.settings.roles?.[r]?.provider === endpoint.name) ?? 'decomposer';
-    const model = this.settings.roles?.[role]?.provider === endpoint.name ? this.modelFor(role) : (endpoint.settings.model ?? this.settings.models.decomposer);
-    const run = probeStructuredOutput((req) => this.send(endpoint, { role, ...req, ...(signal ? { signal } : {}) }), model).then((outcome) => {
-      if (outcome.mode) provider.detected(outcome.mode, outcome.detail);
-      else provider.probeFailed(outcome.detail);
-    });
+    const model =
+      this.settings.roles?.[role]?.provider === endpoint.name
+        ? this.modelFor(role)
+        : (endpoint.settings.model ?? this.settings.models.decomposer);
+    const run = probeStructuredOutput((req) => this.send(endpoint, { role, ...req, ...(signal ? { signal } : {}) }), model).then(
+      (outcome) => {
+        if (outcome.mode) provider.detected(outcome.mode, outcome.detail);
+        else provider.probeFailed(outcome.detail);
+      },
+    );
     provider.probing = run;
     try {
       await run;

@@ -8,7 +8,7 @@ import { classifyApiError, retryHint, transientLabel } from './api-errors';
 export function notConfiguredError(): EngineError {
   return new EngineError(
     LLM_FAILURE.notConfigured,
-      'No LLM is configured. Set OPENAI_BASE_URL to an OpenAI-compatible endpoint ' +
+    'No LLM is configured. Set OPENAI_BASE_URL to an OpenAI-compatible endpoint ' +
       '(and OPENAI_API_KEY if it needs one; choose models with DRIFTLINE_MODEL_DECOMPOSER, ' +
       'DRIFTLINE_MODEL_FORMALIZER and DRIFTLINE_MODEL_JUDGE), or run a small model on this machine: ' +
       '`npm run setup:llm` once, then start with DRIFTLINE_LLM_PROVIDER=local.',
@@ -30,7 +30,6 @@ export interface CallTarget {
   baseURL: string;
   timeoutMs: number;
 }
-
 
 function unavailable(message: string, cause: Error, retryAfterMs?: number): EngineError {
   return new EngineError(LLM_FAILURE.unavailable, message, { cause, retryAfterMs });
@@ -139,9 +138,17 @@ function refusal(status: number, where: string, detail: string, cause: Error): E
     case 400:
       return rejected(LLM_FAILURE.badRequest, `LLM rejected the request (HTTP 400) for ${where}${detail}`, cause);
     case 401:
-      return rejected(LLM_FAILURE.unauthorized, `LLM refused the credentials (HTTP 401) for ${where}: check OPENAI_API_KEY${detail}`, cause);
+      return rejected(
+        LLM_FAILURE.unauthorized,
+        `LLM refused the credentials (HTTP 401) for ${where}: check OPENAI_API_KEY${detail}`,
+        cause,
+      );
     case 403:
-      return rejected(LLM_FAILURE.unauthorized, `LLM denied access (HTTP 403) for ${where}: check that the key may use this model${detail}`, cause);
+      return rejected(
+        LLM_FAILURE.unauthorized,
+        `LLM denied access (HTTP 403) for ${where}: check that the key may use this model${detail}`,
+        cause,
+      );
     case 404:
       return rejected(
         LLM_FAILURE.notFound,

@@ -28,8 +28,7 @@ export function extractLeanStatement(reply: string): string {
   const start = starts.at(-1);
   if (start === undefined) {
     throw new Error(
-      'no Lean `theorem`, `lemma` or `example` declaration was found; reply with one Lean ' +
-        'theorem statement ending in `:= by sorry`',
+      'no Lean `theorem`, `lemma` or `example` declaration was found; reply with one Lean ' + 'theorem statement ending in `:= by sorry`',
     );
   }
   // Everything before the last declaration (open, variable, namespace lines) stays: it can

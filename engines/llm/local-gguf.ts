@@ -130,7 +130,11 @@ export class LocalGgufChat {
     if (!last || last.role !== 'user') throw new LocalModelError('a chat request must end with a user message');
     const { llama, model, context } = await this.load();
     const { LlamaChatSession } = await import('node-llama-cpp');
-    const grammar = req.jsonSchema ? await this.grammarFor(llama, req.jsonSchema, req.maxTokens) : req.grammar ? await this.gbnf(llama, req.grammar) : undefined;
+    const grammar = req.jsonSchema
+      ? await this.grammarFor(llama, req.jsonSchema, req.maxTokens)
+      : req.grammar
+        ? await this.gbnf(llama, req.grammar)
+        : undefined;
     // A fresh sequence per request: no state carries over from one request to the next, and its
     // token meter counts exactly this request. Its disposal is awaited: the context takes the
     // sequence back asynchronously, and the next request needs it.
@@ -138,13 +142,15 @@ export class LocalGgufChat {
     try {
       const session = new LlamaChatSession({ contextSequence: sequence, autoDisposeSequence: false });
       try {
-        const history = req.messages.slice(0, -1).map((m) =>
-          m.role === 'assistant'
-            ? { type: 'model' as const, response: [m.content] }
-            : m.role === 'system'
-              ? { type: 'system' as const, text: m.content }
-              : { type: 'user' as const, text: m.content },
-        );
+        const history = req.messages
+          .slice(0, -1)
+          .map((m) =>
+            m.role === 'assistant'
+              ? { type: 'model' as const, response: [m.content] }
+              : m.role === 'system'
+                ? { type: 'system' as const, text: m.content }
+                : { type: 'user' as const, text: m.content },
+          );
         // A prompt that does not fit would be cut from the front without a word (the system
         // prompt first); refuse it as a server does, with the numbers.
         const { contextText } = session.chatWrapper.generateContextState({
@@ -249,7 +255,11 @@ function worstCaseChars(node: unknown, bounds: GrammarBounds, depth: number): nu
     }
     case 'object': {
       const props = Object.entries(((node as Record<string, unknown>).properties ?? {}) as Record<string, unknown>);
-      return 2 + indent + props.reduce((sum, [k, v]) => sum + JSON.stringify(k).length + 2 + worstCaseChars(v, bounds, depth + 1) + indent + 1, 0);
+      return (
+        2 +
+        indent +
+        props.reduce((sum, [k, v]) => sum + JSON.stringify(k).length + 2 + worstCaseChars(v, bounds, depth + 1) + indent + 1, 0)
+      );
     }
     default:
       return 200;

@@ -28,4 +28,3 @@ export interface ChatReply {
   finishReason: string;
   maxTokens: number;
 }
-

@@ -69,7 +69,14 @@ export function meteredFetch(opts: MeteredFetchOptions): Fetch {
     const ctx = currentLlmCallContext();
     const request = JSON.parse(init.body) as Record<string, unknown>;
     const { model, messages, tools, stream: _stream, ...params } = request;
-    const key = replyKey({ provider: opts.provider, model: String(model), messages: messages as unknown[], tools, params, sample: ctx?.sample ?? 0 });
+    const key = replyKey({
+      provider: opts.provider,
+      model: String(model),
+      messages: messages as unknown[],
+      tools,
+      params,
+      sample: ctx?.sample ?? 0,
+    });
     const useCache = ctx?.cache ?? true;
     const record = (reply: StoredReply, cacheHit: boolean) => {
       const usage = usageOf(JSON.parse(reply.body));

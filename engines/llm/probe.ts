@@ -10,7 +10,11 @@ export interface ProbeOutcome {
   detail: string;
 }
 
-export type ProbeSend = (req: { messages: ChatMessage[]; responseFormat?: Record<string, unknown>; maxTokens: number }) => Promise<ChatReply>;
+export type ProbeSend = (req: {
+  messages: ChatMessage[];
+  responseFormat?: Record<string, unknown>;
+  maxTokens: number;
+}) => Promise<ChatReply>;
 
 const PROBE_FORMAT: JsonReplyFormat = {
   name: 'probe',

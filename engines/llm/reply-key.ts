@@ -27,5 +27,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function replyKey(parts: ReplyKeyParts): string {
-  return createHash('sha256').update(canonicalJson({ v: 1, ...parts })).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson({ v: 1, ...parts }))
+    .digest('hex');
 }

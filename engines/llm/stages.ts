@@ -17,11 +17,7 @@ export async function decomposeStatement(llm: LlmClient, statement: string, sign
 
 /** The formalize stage: a first Lean statement from the informal one, the premises and examples.
  * The formalizer answers in free text; a reply without a theorem is re-asked like bad JSON. */
-export async function formalizeStatement(
-  llm: LlmClient,
-  input: FormalizeStageInput,
-  signal?: AbortSignal,
-): Promise<string> {
+export async function formalizeStatement(llm: LlmClient, input: FormalizeStageInput, signal?: AbortSignal): Promise<string> {
   return askParsed(llm, 'formalizer', buildFormalizeMessages(input), extractLeanStatement, { signal, grammar: leanStatementGrammar });
 }
 

@@ -33,9 +33,7 @@ function tighten(node: unknown, path: string): unknown {
     if (UNSUPPORTED.has(key)) continue;
     // Property names are data, not keywords: recurse into their schemas without filtering names.
     if (key === 'properties' && value && typeof value === 'object') {
-      out[key] = Object.fromEntries(
-        Object.entries(value).map(([name, sub]) => [name, tighten(sub, `${path}.${name}`)]),
-      );
+      out[key] = Object.fromEntries(Object.entries(value).map(([name, sub]) => [name, tighten(sub, `${path}.${name}`)]));
     } else {
       out[key] = tighten(value, path);
     }

@@ -46,7 +46,10 @@ export function quantileSorted(sorted: readonly number[], q: number): number {
 }
 
 export function quantile(values: readonly number[], q: number): number {
-  return quantileSorted([...values].sort((a, b) => a - b), q);
+  return quantileSorted(
+    [...values].sort((a, b) => a - b),
+    q,
+  );
 }
 
 /**
@@ -54,7 +57,11 @@ export function quantile(values: readonly number[], q: number): number {
  * with replacement, sorted. `statistic` receives the drawn indices (length n, repeats allowed).
  * Resamples where the statistic is NaN (e.g. a ratio with a zero denominator) are left out.
  */
-export function bootstrapDistribution(n: number, statistic: (indices: readonly number[]) => number, opts: BootstrapOptions = {}): { estimate: number; resampled: number[] } {
+export function bootstrapDistribution(
+  n: number,
+  statistic: (indices: readonly number[]) => number,
+  opts: BootstrapOptions = {},
+): { estimate: number; resampled: number[] } {
   const all = Array.from({ length: n }, (_, i) => i);
   const estimate = statistic(all);
   const resampled: number[] = [];
@@ -106,7 +113,11 @@ function forEachResample(n: number, opts: BootstrapOptions, fn: (indices: readon
 
 /** Percentile intervals of several statistics computed from the same resamples (e.g. the
  * effects of a factorial design, which must see the same items). */
-export function bootstrapMany(n: number, statistic: (indices: readonly number[]) => readonly number[], opts: BootstrapOptions = {}): Interval[] {
+export function bootstrapMany(
+  n: number,
+  statistic: (indices: readonly number[]) => readonly number[],
+  opts: BootstrapOptions = {},
+): Interval[] {
   const all = Array.from({ length: n }, (_, i) => i);
   const estimate = statistic(all);
   const resampled = estimate.map(() => [] as number[]);

@@ -35,8 +35,10 @@ function firstCompiledRound(r: SweepRunRecord): number | undefined {
 function curve(config: string, records: readonly SweepRunRecord[], unit: BudgetCurve['unit']): BudgetCurve {
   const items = byItem(records);
   const judged = records.some((r) => r.judgeGrade !== null && r.judgeGrade !== undefined);
-  const compiledAt = (r: SweepRunRecord) => (unit === 'repair' ? firstCompiledRound(r) : r.outcome === 'failed' ? undefined : (r.compiledAtStep ?? undefined));
-  const faithfulAt = (r: SweepRunRecord) => (r.faithful !== true || r.outcome === 'failed' ? undefined : unit === 'repair' ? firstCompiledRound(r) : r.agentSteps);
+  const compiledAt = (r: SweepRunRecord) =>
+    unit === 'repair' ? firstCompiledRound(r) : r.outcome === 'failed' ? undefined : (r.compiledAtStep ?? undefined);
+  const faithfulAt = (r: SweepRunRecord) =>
+    r.faithful !== true || r.outcome === 'failed' ? undefined : unit === 'repair' ? firstCompiledRound(r) : r.agentSteps;
   const max = Math.max(
     unit === 'repair' ? 0 : 1,
     ...records.map((r) => (unit === 'repair' ? Math.max(0, ...(r.attempts ?? []).map((a) => a.round)) : (r.agentSteps ?? 0))),
@@ -44,7 +46,15 @@ function curve(config: string, records: readonly SweepRunRecord[], unit: BudgetC
   const points: BudgetPoint[] = [];
   for (let b = unit === 'repair' ? 0 : 1; b <= max; b++) {
     const share = (at: (r: SweepRunRecord) => number | undefined) =>
-      mean(items.map((it) => it.runs.filter((r) => { const x = at(r); return x !== undefined && x <= b; }).length / it.runs.length));
+      mean(
+        items.map(
+          (it) =>
+            it.runs.filter((r) => {
+              const x = at(r);
+              return x !== undefined && x <= b;
+            }).length / it.runs.length,
+        ),
+      );
     points.push({ budget: b, compiled: share(compiledAt), faithful: judged ? share(faithfulAt) : null });
   }
   return { config, unit, items: items.length, points };
@@ -57,5 +67,7 @@ export function repairBudgetCurves(records: readonly SweepRunRecord[]): BudgetCu
 
 /** One step-budget curve per configuration whose records carry agent steps. */
 export function stepBudgetCurves(records: readonly SweepRunRecord[]): BudgetCurve[] {
-  return [...byConfig(records)].filter(([, rs]) => rs.some((r) => typeof r.agentSteps === 'number')).map(([c, rs]) => curve(c, rs, 'steps'));
+  return [...byConfig(records)]
+    .filter(([, rs]) => rs.some((r) => typeof r.agentSteps === 'number'))
+    .map(([c, rs]) => curve(c, rs, 'steps'));
 }

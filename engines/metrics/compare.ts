@@ -7,7 +7,19 @@
 // given only where the test could reach p < 0.05 on this many items at all.
 import type { SweepRunRecord } from '../../common/sweep';
 import { bootstrap, bootstrapDistribution, mean, meanAt, quantileSorted, type BootstrapOptions, type Interval } from './bootstrap';
-import { at1, atK, byItem, eligible, firstSample, MEASURED, retrievalRuns, retrievalScores, SUCCESS, type ItemRuns, type RateName } from './item-outcomes';
+import {
+  at1,
+  atK,
+  byItem,
+  eligible,
+  firstSample,
+  MEASURED,
+  retrievalRuns,
+  retrievalScores,
+  SUCCESS,
+  type ItemRuns,
+  type RateName,
+} from './item-outcomes';
 import { holm, mcnemarPaired, type McNemarResult } from './mcnemar';
 import { mcnemarMinP, signFlipTest } from './exact-tests';
 import { byConfig, RATE_NAMES } from './sweep-metrics';
@@ -48,7 +60,13 @@ function pairItems(a: readonly ItemRuns[], b: readonly ItemRuns[]): [ItemRuns, I
   return a.filter((it) => bm.has(it.item)).map((it) => [it, bm.get(it.item)!]);
 }
 
-export function compareRate(a: readonly ItemRuns[], b: readonly ItemRuns[], rate: RateName, at: '1' | 'k', opts: BootstrapOptions = {}): RawComparison {
+export function compareRate(
+  a: readonly ItemRuns[],
+  b: readonly ItemRuns[],
+  rate: RateName,
+  at: '1' | 'k',
+  opts: BootstrapOptions = {},
+): RawComparison {
   const ok = SUCCESS[rate];
   const pairs = pairItems(a, b).filter(([x, y]) => eligible(rate, x) && eligible(rate, y));
   const score = at === '1' ? at1 : atK;
@@ -56,9 +74,10 @@ export function compareRate(a: readonly ItemRuns[], b: readonly ItemRuns[], rate
   const vb = pairs.map(([, y]) => score(y, ok));
   const d = va.map((v, i) => v - vb[i]!);
   const diff = bootstrap(pairs.length, (ix) => meanAt(d, ix), opts);
-  const binary = at === '1'
-    ? [pairs.map(([x]) => firstSample(x, ok)), pairs.map(([, y]) => firstSample(y, ok))]
-    : [va.map((v) => v === 1), vb.map((v) => v === 1)];
+  const binary =
+    at === '1'
+      ? [pairs.map(([x]) => firstSample(x, ok)), pairs.map(([, y]) => firstSample(y, ok))]
+      : [va.map((v) => v === 1), vb.map((v) => v === 1)];
   const m = mcnemarPaired(binary[0]!, binary[1]!);
   return { metric: `${rate}@${at}`, items: pairs.length, diff, mcnemar: m, p: m.p, test: 'mcnemar-exact', minP: mcnemarMinP(pairs.length) };
 }
@@ -81,7 +100,15 @@ export function compareF1(a: readonly ItemRuns[], b: readonly ItemRuns[], opts: 
   const flip = signFlipTest(d, opts.seed !== undefined ? { seed: opts.seed } : {});
   // The smallest p possible with this many items, whatever their differences.
   const minP = pairs.length <= 20 ? Math.min(1, 2 / 2 ** pairs.length) : flip.minP;
-  return { metric: 'f1', items: pairs.length, diff, p: flip.p, test: flip.method, ...(flip.permutations ? { permutations: flip.permutations } : {}), minP };
+  return {
+    metric: 'f1',
+    items: pairs.length,
+    diff,
+    p: flip.p,
+    test: flip.method,
+    ...(flip.permutations ? { permutations: flip.permutations } : {}),
+    minP,
+  };
 }
 
 /** Every pair of configurations (a before b in first-seen order), on every metric both

@@ -57,7 +57,13 @@ export function signFlipTest(differences: readonly number[], opts: { permutation
     for (let i = 0; i < m; i++) sum += draw(2) === 0 ? d[i]! : -d[i]!;
     if (Math.abs(sum) >= observed - tol) hits++;
   }
-  return { p: (1 + hits) / (1 + permutations), informative: m, method: 'sign-flip-monte-carlo', permutations, minP: 1 / (1 + permutations) };
+  return {
+    p: (1 + hits) / (1 + permutations),
+    informative: m,
+    method: 'sign-flip-monte-carlo',
+    permutations,
+    minP: 1 / (1 + permutations),
+  };
 }
 
 /** The smallest two-sided p of McNemar's exact test with `discordant` discordant items. */
@@ -86,10 +92,16 @@ export function normalQuantile(q: number): number {
   if (q <= 0 || q >= 1) return q <= 0 ? -Infinity : Infinity;
   if (q < low) {
     const t = Math.sqrt(-2 * Math.log(q));
-    return (((((c[0]! * t + c[1]!) * t + c[2]!) * t + c[3]!) * t + c[4]!) * t + c[5]!) / ((((dd[0]! * t + dd[1]!) * t + dd[2]!) * t + dd[3]!) * t + 1);
+    return (
+      (((((c[0]! * t + c[1]!) * t + c[2]!) * t + c[3]!) * t + c[4]!) * t + c[5]!) /
+      ((((dd[0]! * t + dd[1]!) * t + dd[2]!) * t + dd[3]!) * t + 1)
+    );
   }
   if (q > 1 - low) return -normalQuantile(1 - q);
   const t = q - 0.5;
   const r = t * t;
-  return ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * t) / (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1);
+  return (
+    ((((((a[0]! * r + a[1]!) * r + a[2]!) * r + a[3]!) * r + a[4]!) * r + a[5]!) * t) /
+    (((((b[0]! * r + b[1]!) * r + b[2]!) * r + b[3]!) * r + b[4]!) * r + 1)
+  );
 }

@@ -144,7 +144,12 @@ export function factorialResponses(records: readonly SweepRunRecord[], cells: re
   return out;
 }
 
-export function factorialAnalysis(records: readonly SweepRunRecord[], design: FactorialDesign, response: FactorialResponse, opts: BootstrapOptions = {}): FactorialAnalysis {
+export function factorialAnalysis(
+  records: readonly SweepRunRecord[],
+  design: FactorialDesign,
+  response: FactorialResponse,
+  opts: BootstrapOptions = {},
+): FactorialAnalysis {
   const names = design.factors.map((f) => f.name);
   const n = names.length;
   const cells = designCells(design, new Set(records.map((r) => r.config)));
@@ -171,7 +176,12 @@ export function factorialAnalysis(records: readonly SweepRunRecord[], design: Fa
     const factors = names.filter((_, i) => mask & (1 << i));
     return { factors, label: factors.join(' × '), ...intervals[e]! };
   });
-  const simpleEffects = simple.map((s, j) => ({ factor: names[s.x]!, given: names[s.g]!, level: s.level, ...intervals[masks.length + j]! }));
+  const simpleEffects = simple.map((s, j) => ({
+    factor: names[s.x]!,
+    given: names[s.g]!,
+    level: s.level,
+    ...intervals[masks.length + j]!,
+  }));
   const means = cellMeans(all);
   return {
     response,

@@ -12,7 +12,11 @@ import type { ItemRuns } from './item-outcomes';
  * large binomials. Throws on arguments outside 0 ≤ c ≤ n, 1 ≤ k ≤ n (integers).
  */
 export function passAtK(n: number, c: number, k: number): number {
-  for (const [name, v] of [['n', n], ['c', c], ['k', k]] as const) {
+  for (const [name, v] of [
+    ['n', n],
+    ['c', c],
+    ['k', k],
+  ] as const) {
     if (!Number.isInteger(v) || v < 0) throw new RangeError(`pass@k: ${name} must be a non-negative integer, got ${v}`);
   }
   if (c > n) throw new RangeError(`pass@k: c (${c}) exceeds n (${n})`);
@@ -53,5 +57,11 @@ export function passAtKCurve(
   interval: (values: readonly number[], opts: BootstrapOptions) => Interval,
   opts: BootstrapOptions = {},
 ): PassAtK[] {
-  return passAtKRange(items).map((k) => ({ k, rate: interval(items.map((it) => itemPassAtK(it, ok, k)), opts) }));
+  return passAtKRange(items).map((k) => ({
+    k,
+    rate: interval(
+      items.map((it) => itemPassAtK(it, ok, k)),
+      opts,
+    ),
+  }));
 }

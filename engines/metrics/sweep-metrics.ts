@@ -11,7 +11,18 @@
 import type { Stage } from '../../common/run-types';
 import type { SweepRunRecord } from '../../common/sweep';
 import { bootstrap, mean, meanInterval, quantile, type BootstrapOptions, type Interval } from './bootstrap';
-import { at1, atK, byItem, eligible, MEASURED, retrievalRuns, retrievalScores, SUCCESS, type ItemRuns, type RateName } from './item-outcomes';
+import {
+  at1,
+  atK,
+  byItem,
+  eligible,
+  MEASURED,
+  retrievalRuns,
+  retrievalScores,
+  SUCCESS,
+  type ItemRuns,
+  type RateName,
+} from './item-outcomes';
 import { wilsonInterval } from './exact-tests';
 import { passAtKCurve, type PassAtK } from './pass-at-k';
 
@@ -129,14 +140,26 @@ export function computeSweepMetrics(records: readonly SweepRunRecord[], opts: Me
     for (const key of keys) {
       const values = [...new Set(rs.map((r) => r.tags?.[key]).filter((v): v is string => v !== undefined))].sort();
       for (const value of values) {
-        byTag.push(groupMetrics(config, rs.filter((r) => r.tags?.[key] === value), opts, { key, value }));
+        byTag.push(
+          groupMetrics(
+            config,
+            rs.filter((r) => r.tags?.[key] === value),
+            opts,
+            { key, value },
+          ),
+        );
       }
     }
   }
   return { configs, byTag, skippedTags };
 }
 
-export function groupMetrics(config: string, records: readonly SweepRunRecord[], opts: BootstrapOptions = {}, tag?: { key: string; value: string }): GroupMetrics {
+export function groupMetrics(
+  config: string,
+  records: readonly SweepRunRecord[],
+  opts: BootstrapOptions = {},
+  tag?: { key: string; value: string },
+): GroupMetrics {
   const items = byItem(records);
   const ok = records.filter((r) => r.outcome !== 'failed');
   const g: GroupMetrics = {
@@ -155,7 +178,11 @@ export function groupMetrics(config: string, records: readonly SweepRunRecord[],
   if (tag) g.tag = tag;
   for (const rate of RATE_NAMES) g[rate] = MEASURED[rate](records) ? rateMetric(items, rate, opts) : null;
   const repairItems = items.map((it) => it.runs.filter((r) => r.outcome !== 'failed')).filter((rs) => rs.length > 0);
-  if (repairItems.length > 0) g.repairRounds = meanInterval(repairItems.map((rs) => mean(rs.map((r) => r.repairRounds))), opts);
+  if (repairItems.length > 0)
+    g.repairRounds = meanInterval(
+      repairItems.map((rs) => mean(rs.map((r) => r.repairRounds))),
+      opts,
+    );
   return g;
 }
 
@@ -163,8 +190,14 @@ export function rateMetric(items: readonly ItemRuns[], rate: RateName, opts: Boo
   const counted = items.filter((it) => eligible(rate, it));
   const ok = SUCCESS[rate];
   return {
-    at1: rateInterval(counted.map((it) => at1(it, ok)), opts),
-    atK: rateInterval(counted.map((it) => atK(it, ok)), opts),
+    at1: rateInterval(
+      counted.map((it) => at1(it, ok)),
+      opts,
+    ),
+    atK: rateInterval(
+      counted.map((it) => atK(it, ok)),
+      opts,
+    ),
     k: Math.max(0, ...counted.map((it) => it.runs.length)),
     items: counted.length,
     passAtK: passAtKCurve(counted, ok, rateInterval, opts),
@@ -203,9 +236,18 @@ function retrievalMetric(items: readonly ItemRuns[], opts: BootstrapOptions): Re
     return p + r > 0 ? (2 * p * r) / (p + r) : 0;
   };
   return {
-    precision: meanInterval(per.map((x) => x.p), opts),
-    recall: meanInterval(per.map((x) => x.r), opts),
-    f1: meanInterval(per.map((x) => x.f1), opts),
+    precision: meanInterval(
+      per.map((x) => x.p),
+      opts,
+    ),
+    recall: meanInterval(
+      per.map((x) => x.r),
+      opts,
+    ),
+    f1: meanInterval(
+      per.map((x) => x.f1),
+      opts,
+    ),
     microPrecision: bootstrap(per.length, microP, opts),
     microRecall: bootstrap(per.length, microR, opts),
     microF1: bootstrap(per.length, microF, opts),

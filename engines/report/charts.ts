@@ -17,7 +17,9 @@ const BASE_CONFIG = {
 
 /** Renders a Vega-Lite spec to an SVG string. */
 export async function renderSvg(spec: TopLevelSpec): Promise<string> {
-  const view = new View(parse(compile({ ...spec, config: { ...BASE_CONFIG, ...(spec.config ?? {}) } } as TopLevelSpec).spec), { renderer: 'none' });
+  const view = new View(parse(compile({ ...spec, config: { ...BASE_CONFIG, ...(spec.config ?? {}) } } as TopLevelSpec).spec), {
+    renderer: 'none',
+  });
   try {
     return await view.toSVG();
   } finally {
@@ -34,7 +36,13 @@ export interface IntervalRow {
 }
 
 /** Grouped bars (group on x, one bar per series) with 95% interval whiskers, values in %. */
-export function intervalBarSpec(rows: readonly IntervalRow[], groups: readonly string[], series: readonly string[], title: string, yTitle = '%'): TopLevelSpec {
+export function intervalBarSpec(
+  rows: readonly IntervalRow[],
+  groups: readonly string[],
+  series: readonly string[],
+  title: string,
+  yTitle = '%',
+): TopLevelSpec {
   const values = rows.map((r) => ({ ...r, estimate: r.estimate * 100, lo: r.lo * 100, hi: r.hi * 100 }));
   return {
     title: { text: title, anchor: 'start', fontSize: 14 },
@@ -52,10 +60,19 @@ export function intervalBarSpec(rows: readonly IntervalRow[], groups: readonly s
         encoding: {
           y: { field: 'estimate', type: 'quantitative', title: yTitle, scale: { domain: [0, 100] } },
           color: { field: 'series', type: 'nominal', sort: [...series], title: 'configuration' },
-          tooltip: [{ field: 'series' }, { field: 'group' }, { field: 'estimate', format: '.1f' }, { field: 'lo', format: '.1f' }, { field: 'hi', format: '.1f' }],
+          tooltip: [
+            { field: 'series' },
+            { field: 'group' },
+            { field: 'estimate', format: '.1f' },
+            { field: 'lo', format: '.1f' },
+            { field: 'hi', format: '.1f' },
+          ],
         },
       },
-      { mark: { type: 'rule', color: '#222', strokeWidth: 1.2 }, encoding: { y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } } },
+      {
+        mark: { type: 'rule', color: '#222', strokeWidth: 1.2 },
+        encoding: { y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } },
+      },
       { mark: { type: 'tick', color: '#222', thickness: 1.2, size: 7 }, encoding: { y: { field: 'lo', type: 'quantitative' } } },
       { mark: { type: 'tick', color: '#222', thickness: 1.2, size: 7 }, encoding: { y: { field: 'hi', type: 'quantitative' } } },
     ],
@@ -75,7 +92,12 @@ export function ratesChartSpec(data: ReportData): TopLevelSpec | null {
   }
   if (rows.length === 0) return null;
   const groups = [...new Set(rows.map((r) => r.group))];
-  return intervalBarSpec(rows, groups, data.configs, 'Rates per configuration (95% intervals over items: Wilson, or bootstrap for shares of samples)');
+  return intervalBarSpec(
+    rows,
+    groups,
+    data.configs,
+    'Rates per configuration (95% intervals over items: Wilson, or bootstrap for shares of samples)',
+  );
 }
 
 /** Retrieval precision, recall and F1 (macro) per configuration. */
@@ -89,7 +111,12 @@ export function retrievalChartSpec(data: ReportData): TopLevelSpec | null {
     rows.push({ group: 'micro F1', series: g.config, ...g.retrieval.microF1 });
   }
   if (rows.length === 0) return null;
-  return intervalBarSpec(rows, ['precision', 'recall', 'F1', 'micro F1'], data.configs, 'Dependency retrieval against gold premises (macro over items; micro from totals)');
+  return intervalBarSpec(
+    rows,
+    ['precision', 'recall', 'F1', 'micro F1'],
+    data.configs,
+    'Dependency retrieval against gold premises (macro over items; micro from totals)',
+  );
 }
 
 /** Cumulative success against budget, one line per configuration and measure. */
@@ -103,16 +130,33 @@ export function budgetChartSpec(data: ReportData, unit: 'repair' | 'steps'): Top
   );
   if (values.length === 0) return null;
   return {
-    title: { text: unit === 'repair' ? 'Cumulative success against repair budget' : 'Cumulative success against agent step budget', anchor: 'start', fontSize: 14 },
+    title: {
+      text: unit === 'repair' ? 'Cumulative success against repair budget' : 'Cumulative success against agent step budget',
+      anchor: 'start',
+      fontSize: 14,
+    },
     data: { values },
     // One panel per measure, so the two do not tangle; colour is the configuration.
-    facet: { column: { field: 'measure', type: 'nominal', title: null, sort: ['compiles', 'faithful'], header: { labelFontSize: 12, labelFontWeight: 'bold' } } },
+    facet: {
+      column: {
+        field: 'measure',
+        type: 'nominal',
+        title: null,
+        sort: ['compiles', 'faithful'],
+        header: { labelFontSize: 12, labelFontWeight: 'bold' },
+      },
+    },
     spec: {
       width: 340,
       height: 230,
       mark: { type: 'line', point: true },
       encoding: {
-        x: { field: 'budget', type: 'quantitative', title: unit === 'repair' ? 'repair rounds allowed (0 = first attempt only)' : 'agent steps allowed', axis: { tickMinStep: 1, format: 'd' } },
+        x: {
+          field: 'budget',
+          type: 'quantitative',
+          title: unit === 'repair' ? 'repair rounds allowed (0 = first attempt only)' : 'agent steps allowed',
+          axis: { tickMinStep: 1, format: 'd' },
+        },
         y: { field: 'value', type: 'quantitative', title: '% of items', scale: { domain: [0, 100] } },
         color: { field: 'config', type: 'nominal', sort: data.configs, title: 'configuration' },
         tooltip: [{ field: 'config' }, { field: 'measure' }, { field: 'budget' }, { field: 'value', format: '.1f' }],
@@ -123,25 +167,57 @@ export function budgetChartSpec(data: ReportData, unit: 'repair' | 'steps'): Top
 
 /** Factorial effects (points) with 95% intervals, in percentage points, zero marked. */
 export function effectsChartSpec(analysis: ReportData['factorial'][number]): TopLevelSpec {
-  const values = analysis.effects.map((e) => ({ label: e.label, estimate: e.estimate * 100, lo: e.lo * 100, hi: e.hi * 100, kind: e.factors.length === 1 ? 'main effect' : 'interaction' }));
+  const values = analysis.effects.map((e) => ({
+    label: e.label,
+    estimate: e.estimate * 100,
+    lo: e.lo * 100,
+    hi: e.hi * 100,
+    kind: e.factors.length === 1 ? 'main effect' : 'interaction',
+  }));
   const order = values.map((v) => v.label);
   return {
-    title: { text: `Factorial effects on ${analysis.response === 'f1' ? 'retrieval F1' : analysis.response} (percentage points, 95% intervals)`, anchor: 'start', fontSize: 14 },
+    title: {
+      text: `Factorial effects on ${analysis.response === 'f1' ? 'retrieval F1' : analysis.response} (percentage points, 95% intervals)`,
+      anchor: 'start',
+      fontSize: 14,
+    },
     width: 420,
     height: { step: 26 },
     layer: [
-      { data: { values } , mark: { type: 'rule', color: '#555', strokeWidth: 1.5 }, encoding: { y: { field: 'label', type: 'nominal', sort: order, title: null, axis: { labelLimit: 320 } }, x: { field: 'lo', type: 'quantitative', title: 'effect (pts)' }, x2: { field: 'hi' } } },
+      {
+        data: { values },
+        mark: { type: 'rule', color: '#555', strokeWidth: 1.5 },
+        encoding: {
+          y: { field: 'label', type: 'nominal', sort: order, title: null, axis: { labelLimit: 320 } },
+          x: { field: 'lo', type: 'quantitative', title: 'effect (pts)' },
+          x2: { field: 'hi' },
+        },
+      },
       {
         data: { values },
         mark: { type: 'point', filled: true, size: 70 },
         encoding: {
           y: { field: 'label', type: 'nominal', sort: order },
           x: { field: 'estimate', type: 'quantitative' },
-          color: { field: 'kind', type: 'nominal', title: null, scale: { domain: ['main effect', 'interaction'], range: ['#4c78a8', '#f58518'] } },
-          tooltip: [{ field: 'label' }, { field: 'estimate', format: '+.1f' }, { field: 'lo', format: '+.1f' }, { field: 'hi', format: '+.1f' }],
+          color: {
+            field: 'kind',
+            type: 'nominal',
+            title: null,
+            scale: { domain: ['main effect', 'interaction'], range: ['#4c78a8', '#f58518'] },
+          },
+          tooltip: [
+            { field: 'label' },
+            { field: 'estimate', format: '+.1f' },
+            { field: 'lo', format: '+.1f' },
+            { field: 'hi', format: '+.1f' },
+          ],
         },
       },
-      { data: { values: [{ zero: 0 }] }, mark: { type: 'rule', color: '#999', strokeDash: [4, 3] }, encoding: { x: { field: 'zero', type: 'quantitative' } } },
+      {
+        data: { values: [{ zero: 0 }] },
+        mark: { type: 'rule', color: '#999', strokeDash: [4, 3] },
+        encoding: { x: { field: 'zero', type: 'quantitative' } },
+      },
     ],
   } as TopLevelSpec;
 }

@@ -61,7 +61,30 @@ export function metricsCsv(data: ReportData): string {
 
 /** runs.csv: one row per run record. */
 export function runsCsv(records: readonly SweepRunRecord[], ui?: { base: string; namespace: string }): string {
-  const header = ['sweep', 'config', 'item', 'sample', 'workflow_id', 'outcome', 'compiled', 'checked', 'equivalent', 'judge_grade', 'faithful', 'repair_rounds', 'premises', 'gold_premises', 'tags', 'total_ms', 'total_tokens', 'cost_usd', 'finished_at', 'error', 'refusal', 'temporal_url'];
+  const header = [
+    'sweep',
+    'config',
+    'item',
+    'sample',
+    'workflow_id',
+    'outcome',
+    'compiled',
+    'checked',
+    'equivalent',
+    'judge_grade',
+    'faithful',
+    'repair_rounds',
+    'premises',
+    'gold_premises',
+    'tags',
+    'total_ms',
+    'total_tokens',
+    'cost_usd',
+    'finished_at',
+    'error',
+    'refusal',
+    'temporal_url',
+  ];
   return csvLines(
     header,
     records.map((r) => [
@@ -79,7 +102,9 @@ export function runsCsv(records: readonly SweepRunRecord[], ui?: { base: string;
       r.repairRounds,
       r.premises.join(' '),
       r.goldPremises.join(' '),
-      Object.entries(r.tags ?? {}).map(([k, v]) => `${k}=${v}`).join(';'),
+      Object.entries(r.tags ?? {})
+        .map(([k, v]) => `${k}=${v}`)
+        .join(';'),
       Object.values(r.stageMs ?? {}).reduce<number>((a, x) => a + (x ?? 0), 0),
       r.usage?.totalTokens,
       r.usage?.costUsd,

@@ -3,7 +3,22 @@
 import type { SweepRunRecord } from '../../common/sweep';
 import type { ReportData } from './report-data';
 import { protocolRows, temporalRunUrl } from './report-data';
-import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, outcomeTable, passAtKTable, retrievalTable, summaryTable, tagTables, type Cell, type Table } from './tables';
+import {
+  cellText,
+  comparisonsTable,
+  detailTable,
+  factorialTables,
+  rankedComparisonsTable,
+  findings,
+  latencyTable,
+  outcomeTable,
+  passAtKTable,
+  retrievalTable,
+  summaryTable,
+  tagTables,
+  type Cell,
+  type Table,
+} from './tables';
 
 export interface HtmlCharts {
   rates: string | null;
@@ -61,7 +76,12 @@ function runTitle(r: SweepRunRecord): string {
 /** Items × configurations; each run a badge linking to its Temporal UI page. The item's
  * informal statement and each configuration's final Lean statements and verdicts unfold on
  * request (`<details>`), so the grid stays a grid. */
-export function itemsTableHtml(records: readonly SweepRunRecord[], configs: readonly string[], ui?: { base: string; namespace: string }, informal?: Readonly<Record<string, string>>): string {
+export function itemsTableHtml(
+  records: readonly SweepRunRecord[],
+  configs: readonly string[],
+  ui?: { base: string; namespace: string },
+  informal?: Readonly<Record<string, string>>,
+): string {
   const items = [...new Set(records.map((r) => r.item))];
   const at = new Map<string, SweepRunRecord[]>();
   for (const r of records) {
@@ -82,13 +102,18 @@ export function itemsTableHtml(records: readonly SweepRunRecord[], configs: read
       });
       const lean = runs
         .filter((r) => r.formalStatement)
-        .map((r) => `<p class="verdict">${runs.length > 1 ? `sample ${r.sample}: ` : ''}${escapeHtml(runTitle(r))}</p><pre class="lean">${escapeHtml(r.formalStatement)}</pre>`)
+        .map(
+          (r) =>
+            `<p class="verdict">${runs.length > 1 ? `sample ${r.sample}: ` : ''}${escapeHtml(runTitle(r))}</p><pre class="lean">${escapeHtml(r.formalStatement)}</pre>`,
+        )
         .join('');
       const details = lean ? `<details class="cell"><summary>Lean</summary>${lean}</details>` : '';
       return `<td>${badges.join('') || '<span class="none">–</span>'}${details}</td>`;
     });
     const text = informal?.[item];
-    const itemCell = text ? `${escapeHtml(item)}<details class="cell"><summary>statement</summary><p class="informal">${escapeHtml(text)}</p></details>` : escapeHtml(item);
+    const itemCell = text
+      ? `${escapeHtml(item)}<details class="cell"><summary>statement</summary><p class="informal">${escapeHtml(text)}</p></details>`
+      : escapeHtml(item);
     return `<tr><td class="item">${itemCell}</td>${cells.join('')}</tr>`;
   });
   return `<div class="scroll items"><table><thead><tr><th>item</th>${configs.map((c) => `<th>${escapeHtml(c)}</th>`).join('')}</tr></thead><tbody>
@@ -144,7 +169,12 @@ function chart(svg: string | null | undefined): string {
   return svg ? `<div class="chart">${svg}</div>` : '';
 }
 
-export function renderHtml(data: ReportData, records: readonly SweepRunRecord[], charts: HtmlCharts, ui?: { base: string; namespace: string }): string {
+export function renderHtml(
+  data: ReportData,
+  records: readonly SweepRunRecord[],
+  charts: HtmlCharts,
+  ui?: { base: string; namespace: string },
+): string {
   const s = data.sweep;
   const title = s.title ?? `Sweep ${s.id}`;
   const sections: string[] = [];
@@ -152,7 +182,9 @@ export function renderHtml(data: ReportData, records: readonly SweepRunRecord[],
 
   const found = findings(data);
   sections.push(`<h2 id="summary">Summary</h2>
-<dl class="protocol">${protocolRows(data).map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>
+<dl class="protocol">${protocolRows(data)
+    .map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`)
+    .join('')}</dl>
 ${(s.notes ?? []).map((n) => `<p class="caption">${escapeHtml(n)}</p>`).join('')}
 ${found.length > 0 ? `<ul class="findings">${found.map((f) => `<li>${escapeHtml(f)}</li>`).join('')}</ul>` : ''}
 ${tableHtml(summaryTable(data))}
@@ -185,13 +217,17 @@ ${tableHtml(detailTable(data))}`);
   }
   if (data.factorial.length > 0 || data.factorialError) {
     nav.push(['factorial', 'Factorial']);
-    const factors = s.design?.factors.map((f) => `${f.name}${f.low || f.high ? ` (0 = ${f.low ?? 'off'}, 1 = ${f.high ?? 'on'})` : ''}`).join('; ');
+    const factors = s.design?.factors
+      .map((f) => `${f.name}${f.low || f.high ? ` (0 = ${f.low ?? 'off'}, 1 = ${f.high ?? 'on'})` : ''}`)
+      .join('; ');
     const body = data.factorial
       .map((a, i) => {
         const [cells, effects, simple] = factorialTables(a, s.design);
         const body = `<div class="charts"><div>${tableHtml(cells!, 3)}</div><div>${tableHtml(effects!, 3)}</div></div>${chart(charts.effects[i])}${simple ? tableHtml(simple, 3) : ''}`;
         // The first response (faithful@1 when judged) open; the others one click away.
-        return i === 0 ? body : `<details><summary>The same analysis for ${escapeHtml(a.response === 'f1' ? 'retrieval F1' : a.response)}</summary>${body}</details>`;
+        return i === 0
+          ? body
+          : `<details><summary>The same analysis for ${escapeHtml(a.response === 'f1' ? 'retrieval F1' : a.response)}</summary>${body}</details>`;
       })
       .join('\n');
     sections.push(`<h2 id="factorial">Factorial analysis</h2>
@@ -207,7 +243,10 @@ ${body}`);
   const tags = tagTables(data);
   if (tags.length > 0) {
     nav.push(['tags', 'By tag']);
-    const skipped = data.metrics.skippedTags.length > 0 ? `<p class="caption">Not broken down (too many distinct values): ${escapeHtml(data.metrics.skippedTags.join(', '))}.</p>` : '';
+    const skipped =
+      data.metrics.skippedTags.length > 0
+        ? `<p class="caption">Not broken down (too many distinct values): ${escapeHtml(data.metrics.skippedTags.join(', '))}.</p>`
+        : '';
     sections.push(`<h2 id="tags">By tag</h2>${skipped}${tags.map((t) => tableHtml(t)).join('\n')}`);
   }
   nav.push(['items', 'Items']);

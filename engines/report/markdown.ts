@@ -1,7 +1,21 @@
 // The report as Markdown: the same tables as the HTML page (charts left out), for pasting into
 // an issue or a paper draft.
 import { protocolRows, type ReportData } from './report-data';
-import { cellText, comparisonsTable, detailTable, factorialTables, rankedComparisonsTable, findings, latencyTable, outcomeTable, passAtKTable, retrievalTable, summaryTable, tagTables, type Table } from './tables';
+import {
+  cellText,
+  comparisonsTable,
+  detailTable,
+  factorialTables,
+  rankedComparisonsTable,
+  findings,
+  latencyTable,
+  outcomeTable,
+  passAtKTable,
+  retrievalTable,
+  summaryTable,
+  tagTables,
+  type Table,
+} from './tables';
 
 function mdEscape(s: string): string {
   return s.replace(/\|/g, '\\|').replace(/\n/g, ' ');
@@ -30,15 +44,23 @@ export function renderMarkdown(data: ReportData): string {
   const found = findings(data);
   if (found.length > 0) out.push('## Findings', '', ...found.map((f) => `- ${f}`), '');
   out.push('## Results', '', tableMarkdown(summaryTable(data)), tableMarkdown(outcomeTable(data)), tableMarkdown(detailTable(data)));
-  for (const t of [passAtKTable(data), retrievalTable(data), rankedComparisonsTable(data), comparisonsTable(data), latencyTable(data)]) if (t) out.push(tableMarkdown(t));
+  for (const t of [passAtKTable(data), retrievalTable(data), rankedComparisonsTable(data), comparisonsTable(data), latencyTable(data)])
+    if (t) out.push(tableMarkdown(t));
   for (const c of data.repairCurves) {
-    out.push(`### Repair budget: ${c.config}`, '', '| rounds | compiles (%) | faithful (%) |', '---: | ---: | ---: |'.replace(/^/, '| ').replace(/$/, ' |'));
-    for (const p of c.points) out.push(`| ${p.budget} | ${(p.compiled * 100).toFixed(1)} | ${p.faithful === null ? '–' : (p.faithful * 100).toFixed(1)} |`);
+    out.push(
+      `### Repair budget: ${c.config}`,
+      '',
+      '| rounds | compiles (%) | faithful (%) |',
+      '---: | ---: | ---: |'.replace(/^/, '| ').replace(/$/, ' |'),
+    );
+    for (const p of c.points)
+      out.push(`| ${p.budget} | ${(p.compiled * 100).toFixed(1)} | ${p.faithful === null ? '–' : (p.faithful * 100).toFixed(1)} |`);
     out.push('');
   }
   for (const c of data.stepCurves) {
     out.push(`### Step budget: ${c.config}`, '', '| steps | compiles (%) | faithful (%) |', '| ---: | ---: | ---: |');
-    for (const p of c.points) out.push(`| ${p.budget} | ${(p.compiled * 100).toFixed(1)} | ${p.faithful === null ? '–' : (p.faithful * 100).toFixed(1)} |`);
+    for (const p of c.points)
+      out.push(`| ${p.budget} | ${(p.compiled * 100).toFixed(1)} | ${p.faithful === null ? '–' : (p.faithful * 100).toFixed(1)} |`);
     out.push('');
   }
   if (data.factorialError) out.push(`No factorial analysis: ${data.factorialError}`, '');

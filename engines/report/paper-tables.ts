@@ -40,18 +40,28 @@ export function paperTables(data: ReportData, options: { baseline?: string; desi
 
   const baseline = options.baseline ?? groups[0]?.config;
   if (baseline && groups.length > 1) {
-    if (!groups.some((g) => g.config === baseline)) throw new Error(`no configuration "${baseline}" in this sweep (configurations: ${groups.map((g) => g.config).join(', ')})`);
-    const metrics = [...measured.map((r) => `${r}@1` as const), ...(data.comparisons.some((c) => c.metric === 'f1') ? (['f1'] as const) : [])];
+    if (!groups.some((g) => g.config === baseline))
+      throw new Error(`no configuration "${baseline}" in this sweep (configurations: ${groups.map((g) => g.config).join(', ')})`);
+    const metrics = [
+      ...measured.map((r) => `${r}@1` as const),
+      ...(data.comparisons.some((c) => c.metric === 'f1') ? (['f1'] as const) : []),
+    ];
     const rows = groups
       .filter((g) => g.config !== baseline)
       .map((g) => [
         g.config,
         ...metrics.map((metric) => {
-          const c = data.comparisons.find((x) => x.metric === metric && ((x.a === g.config && x.b === baseline) || (x.a === baseline && x.b === g.config)));
+          const c = data.comparisons.find(
+            (x) => x.metric === metric && ((x.a === g.config && x.b === baseline) || (x.a === baseline && x.b === g.config)),
+          );
           if (!c) return '–';
           // Always configuration minus baseline.
           const sign = c.a === g.config ? 1 : -1;
-          const diff = { estimate: sign * c.diff.estimate, lo: sign * (sign > 0 ? c.diff.lo : c.diff.hi), hi: sign * (sign > 0 ? c.diff.hi : c.diff.lo) };
+          const diff = {
+            estimate: sign * c.diff.estimate,
+            lo: sign * (sign > 0 ? c.diff.lo : c.diff.hi),
+            hi: sign * (sign > 0 ? c.diff.hi : c.diff.lo),
+          };
           const verdict = c.verdict === 'too-few' ? ' (n too small)' : ` (p = ${pValueText(c.pHolm)})`;
           return `${ptsInterval(diff)}${verdict}`;
         }),

@@ -91,7 +91,16 @@ export interface LeanSummary {
 }
 
 /** Outcomes in the order tables list them. */
-export const OUTCOME_ORDER: readonly SweepOutcome[] = ['faithful', 'unfaithful', 'compiled', 'not-compiled', 'refused', 'unchecked', 'budget-exhausted', 'failed'];
+export const OUTCOME_ORDER: readonly SweepOutcome[] = [
+  'faithful',
+  'unfaithful',
+  'compiled',
+  'not-compiled',
+  'refused',
+  'unchecked',
+  'budget-exhausted',
+  'failed',
+];
 
 /** Who decided each attempt. Records written before attempts carried a status are read from
  * the run's own fields (checked: Lean ran; outcome `refused`: the last one was refused). */
@@ -107,7 +116,8 @@ export function leanSummary(records: readonly SweepRunRecord[]): LeanSummary {
   for (const r of ran) r.attempts.forEach((a, i) => counts[attemptDecider(r, a, i === r.attempts.length - 1)]++);
   const attempts = counts.lean + counts.refused + counts.skipped;
   const checkedRuns = ran.filter((r) => r.checked).length;
-  const refusedPart = counts.refused > 0 ? `${counts.refused} attempt${counts.refused === 1 ? '' : 's'} refused by the screen before Lean` : '';
+  const refusedPart =
+    counts.refused > 0 ? `${counts.refused} attempt${counts.refused === 1 ? '' : 's'} refused by the screen before Lean` : '';
   let line: string;
   if (ran.length === 0 || attempts === 0) line = 'never ran: no run reached a compile';
   else if (counts.lean === 0 && counts.skipped > 0) line = `not configured, nothing was compiled${refusedPart ? ` (${refusedPart})` : ''}`;
@@ -144,10 +154,21 @@ export function protocolRows(data: ReportData): [string, string][] {
     ['items / runs', `${data.items} / ${data.runs}`],
     ['Lean', data.lean.line],
     ['screen', s.screen],
-    ['models', s.models?.length ? s.models.map((m) => `${m.stage}: ${m.provider}/${m.model} (${m.calls} calls, ${m.cacheHits} from the cache)`).join('; ') : undefined],
+    [
+      'models',
+      s.models?.length
+        ? s.models.map((m) => `${m.stage}: ${m.provider}/${m.model} (${m.calls} calls, ${m.cacheHits} from the cache)`).join('; ')
+        : undefined,
+    ],
     ['configurations', data.configs.join(', ')],
-    ['intervals', `rates whose items each succeed or fail (one sample, and every @k): 95% Wilson score intervals, which hold at any n; other rates and means: 95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`],
-    ['tests', "rates: McNemar's exact test; retrieval F1: the paired sign-flip test, exact up to 20 items with differences, Monte Carlo beyond; Holm across pairs; no verdict where the test cannot reach p < 0.05 on the items at hand"],
+    [
+      'intervals',
+      `rates whose items each succeed or fail (one sample, and every @k): 95% Wilson score intervals, which hold at any n; other rates and means: 95% percentile bootstrap over items, B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}`,
+    ],
+    [
+      'tests',
+      "rates: McNemar's exact test; retrieval F1: the paired sign-flip test, exact up to 20 items with differences, Monte Carlo beyond; Holm across pairs; no verdict where the test cannot reach p < 0.05 on the items at hand",
+    ],
     ['seeds', `bootstrap ${data.bootstrap.seed}${s.seeds ? `; ${s.seeds}` : ''}`],
     ['driftline', s.software],
     ['started', s.createdAt],
@@ -184,7 +205,10 @@ export function buildReportData(input: SweepReportInput): ReportData {
     outcomes: [],
   };
   data.outcomes = outcomeCounts(records, data.configs);
-  const finished = records.map((r) => r.finishedAt).filter(Boolean).sort();
+  const finished = records
+    .map((r) => r.finishedAt)
+    .filter(Boolean)
+    .sort();
   if (finished.length > 0) data.finishedAt = finished[finished.length - 1];
   const design = input.sweep.design;
   if (design) {

@@ -102,16 +102,28 @@ export function detailTable(data: ReportData): Table {
   if (cached) header.push('LLM calls from cache');
   if (cost) header.push('cost (USD)');
   const rows = groups.map((g) => {
-    const row: Cell[] = [g.config, ...cols.map((c) => c.value(g)), plainInterval(g.repairRounds), `${ms(g.latency.total?.p50)} / ${ms(g.latency.total?.p95)}`];
-    if (usage) row.push(g.usage ? Math.round(g.usage.meanTotalTokens).toLocaleString('en-US') : '–', g.usage ? g.usage.totalTokens.toLocaleString('en-US') : '–');
-    if (cached) row.push(g.usage?.cacheHits !== undefined ? `${g.usage.cacheHits} of ${g.usage.cacheHits + (g.usage.cacheMisses ?? 0)}` : '–');
-    if (cost) row.push(g.usage?.totalCostUsd !== undefined ? `${g.usage.totalCostUsd.toFixed(2)} (${g.usage.meanCostUsd!.toFixed(4)}/run)` : '–');
+    const row: Cell[] = [
+      g.config,
+      ...cols.map((c) => c.value(g)),
+      plainInterval(g.repairRounds),
+      `${ms(g.latency.total?.p50)} / ${ms(g.latency.total?.p95)}`,
+    ];
+    if (usage)
+      row.push(
+        g.usage ? Math.round(g.usage.meanTotalTokens).toLocaleString('en-US') : '–',
+        g.usage ? g.usage.totalTokens.toLocaleString('en-US') : '–',
+      );
+    if (cached)
+      row.push(g.usage?.cacheHits !== undefined ? `${g.usage.cacheHits} of ${g.usage.cacheHits + (g.usage.cacheMisses ?? 0)}` : '–');
+    if (cost)
+      row.push(g.usage?.totalCostUsd !== undefined ? `${g.usage.totalCostUsd.toFixed(2)} (${g.usage.meanCostUsd!.toFixed(4)}/run)` : '–');
     return row;
   });
   return {
     id: 'details',
     title: 'More per configuration',
-    caption: '@k counts an item when any of its k samples succeeds. Repair rounds (mean per run, with interval), latency (all stages of a run) and tokens cover runs that were not failed.',
+    caption:
+      '@k counts an item when any of its k samples succeeds. Repair rounds (mean per run, with interval), latency (all stages of a run) and tokens cover runs that were not failed.',
     header,
     rows,
     numeric: header.map((_, i) => i).filter((i) => i > 0),
@@ -124,11 +136,21 @@ export function retrievalTable(data: ReportData): Table | null {
   return {
     id: 'retrieval',
     title: 'Dependency retrieval',
-    caption: 'Retrieved premises against the gold dependencies, in %. Macro: per run, averaged over an item\'s samples, then over items. Micro: from hits, retrieved and gold counts summed over all runs.',
+    caption:
+      "Retrieved premises against the gold dependencies, in %. Macro: per run, averaged over an item's samples, then over items. Micro: from hits, retrieved and gold counts summed over all runs.",
     header: ['configuration', 'items', 'precision', 'recall', 'F1', 'micro precision', 'micro recall', 'micro F1'],
     rows: groups.map((g) => {
       const r = g.retrieval!;
-      return [g.config, String(r.items), pctInterval(r.precision), pctInterval(r.recall), pctInterval(r.f1), pctInterval(r.microPrecision), pctInterval(r.microRecall), pctInterval(r.microF1)];
+      return [
+        g.config,
+        String(r.items),
+        pctInterval(r.precision),
+        pctInterval(r.recall),
+        pctInterval(r.f1),
+        pctInterval(r.microPrecision),
+        pctInterval(r.microRecall),
+        pctInterval(r.microF1),
+      ];
     }),
     numeric: [1, 2, 3, 4, 5, 6, 7],
   };
@@ -147,13 +169,24 @@ function metricTitle(metric: PairedComparison['metric']): string {
   return rateLabel(rate, at === '1' ? '1' : 'k');
 }
 
-const COMPARISONS_CAPTION = "Rates: McNemar's exact test on the first sample of each item (@1) or on @k; b / c = items only the first / only the second configuration got right. Retrieval F1: the paired sign-flip test on the per-item differences (exact up to 20 items, Monte Carlo beyond). Differences in percentage points with 95% paired-bootstrap intervals; p-values Holm-adjusted over all pairs compared on the same metric. \"within noise\" means adjusted p ≥ 0.05; \"too few items\" means the test cannot reach 0.05 on this many items whatever they show.";
+const COMPARISONS_CAPTION =
+  'Rates: McNemar\'s exact test on the first sample of each item (@1) or on @k; b / c = items only the first / only the second configuration got right. Retrieval F1: the paired sign-flip test on the per-item differences (exact up to 20 items, Monte Carlo beyond). Differences in percentage points with 95% paired-bootstrap intervals; p-values Holm-adjusted over all pairs compared on the same metric. "within noise" means adjusted p ≥ 0.05; "too few items" means the test cannot reach 0.05 on this many items whatever they show.';
 
 function comparisonRow(c: PairedComparison, flip: boolean): Cell[] {
   const [hi, lo] = flip ? [c.b, c.a] : [c.a, c.b];
   const diff = flip ? { estimate: -c.diff.estimate, lo: -c.diff.hi, hi: -c.diff.lo } : c.diff;
   const counts = c.mcnemar ? (flip ? `${c.mcnemar.c} / ${c.mcnemar.b}` : `${c.mcnemar.b} / ${c.mcnemar.c}`) : '–';
-  return [metricTitle(c.metric), hi, lo, String(c.items), ptsInterval(diff), counts, pValue(c.p), pValue(c.pHolm), { text: comparisonVerdict(c), cls: c.significant ? 'sig' : 'noise' }];
+  return [
+    metricTitle(c.metric),
+    hi,
+    lo,
+    String(c.items),
+    ptsInterval(diff),
+    counts,
+    pValue(c.p),
+    pValue(c.pHolm),
+    { text: comparisonVerdict(c), cls: c.significant ? 'sig' : 'noise' },
+  ];
 }
 
 /** For each @1 metric and retrieval F1: configurations ranked, each compared with the next one
@@ -198,7 +231,17 @@ export function comparisonsTable(data: ReportData): Table | null {
   };
 }
 
-const STAGE_ORDER: readonly (Stage | 'total')[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'agent', 'compile', 'repair', 'judge', 'total'];
+const STAGE_ORDER: readonly (Stage | 'total')[] = [
+  'decompose',
+  'retrieve',
+  'illustrate',
+  'formalize',
+  'agent',
+  'compile',
+  'repair',
+  'judge',
+  'total',
+];
 
 export function latencyTable(data: ReportData): Table | null {
   const stages = STAGE_ORDER.filter((s) => data.metrics.configs.some((g) => g.latency[s]));
@@ -208,7 +251,10 @@ export function latencyTable(data: ReportData): Table | null {
     title: 'Latency per stage',
     caption: 'Wall-clock time per run, summed over repair rounds: median / 95th percentile.',
     header: ['configuration', ...stages],
-    rows: data.metrics.configs.map((g) => [g.config, ...stages.map((s) => (g.latency[s] ? `${ms(g.latency[s]!.p50)} / ${ms(g.latency[s]!.p95)}` : '–'))]),
+    rows: data.metrics.configs.map((g) => [
+      g.config,
+      ...stages.map((s) => (g.latency[s] ? `${ms(g.latency[s]!.p50)} / ${ms(g.latency[s]!.p95)}` : '–')),
+    ]),
     numeric: stages.map((_, i) => i + 1),
   };
 }
@@ -244,7 +290,11 @@ export function factorialTables(a: FactorialAnalysis, design?: FactorialDesign):
     header: ['effect', 'estimate (pts)', 'verdict'],
     rows: a.effects.map((e) => {
       const clear = e.lo > 0 || e.hi < 0;
-      return [e.label, ptsInterval(e), { text: clear ? (e.estimate > 0 ? 'positive' : 'negative') : 'interval includes 0', cls: clear ? 'sig' : 'noise' }];
+      return [
+        e.label,
+        ptsInterval(e),
+        { text: clear ? (e.estimate > 0 ? 'positive' : 'negative') : 'interval includes 0', cls: clear ? 'sig' : 'noise' },
+      ];
     }),
     numeric: [1],
   };
@@ -261,7 +311,8 @@ export function factorialTables(a: FactorialAnalysis, design?: FactorialDesign):
   const simple: Table = {
     id: `factorial-simple-${a.response}`,
     title: `Simple effects (${a.response})`,
-    caption: 'The effect of one factor with another held at each level, averaged over the rest (percentage points, 95% intervals). Two simple effects far apart are what a two-factor interaction measures: one factor matters mainly when the other is off.',
+    caption:
+      'The effect of one factor with another held at each level, averaged over the rest (percentage points, 95% intervals). Two simple effects far apart are what a two-factor interaction measures: one factor matters mainly when the other is off.',
     header: ['factor', 'other factor low', 'other factor high'],
     rows,
   };
@@ -285,7 +336,9 @@ export function findings(data: ReportData): string[] {
     const ranked = groups.filter((g) => value(g) !== undefined).sort((x, y) => value(y)! - value(x)!);
     if (ranked.length < 2) return;
     const [first, second] = [ranked[0]!, ranked[1]!];
-    const c = data.comparisons.find((x) => x.metric === metric && ((x.a === first.config && x.b === second.config) || (x.a === second.config && x.b === first.config)));
+    const c = data.comparisons.find(
+      (x) => x.metric === metric && ((x.a === first.config && x.b === second.config) || (x.a === second.config && x.b === first.config)),
+    );
     const gap = (value(first)! - value(second)!) * 100;
     const n = c ? `n = ${c.items} item${c.items === 1 ? '' : 's'}` : 'no items in common';
     if (Math.abs(gap) < 1e-9) {
@@ -299,7 +352,9 @@ export function findings(data: ReportData): string[] {
     }
     const test = testName(c);
     if (c.verdict === 'too-few') {
-      out.push(`${head}: too few items for a verdict (${test} cannot go below p = ${Number(c.minP.toPrecision(3))} on ${c.items} item${c.items === 1 ? '' : 's'}).`);
+      out.push(
+        `${head}: too few items for a verdict (${test} cannot go below p = ${Number(c.minP.toPrecision(3))} on ${c.items} item${c.items === 1 ? '' : 's'}).`,
+      );
       return;
     }
     out.push(

@@ -59,7 +59,10 @@ export async function renderSweepReport(input: SweepReportInput): Promise<Render
 /** The paper's tables alone, against a chosen baseline configuration. */
 export function renderPaperTables(input: SweepReportInput, format: 'latex' | 'md', baseline?: string): string {
   if (input.records.length === 0) throw new Error(`sweep ${input.sweep.id} has no finished runs yet; nothing to report`);
-  const tables = paperTables(buildReportData(input), { ...(baseline ? { baseline } : {}), ...(input.sweep.design ? { design: input.sweep.design } : {}) });
+  const tables = paperTables(buildReportData(input), {
+    ...(baseline ? { baseline } : {}),
+    ...(input.sweep.design ? { design: input.sweep.design } : {}),
+  });
   return format === 'latex' ? renderLatexTables(tables, input.sweep.id) : renderMarkdownTables(tables);
 }
 
@@ -70,7 +73,8 @@ export type ReportFormat = 'html' | 'md' | 'json' | 'csv';
 export async function renderSweepReportAs(input: SweepReportInput, format: ReportFormat): Promise<string> {
   if (format === 'html') return (await renderSweepReport(input)).html;
   if (input.records.length === 0) throw new Error(`sweep ${input.sweep.id} has no finished runs yet; nothing to report`);
-  if (format === 'csv') return runsCsv(input.records, input.temporalUiUrl ? { base: input.temporalUiUrl, namespace: input.namespace ?? 'default' } : undefined);
+  if (format === 'csv')
+    return runsCsv(input.records, input.temporalUiUrl ? { base: input.temporalUiUrl, namespace: input.namespace ?? 'default' } : undefined);
   const data = buildReportData(input);
   return format === 'md' ? renderMarkdown(data) : `${JSON.stringify(data, null, 2)}\n`;
 }

@@ -26,11 +26,34 @@ export function csvField(value: unknown): string {
 
 function row(r: SweepRunRecord): unknown[] {
   return [
-    r.sweepId, r.config, r.configHash, r.item, r.sample, r.workflowId, r.outcome, r.compiled, r.checked, r.equivalent,
-    r.judgeGrade, r.faithful, r.repairRounds, r.attempts.map((a) => (a.compiled ? 1 : 0)).join(' '), r.premises.join(' '), r.goldPremises.join(' '),
-    Object.entries(r.tags).map(([k, v]) => `${k}=${v}`).join(' '),
+    r.sweepId,
+    r.config,
+    r.configHash,
+    r.item,
+    r.sample,
+    r.workflowId,
+    r.outcome,
+    r.compiled,
+    r.checked,
+    r.equivalent,
+    r.judgeGrade,
+    r.faithful,
+    r.repairRounds,
+    r.attempts.map((a) => (a.compiled ? 1 : 0)).join(' '),
+    r.premises.join(' '),
+    r.goldPremises.join(' '),
+    Object.entries(r.tags)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' '),
     ...TIMED_STAGES.map((s) => r.stageMs[s]),
-    r.usage?.promptTokens, r.usage?.completionTokens, r.usage?.costUsd, r.cache?.hits, r.cache?.misses, r.formalStatement, r.error, r.finishedAt,
+    r.usage?.promptTokens,
+    r.usage?.completionTokens,
+    r.usage?.costUsd,
+    r.cache?.hits,
+    r.cache?.misses,
+    r.formalStatement,
+    r.error,
+    r.finishedAt,
   ];
 }
 

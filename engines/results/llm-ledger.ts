@@ -35,7 +35,9 @@ export class SqlReplyLedger implements ReplyLedger {
   constructor(private readonly db: SqlExecutor) {}
 
   async getReply(key: string): Promise<StoredReply | undefined> {
-    const rows = await this.db.all<{ status: number | string; body: string }>('SELECT status, body FROM llm_replies WHERE reply_key = ?', [key]);
+    const rows = await this.db.all<{ status: number | string; body: string }>('SELECT status, body FROM llm_replies WHERE reply_key = ?', [
+      key,
+    ]);
     const r = rows[0];
     return r ? { status: Number(r.status), body: r.body } : undefined;
   }
@@ -107,7 +109,13 @@ export class SqlReplyLedger implements ReplyLedger {
        WHERE run_id LIKE ? ESCAPE '\\' GROUP BY stage, provider, model ORDER BY stage, provider, model`,
       [prefixPattern(sweepId)],
     );
-    return rows.map((r) => ({ stage: r.stage ?? 'unknown', provider: r.provider, model: r.model, calls: Number(r.calls ?? 0), cacheHits: Number(r.hits ?? 0) }));
+    return rows.map((r) => ({
+      stage: r.stage ?? 'unknown',
+      provider: r.provider,
+      model: r.model,
+      calls: Number(r.calls ?? 0),
+      cacheHits: Number(r.hits ?? 0),
+    }));
   }
 
   /** What every run of a sweep (IDs `<sweepId>/…`) used and cost. */

@@ -72,7 +72,9 @@ export async function migrate(db: SqlDriver): Promise<number> {
     const rows = await tx.all<{ version: number }>('SELECT MAX(version) AS version FROM schema_version');
     const current = Number(rows[0]?.version ?? 0);
     if (current > SCHEMA_VERSION) {
-      throw new Error(`the results database is at schema version ${current}, newer than this driftline knows (${SCHEMA_VERSION}); upgrade driftline`);
+      throw new Error(
+        `the results database is at schema version ${current}, newer than this driftline knows (${SCHEMA_VERSION}); upgrade driftline`,
+      );
     }
     for (const m of MIGRATIONS) {
       if (m.version <= current) continue;

@@ -94,7 +94,17 @@ export class ResultsDb {
       if (existing[0]) return { created: false, sweep: toSweep(existing[0]) };
       await tx.run(
         'INSERT INTO sweeps (id, library, index_version, leave_out, samples, items, cells, spec, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [sweep.id, sweep.library, sweep.indexVersion, sweep.leaveOut, sweep.samples, items.length, JSON.stringify(sweep.cells), JSON.stringify(sweep.spec), sweep.createdAt],
+        [
+          sweep.id,
+          sweep.library,
+          sweep.indexVersion,
+          sweep.leaveOut,
+          sweep.samples,
+          items.length,
+          JSON.stringify(sweep.cells),
+          JSON.stringify(sweep.spec),
+          sweep.createdAt,
+        ],
       );
       // Batched inserts: a few hundred items per statement.
       for (let i = 0; i < items.length; i += 200) {
@@ -127,7 +137,10 @@ export class ResultsDb {
 
   /** Items `from` … `from + count − 1` in sweep order. */
   async items(sweepId: string, from = 0, count = 1_000_000): Promise<BenchmarkItem[]> {
-    const rows = await this.driver.all<{ data: string }>('SELECT data FROM sweep_items WHERE sweep_id = ? AND ord >= ? AND ord < ? ORDER BY ord', [sweepId, from, from + count]);
+    const rows = await this.driver.all<{ data: string }>(
+      'SELECT data FROM sweep_items WHERE sweep_id = ? AND ord >= ? AND ord < ? ORDER BY ord',
+      [sweepId, from, from + count],
+    );
     return rows.map((r) => JSON.parse(r.data) as BenchmarkItem);
   }
 
@@ -137,7 +150,18 @@ export class ResultsDb {
     const r = await this.driver.run(
       `INSERT INTO runs (workflow_id, sweep_id, config, config_hash, item, sample, outcome, compiled, record, finished_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      [record.workflowId, record.sweepId, record.config, record.configHash, record.item, record.sample, record.outcome, record.compiled ? 1 : 0, JSON.stringify(record), record.finishedAt],
+      [
+        record.workflowId,
+        record.sweepId,
+        record.config,
+        record.configHash,
+        record.item,
+        record.sample,
+        record.outcome,
+        record.compiled ? 1 : 0,
+        JSON.stringify(record),
+        record.finishedAt,
+      ],
     );
     return r.changes > 0;
   }
@@ -150,7 +174,10 @@ export class ResultsDb {
   /** Every finished run of a sweep, by configuration, item and sample. */
   async runs(sweepId: string, config?: string): Promise<SweepRunRecord[]> {
     const rows = config
-      ? await this.driver.all<{ record: string }>('SELECT record FROM runs WHERE sweep_id = ? AND config = ? ORDER BY config, item, sample', [sweepId, config])
+      ? await this.driver.all<{ record: string }>(
+          'SELECT record FROM runs WHERE sweep_id = ? AND config = ? ORDER BY config, item, sample',
+          [sweepId, config],
+        )
       : await this.driver.all<{ record: string }>('SELECT record FROM runs WHERE sweep_id = ? ORDER BY config, item, sample', [sweepId]);
     return rows.map((r) => JSON.parse(r.record) as SweepRunRecord);
   }
@@ -166,13 +193,10 @@ export class ResultsDb {
 
   /** Notes a failed attempt of a child (once per workflow ID and attempt). */
   async recordFailure(sweepId: string, workflowId: string, attempt: number, error: string): Promise<void> {
-    await this.driver.run('INSERT INTO run_failures (workflow_id, attempt, sweep_id, error, failed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING', [
-      workflowId,
-      attempt,
-      sweepId,
-      error,
-      new Date().toISOString(),
-    ]);
+    await this.driver.run(
+      'INSERT INTO run_failures (workflow_id, attempt, sweep_id, error, failed_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      [workflowId, attempt, sweepId, error, new Date().toISOString()],
+    );
   }
 
   async failures(sweepId: string): Promise<RunFailure[]> {

@@ -64,8 +64,6 @@ export class AnalogyIndex extends PremiseReranker {
     this.kind = `${inner.kind} + analogy (${this.neighbours} similar theorems vote, β=${this.weight})`;
   }
 
-
-
   async searchPremises(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
     if (k <= 0) return [];
     const [hits, theorems] = await Promise.all([
@@ -89,8 +87,4 @@ export class AnalogyIndex extends PremiseReranker {
       .slice(0, k)
       .map((s) => ({ decl: decls.get(s.name)!, score: s.score }));
   }
-
-
-
-
 }

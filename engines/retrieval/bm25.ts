@@ -54,7 +54,11 @@ export function averageFieldLengths(docs: Iterable<Bm25Document>, fields: readon
 }
 
 /** tf̃(t, d) = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f), per term of the document. */
-export function weightedTermFrequencies(doc: Bm25Document, params: Bm25Params, avgLen: Readonly<Record<string, number>>): Map<string, number> {
+export function weightedTermFrequencies(
+  doc: Bm25Document,
+  params: Bm25Params,
+  avgLen: Readonly<Record<string, number>>,
+): Map<string, number> {
   const tf = new Map<string, number>();
   for (const [f, { weight, b }] of Object.entries(params.fields)) {
     const tokens = doc[f];

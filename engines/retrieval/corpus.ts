@@ -94,12 +94,14 @@ export function stripPremiseMarkers(header: string): string {
 
 /** `ConNF/NewTangle/Cloud.lean` → `ConNF.NewTangle.Cloud`. */
 export function modulePathToName(path: string): string {
-  return path.replace(/\.lean$/, '').split('/').filter(Boolean).join('.');
+  return path
+    .replace(/\.lean$/, '')
+    .split('/')
+    .filter(Boolean)
+    .join('.');
 }
 
-type Parsed =
-  | { format: 'driftline'; decl: Declaration }
-  | { format: 'rautoformalizer'; decl: Declaration; usedLines: number[] };
+type Parsed = { format: 'driftline'; decl: Declaration } | { format: 'rautoformalizer'; decl: Declaration; usedLines: number[] };
 
 function nonEmpty(s: string | undefined): string | undefined {
   return s !== undefined && s.trim() !== '' ? s : undefined;

@@ -59,7 +59,10 @@ export interface SelectExamplesInput {
 /** Candidates ranked by similarity to the statement, best first; ties by name. */
 export async function rankCandidates(index: PremiseIndex, input: SelectExamplesInput): Promise<Candidate[]> {
   const candidates = await index.theoremsUsing(input.premises, { exclude: input.exclude ?? [] });
-  const scores = await index.scoreTheorems(input.statement, candidates.map((c) => c.name));
+  const scores = await index.scoreTheorems(
+    input.statement,
+    candidates.map((c) => c.name),
+  );
   return candidates
     .map((c) => ({ name: c.name, uses: c.uses, score: scores.get(c.name) ?? 0 }))
     .sort((a, b) => b.score - a.score || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));

@@ -141,11 +141,16 @@ export class IndexRegistry {
       // Concurrent callers share one build; a failed build is forgotten so a later call retries.
       p = (async () => {
         if (!existsSync(spec.corpusPath)) {
-          throw new Error(`corpus for library ${spec.name} not found at ${spec.corpusPath}, and the ${this.store.kind} store has no index for it`);
+          throw new Error(
+            `corpus for library ${spec.name} not found at ${spec.corpusPath}, and the ${this.store.kind} store has no index for it`,
+          );
         }
         const started = Date.now();
         const info = await buildInProcess({ library: spec.name, corpusPath: spec.corpusPath, store: this.store, embedder: this.embedder });
-        this.opts.log?.info({ library: spec.name, version: info.version, declarations: info.expected, ms: Date.now() - started }, 'index built');
+        this.opts.log?.info(
+          { library: spec.name, version: info.version, declarations: info.expected, ms: Date.now() - started },
+          'index built',
+        );
         return info;
       })();
       p.catch(() => this.builds.delete(spec.name));
@@ -158,7 +163,10 @@ export class IndexRegistry {
     if (!this.opts.log || this.checkedRevision.has(`${spec.name}:${version}`)) return;
     this.checkedRevision.add(`${spec.name}:${version}`);
     if (!existsSync(spec.corpusPath)) {
-      this.opts.log.warn({ library: spec.name, corpusPath: spec.corpusPath, version }, 'corpus file missing; using the current stored index');
+      this.opts.log.warn(
+        { library: spec.name, corpusPath: spec.corpusPath, version },
+        'corpus file missing; using the current stored index',
+      );
       return;
     }
     const info = await this.store.getVersion(version);

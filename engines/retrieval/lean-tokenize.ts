@@ -19,11 +19,11 @@ const STOPWORDS = new Set(
 // Notation whose meaning is a word people also write: `ℕ` is "nat", `∣` is "dvd", etc.
 // Other symbols (arrows, brackets, operators) are dropped: too frequent to discriminate.
 const SYMBOL_WORDS: Record<string, string> = {
-  'ℕ': 'nat',
-  'ℤ': 'int',
-  'ℚ': 'rat',
-  'ℝ': 'real',
-  'ℂ': 'complex',
+  ℕ: 'nat',
+  ℤ: 'int',
+  ℚ: 'rat',
+  ℝ: 'real',
+  ℂ: 'complex',
   '∣': 'dvd',
   '∑': 'sum',
   '∏': 'prod',
@@ -76,9 +76,7 @@ export function splitWords(part: string): string[] {
   return part
     .replace(/['!?₀-₉]/g, ' ')
     .split(/_+/)
-    .flatMap((chunk) =>
-      chunk.match(/\p{Lu}+(?![\p{Ll}])|\p{Lu}?\p{Ll}+|\p{Lu}|\p{Lo}+|\p{N}+|\p{L}/gu) ?? [],
-    );
+    .flatMap((chunk) => chunk.match(/\p{Lu}+(?![\p{Ll}])|\p{Lu}?\p{Ll}+|\p{Lu}|\p{Lo}+|\p{N}+|\p{L}/gu) ?? []);
 }
 
 function keepWord(word: string, inCompound: boolean): boolean {

@@ -15,7 +15,11 @@ import type { LeaveOutPolicy } from '../../common/retrieval-types';
 import type { PremiseIndex } from './premise-index';
 
 /** `exclude` widened by the policy (the given names first, then the hidden theorems). */
-export async function leaveOutNames(index: Pick<PremiseIndex, 'sameFileTheorems'>, exclude: readonly string[], policy: LeaveOutPolicy = 'item'): Promise<string[]> {
+export async function leaveOutNames(
+  index: Pick<PremiseIndex, 'sameFileTheorems'>,
+  exclude: readonly string[],
+  policy: LeaveOutPolicy = 'item',
+): Promise<string[]> {
   if (policy === 'item' || exclude.length === 0) return [...exclude];
   if (policy !== 'file') throw new Error(`unknown leave-out policy "${String(policy)}" (item or file)`);
   const names = new Set(exclude);

@@ -31,7 +31,12 @@ export const DEFAULT_RERANK: RerankSettings = {
 };
 
 /** The wrapper over `index` for one use (the usage table is needed when α > 0). */
-export function rerank(index: PremiseIndex, table: UsageTable | undefined, use: RetrievalUse, settings: RerankSettings = DEFAULT_RERANK): PremiseIndex {
+export function rerank(
+  index: PremiseIndex,
+  table: UsageTable | undefined,
+  use: RetrievalUse,
+  settings: RerankSettings = DEFAULT_RERANK,
+): PremiseIndex {
   const weights = settings[use];
   if (!(weights.definitions > 0) && !(weights.analogy > 0) && !(weights.usagePrior > 0)) return index;
   return new FusionIndex(index, weights, weights.usagePrior > 0 ? table : undefined);

@@ -34,7 +34,8 @@ export async function retrievePremises(index: PremiseIndex, input: RetrieveInput
   if (input.mode === 'none') return { premises: [], notes: ['retrieval: none (disabled by configuration)'] };
   const exclude = await leaveOutNames(index, input.exclude, input.leaveOut);
   const notes: string[] = [];
-  if (input.leaveOut === 'file') notes.push(`leave-out: file (${exclude.length - new Set(input.exclude).size} theorems of the item's own file hidden)`);
+  if (input.leaveOut === 'file')
+    notes.push(`leave-out: file (${exclude.length - new Set(input.exclude).size} theorems of the item's own file hidden)`);
   switch (input.mode) {
     case 'oracle': {
       const excluded = new Set(exclude);

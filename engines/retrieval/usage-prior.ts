@@ -23,7 +23,12 @@ export interface Scored {
  * Re-ranks lexical hits (positive scores, any order) by score/best + α·log1p(uses)/log1p(maxUses).
  * `uses(name)` is the number of theorems using the premise, exclusions already subtracted.
  */
-export function applyUsagePrior<T extends Scored>(hits: readonly T[], uses: (name: string) => number, maxUses: number, alpha: number): (T & { prior: number })[] {
+export function applyUsagePrior<T extends Scored>(
+  hits: readonly T[],
+  uses: (name: string) => number,
+  maxUses: number,
+  alpha: number,
+): (T & { prior: number })[] {
   if (hits.length === 0) return [];
   const best = Math.max(...hits.map((h) => h.score));
   const denom = Math.log1p(Math.max(1, maxUses));
@@ -39,7 +44,10 @@ export class UsageTable {
   private readonly usesOf = new Map<string, readonly string[]>();
   readonly maxUses: number;
 
-  constructor(declarations: readonly { name: string; kind: string; uses: readonly string[] }[], isTheorem: (d: { kind: string }) => boolean) {
+  constructor(
+    declarations: readonly { name: string; kind: string; uses: readonly string[] }[],
+    isTheorem: (d: { kind: string }) => boolean,
+  ) {
     for (const d of declarations) {
       if (!isTheorem(d)) continue;
       this.usesOf.set(d.name, d.uses);
@@ -94,8 +102,6 @@ export class UsagePriorIndex extends PremiseReranker {
     this.kind = `${inner.kind} + usage prior α=${alpha}`;
   }
 
-
-
   async searchPremises(query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
     if (k <= 0) return [];
     const hits = await this.inner.searchPremises(query, Math.max(k, this.candidates), opts);
@@ -107,8 +113,4 @@ export class UsagePriorIndex extends PremiseReranker {
     );
     return ranked.slice(0, k).map((h) => ({ decl: h.decl, score: h.score }));
   }
-
-
-
-
 }

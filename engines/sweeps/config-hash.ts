@@ -27,6 +27,11 @@ export interface CellIdentity {
 /** sha256 over the resolved run configuration (defaults filled in, so `{}` and the explicit
  * defaults hash alike), the library, the index version and the leave-out policy; 16 hex. */
 export function configHash(cell: CellIdentity): string {
-  const identity = { config: resolveRunConfig(cell.config), library: cell.library, indexVersion: cell.indexVersion ?? null, leaveOut: cell.leaveOut };
+  const identity = {
+    config: resolveRunConfig(cell.config),
+    library: cell.library,
+    indexVersion: cell.indexVersion ?? null,
+    leaveOut: cell.leaveOut,
+  };
   return createHash('sha256').update(canonicalJson(identity)).digest('hex').slice(0, 16);
 }

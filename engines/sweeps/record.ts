@@ -41,11 +41,19 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     ...(result.usage
       ? { usage: { ...result.usage } }
       : result.agent
-        ? { usage: { promptTokens: result.agent.tokens.prompt, completionTokens: result.agent.tokens.completion, totalTokens: result.agent.tokens.total } }
+        ? {
+            usage: {
+              promptTokens: result.agent.tokens.prompt,
+              completionTokens: result.agent.tokens.completion,
+              totalTokens: result.agent.tokens.total,
+            },
+          }
         : {}),
     ...(result.cache ? { cache: { ...result.cache } } : {}),
     formalStatement: result.formalStatement,
-    ...(result.outcome === 'refused' ? { refusal: last?.compile.status === 'refused' ? refusalReason(last.compile) : 'refused by the screen' } : {}),
+    ...(result.outcome === 'refused'
+      ? { refusal: last?.compile.status === 'refused' ? refusalReason(last.compile) : 'refused by the screen' }
+      : {}),
     finishedAt: finishedAt.toISOString(),
   };
 }

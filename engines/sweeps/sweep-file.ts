@@ -23,15 +23,31 @@ export const RunConfigFields = z
     repairRounds: z.number().int().min(0).max(20),
     judge: z.boolean(),
     mode: z.enum(['pipeline', 'agent']),
-    tools: z.array(z.enum(AGENT_TOOL_NAMES)).max(AGENT_TOOL_NAMES.length).refine((t) => new Set(t).size === t.length, 'a tool is named twice'),
+    tools: z
+      .array(z.enum(AGENT_TOOL_NAMES))
+      .max(AGENT_TOOL_NAMES.length)
+      .refine((t) => new Set(t).size === t.length, 'a tool is named twice'),
     maxSteps: z.number().int().min(1).max(MAX_AGENT_STEPS),
     tokenBudget: z.number().int().min(1),
     wallClockSeconds: z.number().int().min(1).max(86_400),
     driftContext: z.boolean(),
     cache: z.boolean(),
     temperature: z.number().min(0).max(2),
-    models: z.object(Object.fromEntries(LLM_ROLES.map((r) => [r, z.string().min(1).max(200)]))).partial().strict(),
-    providers: z.object(Object.fromEntries(LLM_ROLES.map((r) => [r, z.string().regex(new RegExp(PROVIDER_NAME_PATTERN), 'a provider name uses letters, digits, "_" or "-"').max(64)]))).partial().strict(),
+    models: z
+      .object(Object.fromEntries(LLM_ROLES.map((r) => [r, z.string().min(1).max(200)])))
+      .partial()
+      .strict(),
+    providers: z
+      .object(
+        Object.fromEntries(
+          LLM_ROLES.map((r) => [
+            r,
+            z.string().regex(new RegExp(PROVIDER_NAME_PATTERN), 'a provider name uses letters, digits, "_" or "-"').max(64),
+          ]),
+        ),
+      )
+      .partial()
+      .strict(),
     costBudgetUsd: z.number().positive(),
   })
   .partial()
@@ -66,8 +82,14 @@ const BenchmarkSchema = z
     tags: z.record(z.string(), z.string()).optional(),
   })
   .strict()
-  .refine((b) => b.format !== 'jsonl' || b.fields !== undefined, { message: 'the jsonl format needs "fields" (which field is id, informal, …)', path: ['fields'] })
-  .refine((b) => b.seed === undefined || b.limit !== undefined, { message: 'a seeded sample needs "limit" (how many items to draw)', path: ['seed'] })
+  .refine((b) => b.format !== 'jsonl' || b.fields !== undefined, {
+    message: 'the jsonl format needs "fields" (which field is id, informal, …)',
+    path: ['fields'],
+  })
+  .refine((b) => b.seed === undefined || b.limit !== undefined, {
+    message: 'a seeded sample needs "limit" (how many items to draw)',
+    path: ['seed'],
+  })
   .refine((b) => b.ids === undefined || (b.limit === undefined && b.offset === undefined && b.seed === undefined), {
     message: '"ids" selects exactly those items; do not combine it with limit, offset or seed',
     path: ['ids'],
@@ -78,7 +100,10 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._+=,-]*$/;
 const nameMessage = 'use letters, digits and . _ + = , - (no "/" or spaces)';
 
 /** A factor's levels: named patches, or a list of values of one run-config field. */
-const LevelsSchema = z.union([z.record(z.string().regex(NAME, nameMessage), RunConfigPatch), z.array(z.union([z.boolean(), z.number(), z.string()])).min(2)]);
+const LevelsSchema = z.union([
+  z.record(z.string().regex(NAME, nameMessage), RunConfigPatch),
+  z.array(z.union([z.boolean(), z.number(), z.string()])).min(2),
+]);
 
 const FactorialSchema = z
   .object({
@@ -98,7 +123,10 @@ export const SweepFileSchema = z
     indexVersion: z.string().min(1).optional(),
     samples: z.number().int().min(1).max(100).default(1),
     window: z.number().int().min(1).max(1000).default(4),
-    retry: z.object({ maxAttempts: z.number().int().min(1).max(20).default(2) }).strict().prefault({}),
+    retry: z
+      .object({ maxAttempts: z.number().int().min(1).max(20).default(2) })
+      .strict()
+      .prefault({}),
     leaveOut: z.enum(['item', 'file']).default('item'),
     /** Stop starting runs once the sweep's LLM calls used this many tokens or US dollars. */
     budget: z
@@ -164,7 +192,10 @@ function describeIssues(file: string, error: z.ZodError, singleBenchmark: boolea
   const lines = error.issues.map((issue) => {
     // A single benchmark object was wrapped in a list: report its fields without `[0]`.
     const at = singleBenchmark && issue.path[0] === 'benchmark' && issue.path[1] === 0 ? ['benchmark', ...issue.path.slice(2)] : issue.path;
-    const path = at.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+    const path = at
+      .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+      .join('.')
+      .replace(/\.\[/g, '[');
     if (issue.code === 'unrecognized_keys') {
       const keys = (issue as { keys: string[] }).keys;
       return `- ${path ? `${path}: ` : ''}unknown field${keys.length > 1 ? 's' : ''} ${keys.map((k) => `"${k}"`).join(', ')}`;
@@ -183,7 +214,10 @@ export function expandFactorial(design: NonNullable<SweepFile['factorial']>): Na
       // A list of values of the run-config field named like the factor.
       const entries = levels.map((value) => {
         const patch = RunConfigPatch.safeParse({ [factor]: value });
-        if (!patch.success) throw new SweepFileError(`factorial.factors.${factor}: "${String(value)}" is not a value of the run-config field "${factor}" (or give named levels)`);
+        if (!patch.success)
+          throw new SweepFileError(
+            `factorial.factors.${factor}: "${String(value)}" is not a value of the run-config field "${factor}" (or give named levels)`,
+          );
         return [String(value), patch.data] as const;
       });
       return { factor, levels: entries };
@@ -212,7 +246,13 @@ export interface ParseOptions {
 
 /** Validates a parsed sweep object. `file` names it in errors and anchors relative paths. */
 export function parseSweep(raw: unknown, file: string, options: ParseOptions): SweepSpec {
-  const single = Boolean(raw && typeof raw === 'object' && !Array.isArray(raw) && (raw as { benchmark?: unknown }).benchmark && !Array.isArray((raw as { benchmark?: unknown }).benchmark));
+  const single = Boolean(
+    raw &&
+    typeof raw === 'object' &&
+    !Array.isArray(raw) &&
+    (raw as { benchmark?: unknown }).benchmark &&
+    !Array.isArray((raw as { benchmark?: unknown }).benchmark),
+  );
   const wrapped = single ? { ...(raw as object), benchmark: [(raw as { benchmark: unknown }).benchmark] } : raw;
   const r = SweepFileSchema.safeParse(wrapped);
   if (!r.success) throw new SweepFileError(describeIssues(file, r.error, single));
@@ -221,16 +261,19 @@ export function parseSweep(raw: unknown, file: string, options: ParseOptions): S
   for (const [name, config] of Object.entries(f.configurations ?? {})) configurations.push({ name, config });
   if (f.factorial) {
     for (const cell of expandFactorial(f.factorial)) {
-      if (configurations.some((c) => c.name === cell.name)) throw new SweepFileError(`${file}: configuration "${cell.name}" is declared twice`);
+      if (configurations.some((c) => c.name === cell.name))
+        throw new SweepFileError(`${file}: configuration "${cell.name}" is declared twice`);
       configurations.push(cell);
     }
   }
   if (configurations.length === 0) throw new SweepFileError(`${file}: configurations: declare at least one configuration`);
   const base = dirname(resolve(file));
-  const resolvePath = (p: string) => (p.startsWith('$DATA/') ? resolve(options.dataDir, p.slice('$DATA/'.length)) : isAbsolute(p) ? p : resolve(base, p));
+  const resolvePath = (p: string) =>
+    p.startsWith('$DATA/') ? resolve(options.dataDir, p.slice('$DATA/'.length)) : isAbsolute(p) ? p : resolve(base, p);
   const benchmarks = f.benchmark.map((b) => ({ ...b, path: resolvePath(b.path) }) as BenchmarkSource);
   for (const c of configurations) {
-    if (c.config.retrieval === 'oracle' && benchmarks.length === 0) throw new SweepFileError(`${file}: configurations.${c.name}: oracle retrieval needs gold premises`);
+    if (c.config.retrieval === 'oracle' && benchmarks.length === 0)
+      throw new SweepFileError(`${file}: configurations.${c.name}: oracle retrieval needs gold premises`);
   }
   return {
     ...(f.id ? { id: f.id } : {}),
@@ -253,7 +296,9 @@ export async function readSweepFile(file: string, options: ParseOptions): Promis
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new SweepFileError(`cannot read sweep file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`);
+    throw new SweepFileError(
+      `cannot read sweep file ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message}`,
+    );
   }
   let raw: unknown;
   if (/\.ya?ml$/i.test(file)) {

@@ -106,7 +106,12 @@ export function fakeRepl(script: FakeReplScript = {}): FakeRepl {
     events,
     probes: () => readLog(`${logFile}.probes`),
     count: (event) => events().filter((e) => e.event === event).length,
-    processes: () => new Set(events().filter((e) => e.event === 'start').map((e) => e.pid)).size,
+    processes: () =>
+      new Set(
+        events()
+          .filter((e) => e.event === 'start')
+          .map((e) => e.pid),
+      ).size,
     rescript: (next) => writeFileSync(scriptFile, JSON.stringify({ stateDir: dir, leakDir, ...next })),
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -127,7 +127,15 @@ export function elaborate(
     const match = IMPORT.exec(line);
     if (match && match[1]) {
       if (!fresh || !inHeader) {
-        messages.push(at(cmd, offset + line.indexOf('import'), 'import'.length, 'error', "invalid 'import' command, it must be used in the beginning of the file"));
+        messages.push(
+          at(
+            cmd,
+            offset + line.indexOf('import'),
+            'import'.length,
+            'error',
+            "invalid 'import' command, it must be used in the beginning of the file",
+          ),
+        );
       } else {
         imports.push(match[1]);
       }
@@ -139,7 +147,12 @@ export function elaborate(
   // Like Lean's processHeader: an import failure is reported at the start of the header.
   for (const module of imports) {
     if (script.missingModules?.includes(module)) {
-      messages.push({ severity: 'error', pos: { line: 1, column: 0 }, endPos: null, data: `unknown module prefix '${module.split('.')[0]}'\n\nNo directory '${module.split('.')[0]}' or file '${module}.olean' in the search path entries:\n/fake/.lake/build/lib/lean` });
+      messages.push({
+        severity: 'error',
+        pos: { line: 1, column: 0 },
+        endPos: null,
+        data: `unknown module prefix '${module.split('.')[0]}'\n\nNo directory '${module.split('.')[0]}' or file '${module}.olean' in the search path entries:\n/fake/.lake/build/lib/lean`,
+      });
     }
   }
 
@@ -159,11 +172,20 @@ export function elaborate(
   }
   for (const source of script.typeMismatchPatterns ?? []) {
     for (const m of cmd.matchAll(new RegExp(source, 'gu'))) {
-      messages.push(at(cmd, m.index, m[0].length, 'error', `type mismatch\n  ${m[0]}\nhas type\n  ℕ : Type\nbut is expected to have type\n  Prop : Type`));
+      messages.push(
+        at(
+          cmd,
+          m.index,
+          m[0].length,
+          'error',
+          `type mismatch\n  ${m[0]}\nhas type\n  ℕ : Type\nbut is expected to have type\n  Prop : Type`,
+        ),
+      );
     }
   }
   for (const d of script.diagnostics ?? []) {
-    for (const m of cmd.matchAll(new RegExp(d.pattern, 'gu'))) messages.push(at(cmd, m.index, m[0].length, d.severity ?? 'error', d.message));
+    for (const m of cmd.matchAll(new RegExp(d.pattern, 'gu')))
+      messages.push(at(cmd, m.index, m[0].length, d.severity ?? 'error', d.message));
   }
   const bigMarker = script.bigReplyMarker ?? 'BIG_REPLY';
   if (cmd.includes(bigMarker)) {
@@ -190,7 +212,9 @@ export function elaborate(
       const hypSignature = { ...envSignatures, ...signatures }[hyp];
       if (hypType !== 'True' && hypSignature !== undefined && sameUpToRenaming(hypSignature, signature)) continue;
       const i = d.start + text.indexOf(':=');
-      messages.push(at(cmd, i, 2, 'error', `type mismatch\n  ${hyp}\nhas type\n  ${hypType} : Prop\nbut is expected to have type\n  ${type} : Prop`));
+      messages.push(
+        at(cmd, i, 2, 'error', `type mismatch\n  ${hyp}\nhas type\n  ${hypType} : Prop\nbut is expected to have type\n  ${type} : Prop`),
+      );
     }
     declared[name] = type;
     signatures[name] = signature;
@@ -223,7 +247,9 @@ function queries(cmd: string, script: FakeReplScript, env: Record<string, string
     const nameAt = m.index + m[0].length - name.length;
     const type = lookupName(name, script, env);
     if (type === undefined) {
-      out.push(at(cmd, nameAt, name.length, 'error', kind === 'print' && !axioms ? `unknown constant '${name}'` : `unknown identifier '${name}'`));
+      out.push(
+        at(cmd, nameAt, name.length, 'error', kind === 'print' && !axioms ? `unknown constant '${name}'` : `unknown identifier '${name}'`),
+      );
     } else if (axioms) {
       out.push(at(cmd, m.index, m[0].length, 'info', `'${name}' does not depend on any axioms`));
     } else if (kind === 'check') {
@@ -263,7 +289,12 @@ function findSorries(cmd: string): FakeSorry[] {
     const text = cmd.slice(d.start, d.end);
     const type = statementType(text);
     for (const i of occurrences(text, 'sorry')) {
-      result.push({ pos: positionAt(cmd, d.start + i), endPos: positionAt(cmd, d.start + i + 5), goal: `⊢ ${type}`, proofState: result.length });
+      result.push({
+        pos: positionAt(cmd, d.start + i),
+        endPos: positionAt(cmd, d.start + i + 5),
+        goal: `⊢ ${type}`,
+        proofState: result.length,
+      });
     }
   }
   return result;
@@ -299,7 +330,9 @@ function elaborated(signature: string): string {
   let out = signature;
   const naturals = new Set<string>();
   for (const m of out.matchAll(/[({]([^(){}:]+):\s*ℕ\s*[)}]/gu)) for (const v of m[1]!.trim().split(/\s+/)) naturals.add(v);
-  out = out.replace(/([\p{L}_][\p{L}\p{N}_']*)\.([A-Z][\p{L}\p{N}_']*)/gu, (all, v: string, f: string) => (naturals.has(v) ? `Nat.${f} ${v}` : all));
+  out = out.replace(/([\p{L}_][\p{L}\p{N}_']*)\.([A-Z][\p{L}\p{N}_']*)/gu, (all, v: string, f: string) =>
+    naturals.has(v) ? `Nat.${f} ${v}` : all,
+  );
   out = out.replace(/(\S+)\s*≥\s*(\S+)/gu, '$2 ≤ $1').replace(/(\S+)\s*>\s*(\S+)/gu, '$2 < $1');
   return out;
 }
@@ -333,7 +366,13 @@ function canonicalSignature(signature: string): string {
   }
   let out = text;
   names.forEach((name, k) => {
-    out = out.replace(new RegExp(`(?<![\\p{L}\\p{N}_.'!?₀-₉])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}_.'!?₀-₉])`, 'gu'), `#${k}`);
+    out = out.replace(
+      new RegExp(`(?<![\\p{L}\\p{N}_.'!?₀-₉])${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\p{L}\\p{N}_.'!?₀-₉])`, 'gu'),
+      `#${k}`,
+    );
   });
-  return out.replace(/\s+/g, ' ').replace(/\s*([()[\]{}⦃⦄:,])\s*/g, '$1').trim();
+  return out
+    .replace(/\s+/g, ' ')
+    .replace(/\s*([()[\]{}⦃⦄:,])\s*/g, '$1')
+    .trim();
 }

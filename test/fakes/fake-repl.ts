@@ -100,7 +100,10 @@ async function probes(): Promise<void> {
   const status = existsSync('/proc/self/status') ? readFileSync('/proc/self/status', 'utf8') : '';
   const limits = existsSync('/proc/self/limits') ? readFileSync('/proc/self/limits', 'utf8') : '';
   const soft = (name: string) => new RegExp(`^${name}\\s+(\\S+)`, 'm').exec(limits)?.[1] ?? '?';
-  probe('limits', `sandboxed=${sandboxed} as=${soft('Max address space')} nproc=${soft('Max processes')} uid=${process.getuid?.() ?? '?'} capeff=${/^CapEff:\s*(\S+)/m.exec(status)?.[1] ?? '?'}`);
+  probe(
+    'limits',
+    `sandboxed=${sandboxed} as=${soft('Max address space')} nproc=${soft('Max processes')} uid=${process.getuid?.() ?? '?'} capeff=${/^CapEff:\s*(\S+)/m.exec(status)?.[1] ?? '?'}`,
+  );
   for (const path of script.probeWrite ?? []) {
     let result = 'ok';
     try {
@@ -192,7 +195,8 @@ async function handle(query: string): Promise<void> {
     return;
   }
   const began = Date.now();
-  if (/\b(theorem|lemma|def|example|instance|abbrev)\b/.test(cmd)) log('begin', `name=${/\b(?:theorem|lemma)\s+(\S+)/.exec(cmd)?.[1] ?? '-'}`);
+  if (/\b(theorem|lemma|def|example|instance|abbrev)\b/.test(cmd))
+    log('begin', `name=${/\b(?:theorem|lemma)\s+(\S+)/.exec(cmd)?.[1] ?? '-'}`);
   const result = elaborate(cmd, script, command.env === undefined, base.declared, base.signatures);
   const isHeader = result.imports.length > 0;
   const hasBody = /\b(theorem|lemma|def|example|instance|abbrev)\b/.test(cmd);

@@ -14,7 +14,9 @@ let n = 0;
 const fake = await startFakeOpenAI({
   handler: (req: FakeRequest) => {
     const i = n++;
-    return every > 0 && refuseAt.has(i % every) ? { status: 429, retryAfter, message: 'Rate limit reached for requests' } : defaultBrain(req);
+    return every > 0 && refuseAt.has(i % every)
+      ? { status: 429, retryAfter, message: 'Rate limit reached for requests' }
+      : defaultBrain(req);
   },
 });
 process.send!({ url: fake.url });

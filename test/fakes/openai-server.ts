@@ -121,7 +121,11 @@ export const FAKE_MODELS = {
 } as const;
 
 /** A scripted reply that calls one tool. */
-export function toolCall(name: string, args: string | Record<string, unknown> = {}, extra: { id?: string; delayMs?: number; repeat?: boolean } = {}): FakeReply {
+export function toolCall(
+  name: string,
+  args: string | Record<string, unknown> = {},
+  extra: { id?: string; delayMs?: number; repeat?: boolean } = {},
+): FakeReply {
   const { id, ...rest } = extra;
   return { content: null, toolCalls: [{ name, arguments: args, ...(id ? { id } : {}) }], ...rest };
 }
@@ -205,7 +209,8 @@ function roleOf(req: FakeRequest): FakeRole {
   if (schema.includes('subqueries')) return 'decomposer';
   if (schema.includes('grade')) return 'judge';
   // The instructions: the system message, or the first user message they were folded into.
-  const system = (req.messages.find((m) => m.role === 'system') ?? req.messages.find((m) => m.role === 'user'))?.content.toLowerCase() ?? '';
+  const system =
+    (req.messages.find((m) => m.role === 'system') ?? req.messages.find((m) => m.role === 'user'))?.content.toLowerCase() ?? '';
   if (system.includes('sub-quer')) return 'decomposer';
   if (system.includes('grade')) return 'judge';
   return 'formalizer';
@@ -293,7 +298,8 @@ export function judgeByRule(informal: string, formal: string): { grade: number; 
   return {
     grade,
     faithful: grade >= 9,
-    explanation: missing.length === 0 ? 'The Lean statement says the same as the informal one.' : `The Lean statement misses: ${missing.join(', ')}.`,
+    explanation:
+      missing.length === 0 ? 'The Lean statement says the same as the informal one.' : `The Lean statement misses: ${missing.join(', ')}.`,
   };
 }
 
@@ -311,7 +317,10 @@ function brainAgent(req: FakeRequest): FakeReply {
   const called = req.messages.flatMap((m) => m.tool_calls ?? []).map((c) => c.function.name);
   const offered = new Set((req.tools ?? []).map((t) => t.function.name));
   if (!called.includes('write_file')) {
-    const code = brainFormalize({ ...req, messages: [{ role: 'user', content: `Statement:\n${statement}` }] }).replace(/^[\s\S]*?```lean\n|```[\s\S]*$/g, '');
+    const code = brainFormalize({ ...req, messages: [{ role: 'user', content: `Statement:\n${statement}` }] }).replace(
+      /^[\s\S]*?```lean\n|```[\s\S]*$/g,
+      '',
+    );
     return toolCall('write_file', { code: `import Mathlib\n\n${code.trim()}` });
   }
   if (offered.has('run_lean') && called.at(-1) !== 'run_lean') return toolCall('run_lean');
@@ -353,9 +362,12 @@ function strictSchemaProblem(node: unknown, path = '$'): string | null {
     if (missing.length) return `${path}: every property must be required (missing ${missing.join(', ')})`;
   }
   for (const [key, value] of Object.entries(obj)) {
-    const sub = key === 'properties' && value && typeof value === 'object'
-      ? Object.entries(value).map(([k, v]) => strictSchemaProblem(v, `${path}.${k}`)).find(Boolean) ?? null
-      : strictSchemaProblem(value, path);
+    const sub =
+      key === 'properties' && value && typeof value === 'object'
+        ? (Object.entries(value)
+            .map(([k, v]) => strictSchemaProblem(v, `${path}.${k}`))
+            .find(Boolean) ?? null)
+        : strictSchemaProblem(value, path);
     if (sub) return sub;
   }
   return null;
@@ -419,13 +431,17 @@ function toolProtocolProblem(req: FakeRequest): string | null {
       return `Invalid 'tools[${i}]': expected a function with a name matching ${FUNCTION_NAME.source}`;
     }
     const params = tool.function.parameters;
-    if (params !== undefined && (params as { type?: string }).type !== 'object') return `Invalid 'tools[${i}].function.parameters': must be a JSON schema of type object`;
+    if (params !== undefined && (params as { type?: string }).type !== 'object')
+      return `Invalid 'tools[${i}].function.parameters': must be a JSON schema of type object`;
   }
   const messages = req.messages;
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i]!;
     if (m.role === 'tool') {
-      const owner = messages.slice(0, i).reverse().find((p) => p.role === 'assistant');
+      const owner = messages
+        .slice(0, i)
+        .reverse()
+        .find((p) => p.role === 'assistant');
       if (!owner?.tool_calls?.some((c) => c.id === m.tool_call_id)) {
         return `Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls' (tool_call_id ${m.tool_call_id}).`;
       }
@@ -524,7 +540,10 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       }
       const request: FakeRequest = {
         model: String(body.model ?? ''),
-        messages: ((body.messages ?? []) as Array<Omit<FakeMessage, 'content'> & { content: string | null }>).map((m) => ({ ...m, content: m.content ?? '' })),
+        messages: ((body.messages ?? []) as Array<Omit<FakeMessage, 'content'> & { content: string | null }>).map((m) => ({
+          ...m,
+          content: m.content ?? '',
+        })),
         response_format: body.response_format as FakeRequest['response_format'],
         ...(body.tools !== undefined ? { tools: body.tools as FakeToolDefinition[] } : {}),
         body,
@@ -551,9 +570,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       const protocolProblem = toolProtocolProblem(request);
       if (protocolProblem) return sendError(res, 400, protocolProblem);
 
-      const reply = droppedSystem
-        ? { content: 'Sure! What would you like me to do?' }
-        : await next(request);
+      const reply = droppedSystem ? { content: 'Sure! What would you like me to do?' } : await next(request);
       if (reply.delayMs) await sleep(reply.delayMs);
       if (sendScriptedFault(res, reply)) return;
       if ('toolCalls' in reply) {

@@ -3,7 +3,11 @@
 import type { AgentOps } from '../../workflows/agent-loop';
 import type { LeanActivities, MainActivities } from '../../common/activities';
 
-export function inProcessAgentOps(main: Pick<MainActivities, 'agentStep' | 'retrieve' | 'draft'>, lean: Omit<LeanActivities, 'equivalence'>, library: string): AgentOps {
+export function inProcessAgentOps(
+  main: Pick<MainActivities, 'agentStep' | 'retrieve' | 'draft'>,
+  lean: Omit<LeanActivities, 'equivalence'>,
+  library: string,
+): AgentOps {
   return {
     step: (input) => main.agentStep(input),
     screen: (code) => lean.screenStatement({ code }),

@@ -9,7 +9,10 @@ export class HashEmbedder implements Embedder {
   readonly id: string;
   calls = 0;
   texts = 0;
-  constructor(readonly dimensions = 64, id?: string) {
+  constructor(
+    readonly dimensions = 64,
+    id?: string,
+  ) {
     this.id = id ?? `test:hash-bag-${dimensions}`;
   }
 

@@ -41,7 +41,8 @@ export function activityRunsOf(history: History): ActivityRun[] {
   for (const e of history.events ?? []) {
     const id = String(e.eventId);
     const local = localActivityOf(e);
-    if (local) runs.set(id, { type: local.type, attempt: local.attempt, scheduledAt: ms(e.eventTime), closedAt: ms(e.eventTime), local: true });
+    if (local)
+      runs.set(id, { type: local.type, attempt: local.attempt, scheduledAt: ms(e.eventTime), closedAt: ms(e.eventTime), local: true });
     if (e.activityTaskScheduledEventAttributes) {
       runs.set(id, { type: e.activityTaskScheduledEventAttributes.activityType?.name ?? '?', scheduledAt: ms(e.eventTime) });
     }

@@ -9,8 +9,13 @@ import { freePort } from './ports';
 
 function pgBinDir(): string {
   const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a)) : [];
-  if (!versions[0]) throw new Error('PostgreSQL server binaries not found under /usr/lib/postgresql; install Debian\'s `postgresql` package (.ci/run does)');
+  const versions = existsSync(root)
+    ? readdirSync(root)
+        .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+        .sort((a, b) => Number(b) - Number(a))
+    : [];
+  if (!versions[0])
+    throw new Error("PostgreSQL server binaries not found under /usr/lib/postgresql; install Debian's `postgresql` package (.ci/run does)");
   return join(root, versions[0], 'bin');
 }
 
@@ -36,7 +41,18 @@ export async function startPostgres(): Promise<TestPostgres> {
   const data = join(dir, 'data');
   run('initdb', ['-D', data, '-A', 'trust', '-U', 'driftline', '--no-sync', '-E', 'UTF8']);
   const port = await freePort();
-  run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`, 'start']);
+  run('pg_ctl', [
+    '-D',
+    data,
+    '-l',
+    join(dir, 'server.log'),
+    '-w',
+    '-t',
+    '60',
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`,
+    'start',
+  ]);
   return {
     url: `postgres://driftline@127.0.0.1:${port}/postgres`,
     stop() {

@@ -6,7 +6,8 @@ import type { CompileResult } from '../../common/lean-types';
 
 /** A formalizer reply the screen refuses: a command ahead of the theorem, which
  * extractLeanStatement keeps (it drops only what follows the statement). */
-export const HOSTILE_REPLY = '```lean\n#eval IO.getEnv "OPENAI_API_KEY"\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';
+export const HOSTILE_REPLY =
+  '```lean\n#eval IO.getEnv "OPENAI_API_KEY"\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';
 export const HOSTILE_FILE = '#eval IO.getEnv "OPENAI_API_KEY"\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry';
 
 export function refusingCompile(base: LeanActivities, seen: string[] = []): LeanActivities {

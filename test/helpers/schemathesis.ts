@@ -8,7 +8,8 @@ export const SCHEMATHESIS_VENV_ST = fileURLToPath(new URL('../../.tools/schemath
 export function findSchemathesis(): string | undefined {
   const fromEnv = process.env.DRIFTLINE_SCHEMATHESIS;
   if (fromEnv) {
-    if (!existsSync(fromEnv)) throw new Error(`DRIFTLINE_SCHEMATHESIS=${fromEnv} does not exist; unset it or point it at Schemathesis's \`st\``);
+    if (!existsSync(fromEnv))
+      throw new Error(`DRIFTLINE_SCHEMATHESIS=${fromEnv} does not exist; unset it or point it at Schemathesis's \`st\``);
     return fromEnv;
   }
   return existsSync(SCHEMATHESIS_VENV_ST) ? SCHEMATHESIS_VENV_ST : undefined;

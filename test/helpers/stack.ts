@@ -144,7 +144,18 @@ export interface TestStack {
   createWorkers(which?: 'both' | 'main' | 'lean'): Promise<Worker[]>;
   /** Runs `fn` while both workers poll; stops them afterwards. */
   withWorkers<T>(fn: () => Promise<T>): Promise<T>;
-  start(statement: string, config?: Partial<RunConfig>, extra?: { exclude?: string[]; leaveOut?: 'item' | 'file'; goldPremises?: string[]; goldStatement?: string; id?: string; sample?: number }): Promise<string>;
+  start(
+    statement: string,
+    config?: Partial<RunConfig>,
+    extra?: {
+      exclude?: string[];
+      leaveOut?: 'item' | 'file';
+      goldPremises?: string[];
+      goldStatement?: string;
+      id?: string;
+      sample?: number;
+    },
+  ): Promise<string>;
   result(id: string): Promise<FormalizeResult>;
   close(): Promise<void>;
 }
@@ -155,7 +166,12 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const llm = await startFakeOpenAI(options.llm);
   const repl = options.repl === false ? undefined : fakeRepl(options.repl ?? {});
   const dataDir = mkdtempSync(join(tmpdir(), 'driftline-test-'));
-  const lean = createLeanRunner({ replCmd: repl?.command, header: 'import Mathlib', timeoutMs: 20_000, ...(repl ? { sandbox: repl.sandbox } : {}) });
+  const lean = createLeanRunner({
+    replCmd: repl?.command,
+    header: 'import Mathlib',
+    timeoutMs: 20_000,
+    ...(repl ? { sandbox: repl.sandbox } : {}),
+  });
   const library = options.library ?? { name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS };
   const indexes = new IndexRegistry({ libraries: [library], dir: join(dataDir, 'indexes') });
   const suffix = options.queue ?? `q${process.pid}-${++queueCounter}`;
@@ -166,14 +182,25 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const ledger = options.ledger ? new SqlReplyLedger(results.driver) : undefined;
   const llmClient = options.llmClient
     ? options.llmClient(ledger)
-    : createLlmClient(options.llmConfigured === false ? null : { ...settings, ...(ledger ? { fetch: meteredFetch({ provider: llm.url, ledger, ...(options.prices ? { prices: options.prices } : {}) }) } : {}) });
+    : createLlmClient(
+        options.llmConfigured === false
+          ? null
+          : {
+              ...settings,
+              ...(ledger
+                ? { fetch: meteredFetch({ provider: llm.url, ledger, ...(options.prices ? { prices: options.prices } : {}) }) }
+                : {}),
+            },
+      );
   const runSettings = options.llmClient ? llmClient.settings : settings;
   const activities = {
     ...createActivities({
       llm: llmClient,
       indexes,
       ...(ledger ? { ledger } : {}),
-      ...(options.translator ? { translator: createLlmClient(llmSettings(llm.url, { models: { ...llmSettings(llm.url).models, translator: FAKE_TRANSLATOR } })) } : {}),
+      ...(options.translator
+        ? { translator: createLlmClient(llmSettings(llm.url, { models: { ...llmSettings(llm.url).models, translator: FAKE_TRANSLATOR } })) }
+        : {}),
     }),
     ...createSweepActivities({ results }),
   };
@@ -182,14 +209,18 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const leanActivities = options.wrapLean ? options.wrapLean(baseLean) : baseLean;
 
   const createWorkers = async (which: 'both' | 'main' | 'lean' = 'both'): Promise<Worker[]> => [
-    ...(which === 'lean' ? [] : [await createMainWorker({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
-      activities,
-      taskQueue: mainQueue,
-      workflowBundle: await workflowBundle(),
-      ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
-    })]),
+    ...(which === 'lean'
+      ? []
+      : [
+          await createMainWorker({
+            connection: env.nativeConnection,
+            namespace: env.namespace ?? 'default',
+            activities,
+            taskQueue: mainQueue,
+            workflowBundle: await workflowBundle(),
+            ...(options.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: options.maxCachedWorkflows } : {}),
+          }),
+        ]),
     ...(which === 'lean'
       ? []
       : await Promise.all(
@@ -203,15 +234,23 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
             }),
           ),
         )),
-    ...(which === 'main' ? [] : [await createLeanWorker({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
-      activities: leanActivities,
-      taskQueue: leanQueue,
-    })]),
+    ...(which === 'main'
+      ? []
+      : [
+          await createLeanWorker({
+            connection: env.nativeConnection,
+            namespace: env.namespace ?? 'default',
+            activities: leanActivities,
+            taskQueue: leanQueue,
+          }),
+        ]),
   ];
 
-  const runLlm: LlmCallPolicy = { timeoutMs: runSettings.timeoutMs, maxReasks: runSettings.maxReasks, ...(options.providers ? { providers: options.providers.roles } : {}) };
+  const runLlm: LlmCallPolicy = {
+    timeoutMs: runSettings.timeoutMs,
+    maxReasks: runSettings.maxReasks,
+    ...(options.providers ? { providers: options.providers.roles } : {}),
+  };
   return {
     env,
     client: env.client,

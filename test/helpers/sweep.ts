@@ -29,7 +29,12 @@ export async function startOnStack(stack: TestStack, spec: SweepSpec, options: S
   const items = await loadBenchmarks(spec.benchmarks);
   // A stack with provider queues hands its runs the role → provider map (as the CLI does from config).
   const llm = stack.runLlm.providers ? { llm: stack.runLlm } : {};
-  return startSweep(stack.client, stack.results, spec, items, { taskQueue: stack.mainQueue, leanTaskQueue: stack.leanQueue, ...llm, ...options });
+  return startSweep(stack.client, stack.results, spec, items, {
+    taskQueue: stack.mainQueue,
+    leanTaskQueue: stack.leanQueue,
+    ...llm,
+    ...options,
+  });
 }
 
 export async function progressOf(stack: TestStack, id: string): Promise<SweepProgress> {

@@ -75,7 +75,11 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export async function spawnWorker(queue: 'main' | 'lean' | 'llm', env: NodeJS.ProcessEnv, opts: { metrics?: boolean } = {}): Promise<WorkerProcess> {
+export async function spawnWorker(
+  queue: 'main' | 'lean' | 'llm',
+  env: NodeJS.ProcessEnv,
+  opts: { metrics?: boolean } = {},
+): Promise<WorkerProcess> {
   const metricsPort = opts.metrics ? await freePort() : undefined;
   const child = spawn(process.execPath, [join(ROOT, 'bin/driftline.js'), 'worker', '--queue', queue], {
     cwd: ROOT,
@@ -115,7 +119,13 @@ export async function pollers(client: Client, namespace: string, queue: string, 
 }
 
 /** Waits until every given worker process polls its queue. */
-export async function waitForWorkers(client: Client, namespace: string, workers: WorkerProcess[], queues: { main: string; lean: string }, timeoutMs = 120_000): Promise<void> {
+export async function waitForWorkers(
+  client: Client,
+  namespace: string,
+  workers: WorkerProcess[],
+  queues: { main: string; lean: string },
+  timeoutMs = 120_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const [main, lean] = await Promise.all([

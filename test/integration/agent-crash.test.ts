@@ -87,6 +87,16 @@ it('completes an agent run whose main worker was SIGKILLed mid-loop, asking no c
   expect(lengths).toEqual([2, 4, 6, 6, 8]);
   // The Lean tools that had run were not run again either.
   const history = await stack.client.workflow.getHandle(id).fetchHistory();
-  expect(activityTypesOf(history)).toEqual(['agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'inspectName', 'agentStep', 'judge', 'llmUsage']);
+  expect(activityTypesOf(history)).toEqual([
+    'agentStep',
+    'screenStatement',
+    'agentStep',
+    'compile',
+    'agentStep',
+    'inspectName',
+    'agentStep',
+    'judge',
+    'llmUsage',
+  ]);
   expect(stack.llm.callsTo(FAKE_MODELS.judge)).toBe(1);
 }, 180_000);

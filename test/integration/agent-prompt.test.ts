@@ -64,7 +64,14 @@ describe('agent prompt', () => {
 
   it('puts DRIFT context in the first user message only when given, never in the system prompt', () => {
     const premises = [{ name: 'Nat.Prime', kind: 'def', declaration: 'def Nat.Prime (p : ℕ) : Prop' }];
-    const examples = [{ name: 'Nat.Prime.two_le', formal: 'theorem Nat.Prime.two_le {p : ℕ} (hp : p.Prime) : 2 ≤ p', informal: 'A prime is at least 2.', covers: ['Nat.Prime'] }];
+    const examples = [
+      {
+        name: 'Nat.Prime.two_le',
+        formal: 'theorem Nat.Prime.two_le {p : ℕ} (hp : p.Prime) : 2 ≤ p',
+        informal: 'A prime is at least 2.',
+        covers: ['Nat.Prime'],
+      },
+    ];
     const plain = agentUserMessage('Every prime is at least 2.');
     const withContext = agentUserMessage('Every prime is at least 2.', { premises, examples });
     expect(plain).toBe('Statement to formalize:\nEvery prime is at least 2.');
@@ -85,11 +92,14 @@ describe('agent prompt', () => {
 });
 
 describe('tool calls', () => {
-  const call = (name: string, args: string) => parseToolCall({ id: 'c', name, arguments: args }, ['write_file', 'run_lean', 'resolve_name']);
+  const call = (name: string, args: string) =>
+    parseToolCall({ id: 'c', name, arguments: args }, ['write_file', 'run_lean', 'resolve_name']);
 
   it('accepts well-formed calls', () => {
     expect(call('run_lean', '')).toEqual({ id: 'c', tool: 'run_lean', args: {} });
-    expect(call('resolve_name', '{"token": "Nat.Primee", "namespace_hints": ["Nat"]}')).toMatchObject({ args: { token: 'Nat.Primee', namespace_hints: ['Nat'] } });
+    expect(call('resolve_name', '{"token": "Nat.Primee", "namespace_hints": ["Nat"]}')).toMatchObject({
+      args: { token: 'Nat.Primee', namespace_hints: ['Nat'] },
+    });
   });
 
   it.each([

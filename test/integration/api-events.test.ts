@@ -59,7 +59,10 @@ interface Received {
 /** Reads an event stream; `stopWhen` drops the connection after the event it accepts. */
 async function readEvents(url: string, options: { lastEventId?: number; stopWhen?: (e: Received) => boolean } = {}) {
   const abort = new AbortController();
-  const response = await fetch(url, { headers: options.lastEventId ? { 'last-event-id': String(options.lastEventId) } : {}, signal: abort.signal });
+  const response = await fetch(url, {
+    headers: options.lastEventId ? { 'last-event-id': String(options.lastEventId) } : {},
+    signal: abort.signal,
+  });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
   const events: Received[] = [];
@@ -79,7 +82,12 @@ async function readEvents(url: string, options: { lastEventId?: number; stopWhen
     while ((cut = buffer.indexOf('\n\n')) >= 0) {
       const block = buffer.slice(0, cut);
       buffer = buffer.slice(cut + 2);
-      const fields = Object.fromEntries(block.split('\n').filter((l) => !l.startsWith(':') && l.includes(':')).map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]));
+      const fields = Object.fromEntries(
+        block
+          .split('\n')
+          .filter((l) => !l.startsWith(':') && l.includes(':'))
+          .map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()]),
+      );
       if (!fields.data) continue;
       const received = { id: Number(fields.id), event: fields.event!, data: JSON.parse(fields.data) };
       events.push(received);
@@ -126,7 +134,10 @@ describe('GET /v1/formalizations/:id/events', () => {
       expect(typeof e.data.stage).toBe('string');
     }
 
-    const story = whole.events.map((e) => `${e.data.type} ${e.data.stage}${e.data.activity ? `/${e.data.activity}` : ''}${e.data.round !== undefined ? ` #${e.data.round}` : ''}${e.data.compile ? ` ${e.data.compile.status}` : ''}`);
+    const story = whole.events.map(
+      (e) =>
+        `${e.data.type} ${e.data.stage}${e.data.activity ? `/${e.data.activity}` : ''}${e.data.round !== undefined ? ` #${e.data.round}` : ''}${e.data.compile ? ` ${e.data.compile.status}` : ''}`,
+    );
     expect(story).toEqual([
       'run.started starting',
       'stage.started decompose/decompose',

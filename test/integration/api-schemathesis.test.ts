@@ -31,7 +31,10 @@ const MAX_EXAMPLES = Number(process.env.DRIFTLINE_SCHEMATHESIS_EXAMPLES ?? 20);
 
 // In CI a missing Schemathesis fails the test below; elsewhere the suite is skipped, saying how to install it.
 const suite = ST || process.env.CI ? describe : describe.skip;
-const title = ST || process.env.CI ? 'Schemathesis against /openapi.json' : 'Schemathesis against /openapi.json (skipped: not installed; run `npm run setup:schemathesis`)';
+const title =
+  ST || process.env.CI
+    ? 'Schemathesis against /openapi.json'
+    : 'Schemathesis against /openapi.json (skipped: not installed; run `npm run setup:schemathesis`)';
 
 let env: TestWorkflowEnvironment;
 let stack: TestStack;
@@ -57,7 +60,13 @@ suite(title, () => {
       readiness: async () => ({ ready: true, checks: {}, missing: [] }),
       taskQueue: stack.mainQueue,
       catalog: registryCatalog(
-        new IndexRegistry({ libraries: [{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }, { name: 'other', corpusPath: '/nonexistent.jsonl' }], dir: join(stack.dataDir, 'indexes') }),
+        new IndexRegistry({
+          libraries: [
+            { name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS },
+            { name: 'other', corpusPath: '/nonexistent.jsonl' },
+          ],
+          dir: join(stack.dataDir, 'indexes'),
+        }),
       ),
       // A key, so Schemathesis also checks that /v1 refuses requests without it (ignored_auth).
       apiKeys: [{ name: 'schemathesis', sha256: hashKey(KEY) }],
@@ -87,23 +96,40 @@ suite(title, () => {
   }, 120_000);
 
   it('finds no server error and no response that differs from the document, on every operation', async () => {
-    if (!ST) throw new Error('Schemathesis is not installed, and CI must run it: `DRIFTLINE_INSTALL_SCHEMATHESIS=1 npm run setup` (or `npm run setup:schemathesis`)');
-    const operations = Object.values((await (await fetch(`${base}/openapi.json`)).json()).paths as Record<string, object>).reduce((n, ops) => n + Object.keys(ops).length, 0);
+    if (!ST)
+      throw new Error(
+        'Schemathesis is not installed, and CI must run it: `DRIFTLINE_INSTALL_SCHEMATHESIS=1 npm run setup` (or `npm run setup:schemathesis`)',
+      );
+    const operations = Object.values((await (await fetch(`${base}/openapi.json`)).json()).paths as Record<string, object>).reduce(
+      (n, ops) => n + Object.keys(ops).length,
+      0,
+    );
     const { status, output } = await runSchemathesis(ST, [
-      '--config-file', configWithSeeds(),
-      'run', `${base}/openapi.json`,
-      '--header', `Authorization: Bearer ${KEY}`,
-      '--max-examples', String(MAX_EXAMPLES),
-      '--request-timeout', '60',
+      '--config-file',
+      configWithSeeds(),
+      'run',
+      `${base}/openapi.json`,
+      '--header',
+      `Authorization: Bearer ${KEY}`,
+      '--max-examples',
+      String(MAX_EXAMPLES),
+      '--request-timeout',
+      '60',
       '--no-color',
-      '--output-truncate', 'false',
+      '--output-truncate',
+      'false',
       ...(process.env.DRIFTLINE_SCHEMATHESIS_SEED ? ['--seed', process.env.DRIFTLINE_SCHEMATHESIS_SEED] : []),
     ]);
     // Its summary (phases, test cases, seed) in the test log either way, without its closing
     // "=== 2 warnings in 34s ===" rule: CI reads such a line as pytest's, and one with no
     // "passed" in it as a run that executed no test.
     const summary = output.slice(Math.max(0, output.lastIndexOf('Test Phases:'))).trim();
-    console.log(`Schemathesis: ${summary.split('\n').filter((line) => !/^\s*=+ .* =+\s*$/.test(line)).join('\n')}`);
+    console.log(
+      `Schemathesis: ${summary
+        .split('\n')
+        .filter((line) => !/^\s*=+ .* =+\s*$/.test(line))
+        .join('\n')}`,
+    );
     expect(status, output).toBe(0);
     // Every generated case passed (its warnings, e.g. that random ids mostly meet 404s, are not failures).
     expect(output).toMatch(/\b(\d+) generated, \1 passed\b/);
@@ -149,8 +175,11 @@ async function seedResources(): Promise<void> {
   expect((await call('POST', '/v1/sweeps', sweepFile(SWEEP_DONE))).status).toBe(202);
   expect((await call('POST', '/v1/sweeps', sweepFile(SWEEP_PAUSED))).status).toBe(202);
   expect((await call('POST', `/v1/sweeps/${SWEEP_PAUSED}/pause`)).status).toBe(202);
-  await waitFor('the seeded run and sweep to finish', async () =>
-    (await call('GET', '/v1/formalizations/st-run')).json.status === 'completed' && (await call('GET', `/v1/sweeps/${SWEEP_DONE}`)).json.status === 'completed',
+  await waitFor(
+    'the seeded run and sweep to finish',
+    async () =>
+      (await call('GET', '/v1/formalizations/st-run')).json.status === 'completed' &&
+      (await call('GET', `/v1/sweeps/${SWEEP_DONE}`)).json.status === 'completed',
     240_000,
   );
   knownIds = ['st-run', SWEEP_DONE, SWEEP_PAUSED];
@@ -167,7 +196,11 @@ function configWithSeeds(): string {
 function runSchemathesis(st: string, args: string[]): Promise<{ status: number | null; output: string }> {
   return new Promise((resolve, reject) => {
     // Its working directory is a temp dir: Schemathesis keeps a .hypothesis cache there.
-    const child = spawn(st, args, { cwd: workDir, env: { ...process.env, NO_COLOR: '1', COLUMNS: '120' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(st, args, {
+      cwd: workDir,
+      env: { ...process.env, NO_COLOR: '1', COLUMNS: '120' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));

@@ -56,7 +56,13 @@ const sweepFile = (extra: Record<string, unknown> = {}) => ({
 });
 
 const post = (url: string, body?: unknown) =>
-  app.inject({ method: 'POST', url, ...(body !== undefined ? { headers: { 'content-type': 'application/json' }, payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}) });
+  app.inject({
+    method: 'POST',
+    url,
+    ...(body !== undefined
+      ? { headers: { 'content-type': 'application/json' }, payload: typeof body === 'string' ? body : JSON.stringify(body) }
+      : {}),
+  });
 const get = (url: string, headers: Record<string, string> = {}) => app.inject({ method: 'GET', url, headers });
 
 function expectProblem(response: Awaited<ReturnType<typeof get>>, status: number, detail: RegExp): void {
@@ -72,14 +78,30 @@ describe('POST /v1/sweeps refuses', () => {
     ['a missing library', { benchmark: sweepFile().benchmark, configurations: { a: {} } }, /library/],
     ['no configurations', { benchmark: sweepFile().benchmark, library: FIXTURE_LIBRARY }, /declare "configurations"/],
     ['an unknown format', sweepFile({ benchmark: { path: 'mini.dev.jsonl', format: 'csv' } }), /benchmark\.format/],
-    ['a bad record, naming file and line', sweepFile({ benchmark: { path: 'bad-line.jsonl', format: 'rautoformalizer' } }), /^"bad-line\.jsonl":3: not a record of the benchmark's format \(look at informal_stmt, mathlib_dependencies\)$/],
+    [
+      'a bad record, naming file and line',
+      sweepFile({ benchmark: { path: 'bad-line.jsonl', format: 'rautoformalizer' } }),
+      /^"bad-line\.jsonl":3: not a record of the benchmark's format \(look at informal_stmt, mathlib_dependencies\)$/,
+    ],
     ['a missing benchmark file', sweepFile({ benchmark: { path: 'nowhere.jsonl', format: 'rautoformalizer' } }), /nowhere\.jsonl/],
-    ['a benchmark outside the data directory', sweepFile({ benchmark: { path: '/etc/passwd', format: 'rautoformalizer' } }), /data directory only/],
-    ['a relative path leaving the data directory', sweepFile({ benchmark: { path: '../corpus/mini.jsonl', format: 'rautoformalizer' } }), /data directory only/],
+    [
+      'a benchmark outside the data directory',
+      sweepFile({ benchmark: { path: '/etc/passwd', format: 'rautoformalizer' } }),
+      /data directory only/,
+    ],
+    [
+      'a relative path leaving the data directory',
+      sweepFile({ benchmark: { path: '../corpus/mini.jsonl', format: 'rautoformalizer' } }),
+      /data directory only/,
+    ],
     ['a library not configured', sweepFile({ library: 'nowhere' }), /library: "nowhere" is not configured; known: mini/],
     ['an id with a slash', sweepFile({ id: 'a/b' }), /- id: use letters, digits/],
     ['a body that is not an object', [1, 2], /the body must be a sweep file as a JSON object/],
-    ['an LLM provider not configured', sweepFile({ configurations: { a: { providers: { judge: 'elsewhere' } } } }), /configurations\.a: "providers\.judge": no LLM provider "elsewhere" is configured \(configured: "default"\)/],
+    [
+      'an LLM provider not configured',
+      sweepFile({ configurations: { a: { providers: { judge: 'elsewhere' } } } }),
+      /configurations\.a: "providers\.judge": no LLM provider "elsewhere" is configured \(configured: "default"\)/,
+    ],
   ])('%s', async (_name, body, detail) => {
     expectProblem(await post('/v1/sweeps', body), 400, detail);
   });
@@ -91,7 +113,13 @@ describe('POST /v1/sweeps refuses', () => {
   });
 
   it('answers 404 for a sweep that does not exist, in every route', async () => {
-    for (const response of [await get('/v1/sweeps/nope'), await get(`/v1/sweeps/${encodeURIComponent('a\u0001b/ü')}`), await get('/v1/sweeps/nope/report'), await post('/v1/sweeps/nope/pause'), await post('/v1/sweeps/nope/cancel')]) {
+    for (const response of [
+      await get('/v1/sweeps/nope'),
+      await get(`/v1/sweeps/${encodeURIComponent('a\u0001b/ü')}`),
+      await get('/v1/sweeps/nope/report'),
+      await post('/v1/sweeps/nope/pause'),
+      await post('/v1/sweeps/nope/cancel'),
+    ]) {
       expectProblem(response, 404, /no sweep "/);
     }
   });
@@ -100,8 +128,15 @@ describe('POST /v1/sweeps refuses', () => {
     const doc = (await get('/openapi.json')).json();
     const start = doc.paths['/v1/sweeps'].post;
     const body = start.requestBody.content['application/json'].schema;
-    expect(Object.keys(body.properties)).toEqual(expect.arrayContaining(['id', 'benchmark', 'library', 'samples', 'window', 'retry', 'leaveOut', 'configurations', 'factorial']));
-    expect(body.properties.configurations.additionalProperties.properties.retrieval.enum).toEqual(['drift', 'monolithic', 'oracle', 'none']);
+    expect(Object.keys(body.properties)).toEqual(
+      expect.arrayContaining(['id', 'benchmark', 'library', 'samples', 'window', 'retry', 'leaveOut', 'configurations', 'factorial']),
+    );
+    expect(body.properties.configurations.additionalProperties.properties.retrieval.enum).toEqual([
+      'drift',
+      'monolithic',
+      'oracle',
+      'none',
+    ]);
     expect(Object.keys(start.responses)).toEqual(expect.arrayContaining(['200', '202', '400', '409']));
     const report = doc.paths['/v1/sweeps/{id}/report'].get.responses['200'].content;
     expect(Object.keys(report).sort()).toEqual(['application/json', 'text/csv', 'text/html', 'text/markdown']);
@@ -132,24 +167,41 @@ describe('a sweep over HTTP', () => {
     expect(again.statusCode, again.body).toBe(200);
     expect(again.json()).toMatchObject({ id: 'api-sweep', existing: true, total: 4 });
     // A different sweep file under that id: refused, naming what differs.
-    const other = await post('/v1/sweeps?id=api-sweep', sweepFile({ window: 3, configurations: { drift: {}, zero: { retrieval: 'none' } } }));
+    const other = await post(
+      '/v1/sweeps?id=api-sweep',
+      sweepFile({ window: 3, configurations: { drift: {}, zero: { retrieval: 'none' } } }),
+    );
     expectProblem(other, 409, /already exists with a different window, configurations\.zero/);
     expect(other.json().differences).toEqual(['window', 'configurations.zero']);
 
     // No worker yet: the progress comes from the results database, and there is nothing to report.
-    expect((await get('/v1/sweeps/api-sweep')).json()).toMatchObject({ sweepId: 'api-sweep', status: 'running', total: 4, done: 0, links: { self: '/v1/sweeps/api-sweep' } });
+    expect((await get('/v1/sweeps/api-sweep')).json()).toMatchObject({
+      sweepId: 'api-sweep',
+      status: 'running',
+      total: 4,
+      done: 0,
+      links: { self: '/v1/sweeps/api-sweep' },
+    });
     expectProblem(await get('/v1/sweeps/api-sweep/report'), 409, /no finished runs yet/);
 
     // Paused before any worker runs it: nothing starts until it is resumed.
-    expect((await post('/v1/sweeps/api-sweep/pause')).json()).toMatchObject({ id: 'api-sweep', signal: 'pause', links: { temporalUi: `${UI}/namespaces/default/workflows/api-sweep` } });
+    expect((await post('/v1/sweeps/api-sweep/pause')).json()).toMatchObject({
+      id: 'api-sweep',
+      signal: 'pause',
+      links: { temporalUi: `${UI}/namespaces/default/workflows/api-sweep` },
+    });
     expect((await post('/v1/sweeps', sweepFile({ id: 'api-cancel' }))).statusCode).toBe(202);
     expect((await post('/v1/sweeps/api-cancel/cancel')).statusCode).toBe(202);
 
     await stack.withWorkers(async () => {
-      const paused = await waitFor('the paused sweep to answer', async () => {
-        const view = (await get('/v1/sweeps/api-sweep')).json();
-        return view.status === 'paused' ? view : null;
-      }, 180_000);
+      const paused = await waitFor(
+        'the paused sweep to answer',
+        async () => {
+          const view = (await get('/v1/sweeps/api-sweep')).json();
+          return view.status === 'paused' ? view : null;
+        },
+        180_000,
+      );
       expect(paused).toMatchObject({ done: 0, running: 0 });
       expect((await post('/v1/sweeps/api-sweep/resume')).statusCode).toBe(202);
       await stack.client.workflow.getHandle('api-sweep').result();
@@ -157,7 +209,14 @@ describe('a sweep over HTTP', () => {
     });
 
     const done = (await get('/v1/sweeps/api-sweep')).json();
-    expect(done).toMatchObject({ status: 'completed', total: 4, done: 4, failed: 0, running: 0, perConfig: { drift: { total: 2, done: 2 }, zero: { total: 2, done: 2 } } });
+    expect(done).toMatchObject({
+      status: 'completed',
+      total: 4,
+      done: 4,
+      failed: 0,
+      running: 0,
+      perConfig: { drift: { total: 2, done: 2 }, zero: { total: 2, done: 2 } },
+    });
     expect((await get('/v1/sweeps/api-cancel')).json()).toMatchObject({ status: 'cancelled', done: 0 });
     expectProblem(await post('/v1/sweeps/api-sweep/cancel'), 409, /has ended \(completed\)/);
     expectProblem(await post('/v1/sweeps/api-cancel/resume'), 409, /has ended \(cancelled\)/);
@@ -166,7 +225,11 @@ describe('a sweep over HTTP', () => {
     // a resume of a sweep that another resume had just let finish) is a 409 too, not a 500.
     const stale = await buildServer({ ...serverOptions(), temporal: staleFirstDescribe(env.client) });
     try {
-      expectProblem(await stale.inject({ method: 'POST', url: '/v1/sweeps/api-sweep/resume' }), 409, /has ended \(just now\); it cannot resume/);
+      expectProblem(
+        await stale.inject({ method: 'POST', url: '/v1/sweeps/api-sweep/resume' }),
+        409,
+        /has ended \(just now\); it cannot resume/,
+      );
     } finally {
       await stale.close();
     }

@@ -27,7 +27,13 @@ async function server(extra: Partial<ApiOptions> = {}): Promise<FastifyInstance>
     taskQueue: stack.mainQueue,
     // The same store as the workers'; 'other' is configured but has no index yet.
     catalog: registryCatalog(
-      new IndexRegistry({ libraries: [{ name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS }, { name: 'other', corpusPath: '/nonexistent.jsonl' }], dir: join(stack.dataDir, 'indexes') }),
+      new IndexRegistry({
+        libraries: [
+          { name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS },
+          { name: 'other', corpusPath: '/nonexistent.jsonl' },
+        ],
+        dir: join(stack.dataDir, 'indexes'),
+      }),
     ),
     // Bundling workflows in this process stalls its event loop; load shedding has its own test.
     pressure: { maxEventLoopDelayMs: 0 },
@@ -69,17 +75,37 @@ describe('POST /v1/formalizations', () => {
     ['a 1 MB statement', { statement: 'x'.repeat(1024 * 1024) }, /longer than 20000 characters/],
     ['an unknown field', { statement: 'p is prime', colour: 'red' }, /unknown field "colour"/],
     ['a wrong config type', { statement: 'p is prime', config: { repairRounds: 'three' } }, /config.repairRounds/],
-    ['an unknown retrieval mode', { statement: 'p is prime', config: { retrieval: 'psychic' } }, /"config.retrieval" must be one of "drift", "monolithic", "oracle", "none"/],
+    [
+      'an unknown retrieval mode',
+      { statement: 'p is prime', config: { retrieval: 'psychic' } },
+      /"config.retrieval" must be one of "drift", "monolithic", "oracle", "none"/,
+    ],
     ['an unknown library', { statement: 'p is prime', library: 'nope' }, /"library" must be one of "mini", "other"/],
     ['oracle retrieval without gold premises', { statement: 'p is prime', config: { retrieval: 'oracle' } }, /goldPremises/],
     ['an unknown run mode', { statement: 'p is prime', config: { mode: 'swarm' } }, /config.mode/],
     ['an unknown agent tool', { statement: 'p is prime', config: { mode: 'agent', tools: ['write_file', 'shell'] } }, /config.tools/],
-    ['agent tools without write_file', { statement: 'p is prime', config: { mode: 'agent', tools: ['run_lean'] } }, /"tools" must include "write_file"/],
+    [
+      'agent tools without write_file',
+      { statement: 'p is prime', config: { mode: 'agent', tools: ['run_lean'] } },
+      /"tools" must include "write_file"/,
+    ],
     ['a step budget over 50', { statement: 'p is prime', config: { mode: 'agent', maxSteps: 51 } }, /config.maxSteps/],
     // A gold statement is raw Lean: the screen refuses it before any run starts.
-    ['a gold statement that runs #eval', { statement: 'p is prime', goldStatement: 'open Nat #eval IO.getEnv "OPENAI_API_KEY"\ntheorem t : True := by sorry' }, /goldStatement is refused before Lean \(line 1, column 9\): `#eval` runs code/],
-    ['a gold statement hiding a command behind «--»', { statement: 'p is prime', goldStatement: 'theorem t : True := by sorry «--» #exit' }, /goldStatement is refused before Lean.*(#exit|anything after)/],
-    ['a gold statement with a second declaration', { statement: 'p is prime', goldStatement: 'instance : Inhabited Nat := ⟨0⟩\ntheorem t : True := by sorry' }, /goldStatement is refused before Lean.*`instance`/],
+    [
+      'a gold statement that runs #eval',
+      { statement: 'p is prime', goldStatement: 'open Nat #eval IO.getEnv "OPENAI_API_KEY"\ntheorem t : True := by sorry' },
+      /goldStatement is refused before Lean \(line 1, column 9\): `#eval` runs code/,
+    ],
+    [
+      'a gold statement hiding a command behind «--»',
+      { statement: 'p is prime', goldStatement: 'theorem t : True := by sorry «--» #exit' },
+      /goldStatement is refused before Lean.*(#exit|anything after)/,
+    ],
+    [
+      'a gold statement with a second declaration',
+      { statement: 'p is prime', goldStatement: 'instance : Inhabited Nat := ⟨0⟩\ntheorem t : True := by sorry' },
+      /goldStatement is refused before Lean.*`instance`/,
+    ],
   ])('answers 400 to %s, saying what is wrong', async (_name, body, message) => {
     const response = await post(body);
     expect(response.statusCode).toBe(400);
@@ -121,7 +147,10 @@ describe('POST /v1/formalizations', () => {
   });
 
   it('starts an agent run with "config": {"mode": "agent"} and returns its steps', async () => {
-    const response = await post({ statement: 'If p is a prime number then p is at least 2.', config: { mode: 'agent', tools: ['write_file', 'run_lean'], maxSteps: 6 } });
+    const response = await post({
+      statement: 'If p is a prime number then p is at least 2.',
+      config: { mode: 'agent', tools: ['write_file', 'run_lean'], maxSteps: 6 },
+    });
     expect(response.statusCode).toBe(202);
     const { id } = response.json() as { id: string };
     expect((await env.client.workflow.getHandle(id).describe()).type).toBe('formalizeAgent');
@@ -160,11 +189,14 @@ describe('POST /v1/formalizations', () => {
     expect(count).toBe(1);
   });
 
-  it.each(['a b', 'héllo', '../x', 'a//b', 'a/', '/a', 'a/./b', '.'])('answers 400 to the id %j, naming the characters allowed', async (id) => {
-    const response = await post({ statement: 'p is prime', id });
-    expect(response.statusCode).toBe(400);
-    expect(response.json().detail).toMatch(/"id" may use letters A-Z and a-z, digits, "\.", "_", ":" and "-", with "\/" between parts/);
-  });
+  it.each(['a b', 'héllo', '../x', 'a//b', 'a/', '/a', 'a/./b', '.'])(
+    'answers 400 to the id %j, naming the characters allowed',
+    async (id) => {
+      const response = await post({ statement: 'p is prime', id });
+      expect(response.statusCode).toBe(400);
+      expect(response.json().detail).toMatch(/"id" may use letters A-Z and a-z, digits, "\.", "_", ":" and "-", with "\/" between parts/);
+    },
+  );
 });
 
 describe('GET /v1/formalizations/:id', () => {
@@ -311,7 +343,11 @@ describe('GET /v1/formalizations (from Temporal visibility)', () => {
     const page2 = (await app.inject({ url: `/v1/formalizations?status=completed&limit=2&pageToken=${page1.nextPageToken}` })).json();
     const ids1 = page1.items.map((i: { id: string }) => i.id);
     for (const item of page2.items) expect(ids1).not.toContain(item.id);
-    expect(page1.items[0]).toMatchObject({ library: FIXTURE_LIBRARY, stage: 'done', links: { temporalUi: expect.stringContaining('/workflows/') } });
+    expect(page1.items[0]).toMatchObject({
+      library: FIXTURE_LIBRARY,
+      stage: 'done',
+      links: { temporalUi: expect.stringContaining('/workflows/') },
+    });
 
     const faithful = (await app.inject({ url: '/v1/formalizations?outcome=faithful&limit=200' })).json();
     expect(faithful.items.length).toBeGreaterThan(0);
@@ -371,7 +407,10 @@ describe('API keys and rate limits', () => {
 
   it('limits each key on its own, answering 429 with Retry-After', async () => {
     const limited = await server({
-      apiKeys: [{ name: 'a', sha256: hashKey('key-a') }, { name: 'b', sha256: hashKey('key-b') }],
+      apiKeys: [
+        { name: 'a', sha256: hashKey('key-a') },
+        { name: 'b', sha256: hashKey('key-b') },
+      ],
       rateLimit: { max: 2, timeWindowMs: 60_000 },
     });
     const get = (key: string) => limited.inject({ url: '/v1/libraries', headers: { authorization: `Bearer ${key}` } });
@@ -435,7 +474,18 @@ describe('what Schemathesis found (test/integration/api-schemathesis.test.ts)', 
     const keyed = await server({ apiKeys: [{ name: 'alice', sha256: hashKey('secret-alice') }] });
     const doc = (await keyed.inject({ url: '/openapi.json' })).json() as {
       security?: unknown;
-      paths: Record<string, Record<string, { parameters?: { in: string }[]; requestBody?: unknown; security?: unknown; responses: Record<string, { content?: Record<string, unknown> }> }>>;
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            parameters?: { in: string }[];
+            requestBody?: unknown;
+            security?: unknown;
+            responses: Record<string, { content?: Record<string, unknown> }>;
+          }
+        >
+      >;
     };
     expect(doc.security).toBeUndefined();
     for (const [path, operations] of Object.entries(doc.paths)) {
@@ -455,17 +505,25 @@ describe('what Schemathesis found (test/integration/api-schemathesis.test.ts)', 
     // /readyz's own 503 is its report.
     expect(Object.keys(doc.paths['/readyz']!.get!.responses['503']!.content!)).toEqual(['application/json', 'application/problem+json']);
     // A start links to the operations that take the new run's id.
-    const start = doc.paths['/v1/formalizations']!.post!.responses['202'] as { links?: Record<string, { operationId: string; parameters: unknown }> };
+    const start = doc.paths['/v1/formalizations']!.post!.responses['202'] as {
+      links?: Record<string, { operationId: string; parameters: unknown }>;
+    };
     expect(start.links).toEqual({
       read: { operationId: 'getFormalization', parameters: { id: '$response.body#/id' } },
       cancel: { operationId: 'cancelFormalization', parameters: { id: '$response.body#/id' } },
       events: { operationId: 'getFormalizationEvents', parameters: { id: '$response.body#/id' } },
     });
     // The libraries a run may name are the configured ones.
-    const body = (doc.paths['/v1/formalizations']!.post!.requestBody as { content: Record<string, { schema: { properties: { library: { enum: string[] } } } }> }).content['application/json']!.schema;
+    const body = (
+      doc.paths['/v1/formalizations']!.post!.requestBody as {
+        content: Record<string, { schema: { properties: { library: { enum: string[] } } } }>;
+      }
+    ).content['application/json']!.schema;
     expect(body.properties.library.enum).toEqual([FIXTURE_LIBRARY, 'other']);
     // Each event of a stream is described as the object of its SSE fields, not as one string.
-    const events = doc.paths['/v1/formalizations/{id}/events']!.get!.responses['200']!.content!['text/event-stream'] as { schema: { type: string; required: string[] } };
+    const events = doc.paths['/v1/formalizations/{id}/events']!.get!.responses['200']!.content!['text/event-stream'] as {
+      schema: { type: string; required: string[] };
+    };
     expect(events.schema.type).toBe('object');
     expect(events.schema.required).toEqual(['event', 'data']);
   });
@@ -474,7 +532,11 @@ describe('what Schemathesis found (test/integration/api-schemathesis.test.ts)', 
     // Temporal starts any workflow type; nobody polls this queue, so it stays running (it was a 500).
     const other = await env.client.workflow.start('sweep', { taskQueue: 'nobody-polls-this', workflowId: 'not-a-run', args: [] });
     try {
-      for (const [method, url] of [['GET', '/v1/formalizations/not-a-run'], ['GET', '/v1/formalizations/not-a-run/events'], ['POST', '/v1/formalizations/not-a-run/cancel']] as const) {
+      for (const [method, url] of [
+        ['GET', '/v1/formalizations/not-a-run'],
+        ['GET', '/v1/formalizations/not-a-run/events'],
+        ['POST', '/v1/formalizations/not-a-run/cancel'],
+      ] as const) {
         const response = await app.inject({ method, url });
         expect(response.statusCode, `${method} ${url}`).toBe(404);
         expect(response.json().detail).toBe('no formalization with id "not-a-run"');
@@ -520,7 +582,8 @@ describe('OpenAPI', () => {
       expect(operation, `${method} ${path}`).toBeDefined();
       const ok = Object.keys(operation.responses).filter((code) => code.startsWith('2'));
       expect(ok.length, `${method} ${path}`).toBeGreaterThan(0);
-      for (const code of ok) expect(Object.keys(operation.responses[code].content ?? {}).length, `${method} ${path} ${code}`).toBeGreaterThan(0);
+      for (const code of ok)
+        expect(Object.keys(operation.responses[code].content ?? {}).length, `${method} ${path} ${code}`).toBeGreaterThan(0);
     }
     const docs = await app.inject({ url: '/docs' });
     const page = docs.statusCode === 302 ? await app.inject({ url: docs.headers.location as string }) : docs;

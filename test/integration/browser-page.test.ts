@@ -145,7 +145,10 @@ describeInBrowser('the web page', () => {
     expect(stages).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']);
     const done = await page.locator('li.stage.done').count();
     expect(done).toBe(stages.length);
-    const seen = (await page.evaluate(() => (window as unknown as { seen: { what: string; at: number }[] }).seen)) as { what: string; at: number }[];
+    const seen = (await page.evaluate(() => (window as unknown as { seen: { what: string; at: number }[] }).seen)) as {
+      what: string;
+      at: number;
+    }[];
     const times = seen.map((s) => s.at);
     // Arrived one after another, and before the result (not all at once when the run ended).
     expect(seen.map((s) => s.what)).toEqual([...stages.map((s) => `stage:${s}`), 'result']);
@@ -161,7 +164,9 @@ describeInBrowser('the web page', () => {
     expect(await result.getByText(/^Source/).count()).toBeGreaterThan(0);
     expect(await page.locator('#run-status').textContent()).toBe('completed');
     const id = (await page.locator('#run-id').textContent())!;
-    expect(await page.locator('#run-temporal').getAttribute('href')).toBe(`http://127.0.0.1:8233/namespaces/default/workflows/${encodeURIComponent(id)}`);
+    expect(await page.locator('#run-temporal').getAttribute('href')).toBe(
+      `http://127.0.0.1:8233/namespaces/default/workflows/${encodeURIComponent(id)}`,
+    );
 
     // The recent runs list has it, with its outcome.
     const row = page.locator('#recent tbody tr', { hasText: id });
@@ -183,7 +188,13 @@ describeInBrowser('the web page', () => {
     stack.llm.script(FAKE_MODELS.formalizer, { content: HOSTILE_REPLY });
     const id = await startFormalization(
       env.client,
-      { statement: STATEMENT, library: FIXTURE_LIBRARY, config: { repairRounds: 0, judge: false }, leanTaskQueue: REFUSING_QUEUE, llm: stack.runLlm },
+      {
+        statement: STATEMENT,
+        library: FIXTURE_LIBRARY,
+        config: { repairRounds: 0, judge: false },
+        leanTaskQueue: REFUSING_QUEUE,
+        llm: stack.runLlm,
+      },
       stack.mainQueue,
     );
     await env.client.workflow.getHandle(id).result();
@@ -196,9 +207,13 @@ describeInBrowser('the web page', () => {
     await page.screenshot({ path: screenshotPath('page-refused.png'), fullPage: true });
 
     expect(await result.locator('.outcome .badge').textContent()).toBe('refused');
-    expect(await result.locator('.outcome').textContent()).toBe('refused Refused by the screen before Lean (Lean never saw the last attempt)');
+    expect(await result.locator('.outcome').textContent()).toBe(
+      'refused Refused by the screen before Lean (Lean never saw the last attempt)',
+    );
     expect(await result.locator('.refusal').textContent()).toMatch(/^Refused by the screen: `#eval` runs code/);
-    expect(await result.getByRole('list', { name: 'Screen messages' }).textContent()).toMatch(/error 1:0 refused before Lean: `#eval` runs code/);
+    expect(await result.getByRole('list', { name: 'Screen messages' }).textContent()).toMatch(
+      /error 1:0 refused before Lean: `#eval` runs code/,
+    );
     expect(await page.locator('li.stage[data-stage="compile"] .state').textContent()).toBe('refused by the screen before Lean');
     const text = `${await page.locator('#stages').textContent()}${await result.textContent()}`;
     expect(text).not.toMatch(/Did not compile|Lean rejected|Compiler messages/);

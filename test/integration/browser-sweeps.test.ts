@@ -91,7 +91,10 @@ describeInBrowser('sweeps on the web page', () => {
     await page.goto(`${base}/`);
     const card = page.locator(`article[data-sweep="${started.id}"]`);
     await card.waitFor({ timeout: 30_000 });
-    expect(await card.locator('tr[data-config]').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.config))).toEqual(['drift', 'no-retrieval']);
+    expect(await card.locator('tr[data-config]').evaluateAll((rows) => rows.map((r) => (r as HTMLElement).dataset.config))).toEqual([
+      'drift',
+      'no-retrieval',
+    ]);
 
     // The counts move without a reload.
     const doneOf = async () => Number((await card.locator('.sweep-total').textContent())!.match(/^(\d+) of/)![1]);
@@ -120,7 +123,9 @@ describeInBrowser('sweeps on the web page', () => {
     expect(report.status).toBe(200);
     expect(await report.text()).toContain('no-retrieval');
     const runsLink = await card.getByRole('link', { name: 'Its runs in the Temporal UI' }).getAttribute('href');
-    expect(runsLink).toBe(`http://127.0.0.1:8233/namespaces/default/workflows?query=${encodeURIComponent(`DriftlineSweep="${started.id}"`)}`);
+    expect(runsLink).toBe(
+      `http://127.0.0.1:8233/namespaces/default/workflows?query=${encodeURIComponent(`DriftlineSweep="${started.id}"`)}`,
+    );
     await page.screenshot({ path: screenshotPath('page-sweep-done.png'), fullPage: true });
 
     // Its runs in the recent list read as their benchmark items and configurations.
@@ -155,7 +160,11 @@ describeInBrowser('sweeps on the web page', () => {
   }, 120_000);
 
   it("lists a run by its statement's first words, its configuration and how long it took", async () => {
-    const id = await startFormalization(stack.client, { statement: STATEMENT, library: FIXTURE_LIBRARY, config: { repairRounds: 0 } }, stack.mainQueue);
+    const id = await startFormalization(
+      stack.client,
+      { statement: STATEMENT, library: FIXTURE_LIBRARY, config: { repairRounds: 0 } },
+      stack.mainQueue,
+    );
     await stack.client.workflow.getHandle(id).result();
     const page = await browser.newPage();
     await page.goto(`${base}/`);

@@ -32,7 +32,12 @@ beforeAll(async () => {
   if (!browserAvailable) return;
   const uiPort = await freePort();
   env = await TestWorkflowEnvironment.createLocal({
-    server: { executable: { type: 'existing-path', path: requireTemporalCli() }, ip: '127.0.0.1', uiPort, searchAttributes: ALL_SEARCH_ATTRIBUTE_KEYS },
+    server: {
+      executable: { type: 'existing-path', path: requireTemporalCli() },
+      ip: '127.0.0.1',
+      uiPort,
+      searchAttributes: ALL_SEARCH_ATTRIBUTE_KEYS,
+    },
   });
   ui = `http://127.0.0.1:${uiPort}`;
   stack = await createStack(env, { repl: { unknownIdentifiers: ['Nat.Primee'] } });
@@ -123,7 +128,14 @@ describeInBrowser('the Temporal UI', () => {
     // The UI renders each markdown block in a frame of its own.
     await page.getByRole('tab', { name: 'User Metadata' }).click();
     const allText = async (): Promise<string> => {
-      const parts = await Promise.all(page.frames().map((frame) => frame.locator('body').textContent().catch(() => '')));
+      const parts = await Promise.all(
+        page.frames().map((frame) =>
+          frame
+            .locator('body')
+            .textContent()
+            .catch(() => ''),
+        ),
+      );
       return parts.join('\n');
     };
     await expect.poll(allText, { timeout: 30_000 }).toContain('Index version');

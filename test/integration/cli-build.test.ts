@@ -30,7 +30,9 @@ function staticImports(file: string, seen = new Set<string>()): Set<string> {
 describe('the compiled CLI', () => {
   it('is built from every source file under bin/', () => {
     const { inputs } = JSON.parse(readFileSync(join(DIST, 'build.json'), 'utf8')) as { inputs: string[] };
-    const bin = readdirSync(join(ROOT, 'bin')).filter((f) => f.endsWith('.ts')).map((f) => `bin/${f}`);
+    const bin = readdirSync(join(ROOT, 'bin'))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => `bin/${f}`);
     for (const file of bin) expect(inputs, `${file} is not reached from bin/cli.ts`).toContain(file);
   });
 
@@ -41,7 +43,8 @@ describe('the compiled CLI', () => {
 
   it('answers --help from the compiled JavaScript, listing every command group', () => {
     const help = execFileSync(process.execPath, [join(ROOT, 'bin/driftline.js'), '--help'], { encoding: 'utf8' });
-    for (const command of ['formalize', 'worker', 'start', 'keys', 'runs', 'index', 'eval', 'sweep']) expect(help).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
+    for (const command of ['formalize', 'worker', 'start', 'keys', 'runs', 'index', 'eval', 'sweep'])
+      expect(help).toMatch(new RegExp(`^  ${command}\\b`, 'm'));
     const runsHelp = execFileSync(process.execPath, [join(ROOT, 'bin/driftline.js'), 'runs', '--help'], { encoding: 'utf8' });
     for (const sub of ['list', 'show', 'cancel']) expect(runsHelp).toMatch(new RegExp(`^  ${sub}\\b`, 'm'));
   });

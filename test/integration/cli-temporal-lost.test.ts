@@ -39,7 +39,8 @@ describe('driftline formalize', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
     const deadline = Date.now() + 60_000;
-    while (!/run formalize-\S+/.test(stderr) && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+    while (!/run formalize-\S+/.test(stderr) && Date.now() < deadline && child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 100));
     const id = /run (formalize-\S+)/.exec(stderr)?.[1];
     expect(id, stderr).toBeDefined();
 

@@ -36,7 +36,10 @@ function composeConfig(env: Record<string, string> = {}): { services: Record<str
 
 describe('infra/compose.yaml', () => {
   composeCheck('is a valid Compose file (docker-compose config)', () => {
-    const result = spawnSync('docker-compose', ['-f', COMPOSE, 'config', '--quiet'], { env: { ...process.env, ...KEYS }, encoding: 'utf8' });
+    const result = spawnSync('docker-compose', ['-f', COMPOSE, 'config', '--quiet'], {
+      env: { ...process.env, ...KEYS },
+      encoding: 'utf8',
+    });
     expect(result.stderr).toBe('');
     expect(result.status).toBe(0);
   });

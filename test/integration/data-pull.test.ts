@@ -27,7 +27,12 @@ function testSet(overrides: Partial<DataSet> = {}): DataSet {
     licence: { path: 'LICENSE.test', sourcePath: 'LICENSE', sha256: sha(LICENCE) },
     files: [
       { path: 'lib/library.jsonl', sourcePath: 'data/lib/library.jsonl', sha256: sha(CORPUS) },
-      { path: 'lib/benchmark.jsonl', sourcePath: 'data/lib/benchmark.jsonl', sha256: sha(FULL), mirrorAlternative: { path: 'lib/benchmark.dev.jsonl', sha256: sha(DEV), what: 'the dev split' } },
+      {
+        path: 'lib/benchmark.jsonl',
+        sourcePath: 'data/lib/benchmark.jsonl',
+        sha256: sha(FULL),
+        mirrorAlternative: { path: 'lib/benchmark.dev.jsonl', sha256: sha(DEV), what: 'the dev split' },
+      },
     ],
     ...overrides,
   };
@@ -111,7 +116,9 @@ describe('pulling data from its source', () => {
     const dir = freshDir();
     const [result] = await pullData({ dir, sets: [testSet()], rawBase: base });
     expect(result!.ok).toBe(false);
-    expect(result!.error).toMatch(/lib \(a test library\) from github\.com\/someone\/some-data at aaaaaaaaaaaa: .*data\/lib\/library\.jsonl does not have the expected content \(sha256 [0-9a-f]{64}, expected [0-9a-f]{64}\): refused, nothing written/);
+    expect(result!.error).toMatch(
+      /lib \(a test library\) from github\.com\/someone\/some-data at aaaaaaaaaaaa: .*data\/lib\/library\.jsonl does not have the expected content \(sha256 [0-9a-f]{64}, expected [0-9a-f]{64}\): refused, nothing written/,
+    );
     expect(result!.error).toContain('DRIFTLINE_DATA_MIRROR');
     // The licence came first and is kept; of the refused file there is no trace, not even a temp file.
     expect(filesIn(dir)).toEqual(['LICENSE.test']);
@@ -133,7 +140,9 @@ describe('pulling data from its source', () => {
     const [result] = await pullData({ dir, sets: [testSet()], rawBase: base });
     expect(result!.ok).toBe(false);
     expect(result!.error).toContain(`${base}/${SOURCE.repo}/${SOURCE.commit}/data/lib/library.jsonl answered 404 Not Found`);
-    expect(result!.error).toMatch(/set DRIFTLINE_DATA_MIRROR to a directory or an HTTP\(S\) URL laid out like the data directory .* and run `npx driftline data pull` \(or `npm run setup`\) again/);
+    expect(result!.error).toMatch(
+      /set DRIFTLINE_DATA_MIRROR to a directory or an HTTP\(S\) URL laid out like the data directory .* and run `npx driftline data pull` \(or `npm run setup`\) again/,
+    );
     expect(existsSync(join(dir, 'lib/library.jsonl'))).toBe(false);
   });
 
@@ -146,7 +155,9 @@ describe('pulling data from its source', () => {
     const dir = freshDir();
     const [result] = await pullData({ dir, sets: [testSet()], rawBase: `http://127.0.0.1:${port}` });
     expect(result!.ok).toBe(false);
-    expect(result!.error).toContain(`cannot download http://127.0.0.1:${port}/${SOURCE.repo}/${SOURCE.commit}/LICENSE: the connection was refused (ECONNREFUSED)`);
+    expect(result!.error).toContain(
+      `cannot download http://127.0.0.1:${port}/${SOURCE.repo}/${SOURCE.commit}/LICENSE: the connection was refused (ECONNREFUSED)`,
+    );
     expect(result!.error).toContain('DRIFTLINE_DATA_MIRROR');
     expect(filesIn(dir)).toEqual([]);
   });
@@ -166,7 +177,9 @@ describe('pulling data from its source', () => {
       ['broken', false],
       ['lib', true],
     ]);
-    await expect(pullData({ dir: freshDir(), sets: [testSet()], names: ['nope'], rawBase: base })).rejects.toThrow(/unknown data set "nope"; known: lib/);
+    await expect(pullData({ dir: freshDir(), sets: [testSet()], names: ['nope'], rawBase: base })).rejects.toThrow(
+      /unknown data set "nope"; known: lib/,
+    );
   });
 });
 
@@ -186,7 +199,9 @@ describe('pulling data from a mirror', () => {
     routes = { '/mirror/LICENSE.test': 'another licence\n' };
     const dir = freshDir();
     const [result] = await pullData({ dir, sets: [testSet()], mirror: `${base}/mirror/` });
-    expect(result!.error).toMatch(/from the mirror http:\/\/127\.0\.0\.1:\d+\/mirror\/: .*LICENSE\.test does not have the expected content .*refused, nothing written\. Check DRIFTLINE_DATA_MIRROR/);
+    expect(result!.error).toMatch(
+      /from the mirror http:\/\/127\.0\.0\.1:\d+\/mirror\/: .*LICENSE\.test does not have the expected content .*refused, nothing written\. Check DRIFTLINE_DATA_MIRROR/,
+    );
     expect(filesIn(dir)).toEqual([]);
   });
 
@@ -197,7 +212,9 @@ describe('pulling data from a mirror', () => {
     writeFileSync(join(mirror, 'lib/library.jsonl'), CORPUS);
     const dir = freshDir();
     const [missing] = await pullData({ dir, sets: [testSet()], mirror });
-    expect(missing!.error).toContain(`${join(mirror, 'lib/benchmark.jsonl')} does not exist; ${join(mirror, 'lib/benchmark.dev.jsonl')} does not exist`);
+    expect(missing!.error).toContain(
+      `${join(mirror, 'lib/benchmark.jsonl')} does not exist; ${join(mirror, 'lib/benchmark.dev.jsonl')} does not exist`,
+    );
     writeFileSync(join(mirror, 'lib/benchmark.jsonl'), FULL);
     const [result] = await pullData({ dir, sets: [testSet()], mirror: `file://${mirror}` });
     expect(result!.ok).toBe(true);

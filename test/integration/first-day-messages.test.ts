@@ -40,7 +40,13 @@ describe('on the local model', () => {
     expect(llm.baseURLFor('judge')).not.toContain(new URL(LOCAL_BASE_URL).host);
     expect(llm.modelFor('formalizer')).toBe('tiny-model-q4');
     // A model the configuration names for the provider still wins.
-    const named = loadConfig({ env: { ...base, DRIFTLINE_PROVIDERS: JSON.stringify({ small: { kind: 'local', modelPath: model, model: 'gemma' } }), DRIFTLINE_ROLE_JUDGE: 'small' } });
+    const named = loadConfig({
+      env: {
+        ...base,
+        DRIFTLINE_PROVIDERS: JSON.stringify({ small: { kind: 'local', modelPath: model, model: 'gemma' } }),
+        DRIFTLINE_ROLE_JUDGE: 'small',
+      },
+    });
     expect(createConfiguredLlm(named).modelFor('judge')).toBe('gemma');
   });
 });
@@ -58,12 +64,19 @@ describe('the driftline command, a client', () => {
     const r = spawnSync(process.execPath, [cli, 'formalize', 'é'.repeat(20_001)], { env: bare(), encoding: 'utf8' });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('driftline: the statement has 20001 characters; at most 20000 are accepted (DRIFTLINE_MAX_STATEMENT_CHARS)');
-    const limited = spawnSync(process.execPath, [cli, 'formalize', 'x'.repeat(101)], { env: { ...bare(), DRIFTLINE_MAX_STATEMENT_CHARS: '100' }, encoding: 'utf8' });
+    const limited = spawnSync(process.execPath, [cli, 'formalize', 'x'.repeat(101)], {
+      env: { ...bare(), DRIFTLINE_MAX_STATEMENT_CHARS: '100' },
+      encoding: 'utf8',
+    });
     expect(limited.stderr).toContain('at most 100 are accepted');
   });
 
   it('needs neither DRIFTLINE_LIBRARIES nor the corpus file: it gets as far as Temporal', () => {
-    const r = spawnSync(process.execPath, [cli, 'formalize', 'Every prime greater than 2 is odd.'], { env: bare(), encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [cli, 'formalize', 'Every prime greater than 2 is odd.'], {
+      env: bare(),
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('Cannot reach Temporal at 127.0.0.1:1');
     expect(r.stderr).not.toMatch(/DRIFTLINE_LIBRARIES|corpus file/);

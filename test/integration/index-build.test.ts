@@ -69,7 +69,10 @@ describe('buildIndex workflow', () => {
         workflowId: `${indexBuildWorkflowId('bad', version)}/strict`,
         args: [{ library: 'bad', corpusPath: bad, version } satisfies BuildIndexInput],
       });
-      const error = await failing.result().then(() => undefined, (err: Error) => err);
+      const error = await failing.result().then(
+        () => undefined,
+        (err: Error) => err,
+      );
       const lenient = await env.client.workflow.start('buildIndex', {
         taskQueue,
         workflowId: `${indexBuildWorkflowId('bad', version)}/lenient`,
@@ -125,7 +128,11 @@ describe('buildIndex workflow', () => {
       const start = Date.now();
       const hits = await (await registry.get('mini')).searchPremises('a prime number p and the integers modulo p', 5);
       const fresh = hits.filter((h) => h.decl.name.startsWith('V2.')).length;
-      searches.push({ start, end: Date.now(), answer: hits.length === 0 ? 'none' : fresh === 0 ? 'old' : fresh === hits.length ? 'new' : 'mix' });
+      searches.push({
+        start,
+        end: Date.now(),
+        answer: hits.length === 0 ? 'none' : fresh === 0 ? 'old' : fresh === hits.length ? 'new' : 'mix',
+      });
     };
     const run = worker.runUntil(async () => {
       const handle = await env.client.workflow.start('buildIndex', { taskQueue, workflowId, args: [input] });
@@ -171,7 +178,9 @@ describe('buildIndex workflow', () => {
 
     // The same build started again (same workflow ID): it finds every point stored, stores
     // nothing, verifies and promotes again.
-    const again = await (await newWorker()).runUntil(async () => {
+    const again = await (
+      await newWorker()
+    ).runUntil(async () => {
       const handle = await env.client.workflow.start('buildIndex', {
         taskQueue,
         workflowId,
@@ -186,139 +195,155 @@ describe('buildIndex workflow', () => {
     await registry.close();
   });
 
-  it('resumes after its worker process is killed mid-chunk: nothing stored twice, no finished batch embedded again', { timeout: 240_000 }, async () => {
-    const n = 6000;
-    const corpus = join(work, 'synthetic.jsonl');
-    const lines: string[] = [];
-    for (let i = 0; i < n; i++) {
-      const theorem = i % 3 === 0;
-      lines.push(
-        JSON.stringify({
-          name: `Synth.Module${i % 50}.${theorem ? 'lemma' : 'def'}_${i}`,
-          kind: theorem ? 'theorem' : 'def',
-          signature: theorem ? `theorem Synth.lemma_${i} (n : ℕ) : foo${i % 97} n = bar${i % 89} n` : `def Synth.def_${i} (n : ℕ) : ℕ`,
-          docstring: `Synthetic declaration number ${i} about widget ${i % 113}.`,
-          uses: theorem ? [`Synth.Module${(i + 1) % 50}.def_${i + 1}`] : [],
-        }),
-      );
-    }
-    await writeFile(corpus, lines.join('\n') + '\n');
-    // Dense vectors from the fake OpenAI server: every document it is asked to embed is counted.
-    const llm = await startFakeOpenAI();
-    // Every batch takes a while: the SDK sends heartbeat details at most every 0.8 × the
-    // heartbeat timeout (2.4 s here), and a chunk embedded faster than that never shows Temporal
-    // a position half-way through (on a quiet machine the test then waited in vain).
-    llm.scriptEmbeddings(...Array.from({ length: 200 }, () => ({ embed: true as const, delayMs: 150 })));
-    const embedded = new Map<number, number>();
-    const embeddedDocuments = () => {
-      embedded.clear();
-      for (const request of llm.embeddingRequests) {
-        for (const text of request.input) {
-          const i = Number(/^Synth\.Module\d+\.(?:lemma|def)_(\d+)/.exec(text)?.[1] ?? NaN);
-          if (!Number.isNaN(i)) embedded.set(i, (embedded.get(i) ?? 0) + 1);
-        }
+  it(
+    'resumes after its worker process is killed mid-chunk: nothing stored twice, no finished batch embedded again',
+    { timeout: 240_000 },
+    async () => {
+      const n = 6000;
+      const corpus = join(work, 'synthetic.jsonl');
+      const lines: string[] = [];
+      for (let i = 0; i < n; i++) {
+        const theorem = i % 3 === 0;
+        lines.push(
+          JSON.stringify({
+            name: `Synth.Module${i % 50}.${theorem ? 'lemma' : 'def'}_${i}`,
+            kind: theorem ? 'theorem' : 'def',
+            signature: theorem ? `theorem Synth.lemma_${i} (n : ℕ) : foo${i % 97} n = bar${i % 89} n` : `def Synth.def_${i} (n : ℕ) : ℕ`,
+            docstring: `Synthetic declaration number ${i} about widget ${i % 113}.`,
+            uses: theorem ? [`Synth.Module${(i + 1) % 50}.def_${i + 1}`] : [],
+          }),
+        );
       }
-      return embedded;
-    };
-    const dataDir = join(work, 'killed');
-    const childEnv: NodeJS.ProcessEnv = {
-      ...process.env,
-      TEMPORAL_ADDRESS: env.address,
-      TEMPORAL_NAMESPACE: env.namespace ?? 'default',
-      DRIFTLINE_LIBRARIES: `synth=${corpus}`,
-      DRIFTLINE_DATA_DIR: dataDir,
-      DRIFTLINE_STORE: 'embedded',
-      DRIFTLINE_EMBEDDER: 'openai',
-      DRIFTLINE_EMBEDDING_MODEL: 'fake-embed',
-      DRIFTLINE_EMBEDDING_DIMENSIONS: String(FAKE_EMBEDDING_DIMENSIONS),
-      DRIFTLINE_EMBEDDINGS_BASE_URL: llm.url,
-      DRIFTLINE_EMBEDDINGS_API_KEY: 'test-key',
-      DRIFTLINE_WORKFLOW_BUNDLE: await workflowBundleFile(work),
-      DRIFTLINE_CONFIG: join(work, 'no-config.json'),
-    };
-    await writeFile(childEnv.DRIFTLINE_CONFIG!, '{}');
-    let log = '';
-    const startWorker = (): ChildProcess => {
-      const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bin/cli.ts'), 'worker', '--queue', 'main'], {
-        cwd: ROOT,
-        env: childEnv,
-        stdio: ['ignore', 'pipe', 'pipe'],
+      await writeFile(corpus, lines.join('\n') + '\n');
+      // Dense vectors from the fake OpenAI server: every document it is asked to embed is counted.
+      const llm = await startFakeOpenAI();
+      // Every batch takes a while: the SDK sends heartbeat details at most every 0.8 × the
+      // heartbeat timeout (2.4 s here), and a chunk embedded faster than that never shows Temporal
+      // a position half-way through (on a quiet machine the test then waited in vain).
+      llm.scriptEmbeddings(...Array.from({ length: 200 }, () => ({ embed: true as const, delayMs: 150 })));
+      const embedded = new Map<number, number>();
+      const embeddedDocuments = () => {
+        embedded.clear();
+        for (const request of llm.embeddingRequests) {
+          for (const text of request.input) {
+            const i = Number(/^Synth\.Module\d+\.(?:lemma|def)_(\d+)/.exec(text)?.[1] ?? NaN);
+            if (!Number.isNaN(i)) embedded.set(i, (embedded.get(i) ?? 0) + 1);
+          }
+        }
+        return embedded;
+      };
+      const dataDir = join(work, 'killed');
+      const childEnv: NodeJS.ProcessEnv = {
+        ...process.env,
+        TEMPORAL_ADDRESS: env.address,
+        TEMPORAL_NAMESPACE: env.namespace ?? 'default',
+        DRIFTLINE_LIBRARIES: `synth=${corpus}`,
+        DRIFTLINE_DATA_DIR: dataDir,
+        DRIFTLINE_STORE: 'embedded',
+        DRIFTLINE_EMBEDDER: 'openai',
+        DRIFTLINE_EMBEDDING_MODEL: 'fake-embed',
+        DRIFTLINE_EMBEDDING_DIMENSIONS: String(FAKE_EMBEDDING_DIMENSIONS),
+        DRIFTLINE_EMBEDDINGS_BASE_URL: llm.url,
+        DRIFTLINE_EMBEDDINGS_API_KEY: 'test-key',
+        DRIFTLINE_WORKFLOW_BUNDLE: await workflowBundleFile(work),
+        DRIFTLINE_CONFIG: join(work, 'no-config.json'),
+      };
+      await writeFile(childEnv.DRIFTLINE_CONFIG!, '{}');
+      let log = '';
+      const startWorker = (): ChildProcess => {
+        const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'bin/cli.ts'), 'worker', '--queue', 'main'], {
+          cwd: ROOT,
+          env: childEnv,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
+        child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
+        return child;
+      };
+      const exited = (c: ChildProcess) =>
+        new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+
+      const { version } = await versionForCorpus('synth', corpus, `openai:fake-embed@${FAKE_EMBEDDING_DIMENSIONS}`);
+      const workflowId = indexBuildWorkflowId('synth', version);
+      const handle = await env.client.workflow.start('buildIndex', {
+        taskQueue: MAIN_TASK_QUEUE,
+        workflowId,
+        args: [
+          {
+            library: 'synth',
+            corpusPath: corpus,
+            version,
+            chunkSize: 3000,
+            batchSize: 100,
+            heartbeatTimeoutMs: 3000,
+          } satisfies BuildIndexInput,
+        ],
       });
-      child.stdout!.on('data', (d: Buffer) => (log += d.toString()));
-      child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
-      return child;
-    };
-    const exited = (c: ChildProcess) => new Promise<void>((r) => (c.exitCode !== null || c.signalCode !== null ? r() : c.once('exit', () => r())));
+      /** Where the running chunk's last heartbeat says it got to, as Temporal has it. */
+      const reported = async (): Promise<StoreIndexHeartbeat | undefined> => {
+        const pending = (await handle.describe()).raw.pendingActivities ?? [];
+        const details = pending.find((a) => a.activityType?.name === 'storeIndexChunk')?.heartbeatDetails?.payloads?.[0];
+        return details ? defaultPayloadConverter.fromPayload<StoreIndexHeartbeat>(details) : undefined;
+      };
 
-    const { version } = await versionForCorpus('synth', corpus, `openai:fake-embed@${FAKE_EMBEDDING_DIMENSIONS}`);
-    const workflowId = indexBuildWorkflowId('synth', version);
-    const handle = await env.client.workflow.start('buildIndex', {
-      taskQueue: MAIN_TASK_QUEUE,
-      workflowId,
-      args: [{ library: 'synth', corpusPath: corpus, version, chunkSize: 3000, batchSize: 100, heartbeatTimeoutMs: 3000 } satisfies BuildIndexInput],
-    });
-    /** Where the running chunk's last heartbeat says it got to, as Temporal has it. */
-    const reported = async (): Promise<StoreIndexHeartbeat | undefined> => {
-      const pending = (await handle.describe()).raw.pendingActivities ?? [];
-      const details = pending.find((a) => a.activityType?.name === 'storeIndexChunk')?.heartbeatDetails?.payloads?.[0];
-      return details ? defaultPayloadConverter.fromPayload<StoreIndexHeartbeat>(details) : undefined;
-    };
-
-    const store = new EmbeddedStore(join(dataDir, 'indexes', 'embedded'));
-    let first: ChildProcess | undefined = startWorker();
-    let second: ChildProcess | undefined;
-    let resumeFrom: number;
-    let killedChunk: StoreIndexHeartbeat;
-    try {
-      // Wait until Temporal has a heartbeat from half-way through a chunk (either of the two), then
-      // kill the worker without warning: the chunk must be retried and resume from there. Under a
-      // heavy load a poll can come late and see a chunk's last heartbeat (next = to): not half-way.
-      const deadline = Date.now() + 150_000;
-      for (;;) {
-        const beat = await reported().catch(() => undefined);
-        if (beat && beat.next >= beat.from + 1500 && beat.next < beat.to) {
-          killedChunk = beat;
-          resumeFrom = beat.next;
-          break;
+      const store = new EmbeddedStore(join(dataDir, 'indexes', 'embedded'));
+      let first: ChildProcess | undefined = startWorker();
+      let second: ChildProcess | undefined;
+      let resumeFrom: number;
+      let killedChunk: StoreIndexHeartbeat;
+      try {
+        // Wait until Temporal has a heartbeat from half-way through a chunk (either of the two), then
+        // kill the worker without warning: the chunk must be retried and resume from there. Under a
+        // heavy load a poll can come late and see a chunk's last heartbeat (next = to): not half-way.
+        const deadline = Date.now() + 150_000;
+        for (;;) {
+          const beat = await reported().catch(() => undefined);
+          if (beat && beat.next >= beat.from + 1500 && beat.next < beat.to) {
+            killedChunk = beat;
+            resumeFrom = beat.next;
+            break;
+          }
+          if (Date.now() > deadline) throw new Error(`the build did not get going (${JSON.stringify(beat)}):\n${log}`);
+          if (first.exitCode !== null) throw new Error(`the worker exited early:\n${log}`);
+          await new Promise((r) => setTimeout(r, 100));
         }
-        if (Date.now() > deadline) throw new Error(`the build did not get going (${JSON.stringify(beat)}):\n${log}`);
-        if (first.exitCode !== null) throw new Error(`the worker exited early:\n${log}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      first.kill('SIGKILL');
-      await exited(first);
-      first = undefined;
-      expect(resumeFrom).toBeLessThan(killedChunk.to);
-      expect(await store.count(version)).toBeLessThan(n);
-      expect((await handle.describe()).status.name).toBe('RUNNING'); // (no worker to answer queries now)
-      // The worker's vector cache would hide a re-embedding from the fake: remove it, so any
-      // batch the new attempt redoes is asked of the embeddings server again.
-      await rm(join(dataDir, 'cache'), { recursive: true, force: true });
+        first.kill('SIGKILL');
+        await exited(first);
+        first = undefined;
+        expect(resumeFrom).toBeLessThan(killedChunk.to);
+        expect(await store.count(version)).toBeLessThan(n);
+        expect((await handle.describe()).status.name).toBe('RUNNING'); // (no worker to answer queries now)
+        // The worker's vector cache would hide a re-embedding from the fake: remove it, so any
+        // batch the new attempt redoes is asked of the embeddings server again.
+        await rm(join(dataDir, 'cache'), { recursive: true, force: true });
 
-      second = startWorker();
-      const result = (await handle.result()) as BuildIndexResult;
-      expect(result).toEqual({ version, count: n, promoted: true });
-    } finally {
-      first?.kill('SIGKILL');
-      second?.kill('SIGTERM');
-      if (second) await exited(second);
-      await llm.close();
-    }
-    expect(await store.count(version)).toBe(n);
-    expect((await store.getVersion(version))?.completedAt).toBeTruthy();
-    expect(await store.getAlias('synth')).toBe(version);
-    // One point per name: every declaration is found by name, none twice.
-    const names = lines.map((l) => (JSON.parse(l) as { name: string }).name);
-    expect((await store.get(version, names)).size).toBe(n);
-    // The killed chunk was retried (attempt 2 or later) by the new worker...
-    const chunkAttempts = (await activityRunsOf(env.client, workflowId)).filter((r) => r.type === 'storeIndexChunk').map((r) => r.attempt);
-    expect(chunkAttempts[killedChunk.from / 3000]).toBeGreaterThan(1);
-    // ...from its heartbeat: what the first attempt had reported done was embedded once, not again.
-    const counts = embeddedDocuments();
-    const redone = [...Array(resumeFrom).keys()].filter((i) => counts.get(i) !== 1);
-    expect(redone).toEqual([]);
-    // Every declaration was embedded.
-    expect(counts.size).toBe(n);
-    await store.close();
-  });
+        second = startWorker();
+        const result = (await handle.result()) as BuildIndexResult;
+        expect(result).toEqual({ version, count: n, promoted: true });
+      } finally {
+        first?.kill('SIGKILL');
+        second?.kill('SIGTERM');
+        if (second) await exited(second);
+        await llm.close();
+      }
+      expect(await store.count(version)).toBe(n);
+      expect((await store.getVersion(version))?.completedAt).toBeTruthy();
+      expect(await store.getAlias('synth')).toBe(version);
+      // One point per name: every declaration is found by name, none twice.
+      const names = lines.map((l) => (JSON.parse(l) as { name: string }).name);
+      expect((await store.get(version, names)).size).toBe(n);
+      // The killed chunk was retried (attempt 2 or later) by the new worker...
+      const chunkAttempts = (await activityRunsOf(env.client, workflowId))
+        .filter((r) => r.type === 'storeIndexChunk')
+        .map((r) => r.attempt);
+      expect(chunkAttempts[killedChunk.from / 3000]).toBeGreaterThan(1);
+      // ...from its heartbeat: what the first attempt had reported done was embedded once, not again.
+      const counts = embeddedDocuments();
+      const redone = [...Array(resumeFrom).keys()].filter((i) => counts.get(i) !== 1);
+      expect(redone).toEqual([]);
+      // Every declaration was embedded.
+      expect(counts.size).toBe(n);
+      await store.close();
+    },
+  );
 });

@@ -41,7 +41,12 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'driftline-judge-eval-'));
   benchmark = join(dir, 'bench.jsonl');
   const names = Object.values(SETS).flatMap((s) => Object.keys(s));
-  writeFileSync(benchmark, names.map((n) => JSON.stringify({ full_name: n, informal_stmt: `Informal ${n}.`, formal_stmt: `theorem thm_P : True := sorry` })).join('\n') + '\n');
+  writeFileSync(
+    benchmark,
+    names
+      .map((n) => JSON.stringify({ full_name: n, informal_stmt: `Informal ${n}.`, formal_stmt: `theorem thm_P : True := sorry` }))
+      .join('\n') + '\n',
+  );
   dataDirs = Object.entries(SETS).map(([set, items]) => {
     const d = join(dir, set);
     mkdirSync(d);
@@ -62,7 +67,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const cfg = () => loadConfig({ env: { DRIFTLINE_LIBRARIES: `mini=${CORPUS}`, OPENAI_BASE_URL: fake.url, DRIFTLINE_MODEL_JUDGE: 'judge-strict' } });
+const cfg = () =>
+  loadConfig({ env: { DRIFTLINE_LIBRARIES: `mini=${CORPUS}`, OPENAI_BASE_URL: fake.url, DRIFTLINE_MODEL_JUDGE: 'judge-strict' } });
 const opts = (o: Partial<EvalJudgeOptions> = {}): EvalJudgeOptions => ({
   data: dataDirs,
   benchmark,
@@ -118,7 +124,10 @@ describe('driftline eval judge', () => {
     const md = await evalJudge(cfg(), opts({ json: false, details }));
     expect(md).toContain("| set | n | TP/FP/FN/TN | accuracy % | precision % | recall % | Cohen's κ |");
     expect(md).toMatch(/\| all \| 5 \| 2\/1\/1\/1 \| 60\.0 \[/);
-    const lines = readFileSync(details, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(details, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines).toHaveLength(5);
     expect(lines.find((l) => l.id === 'second/Book.d#0')).toMatchObject({ equivalent: true, faithful: false, judge: 'judge-strict' });
   });
@@ -129,6 +138,8 @@ describe('driftline eval judge', () => {
     writeFileSync(join(bad, 'autoformalization.json'), JSON.stringify({ 'Book.zzz': [{ formal_stmt_pred: 'x' }] }));
     writeFileSync(join(bad, 'labels.json'), '{}');
     await expect(evalJudge(cfg(), opts({ data: [bad] }))).rejects.toThrow(LabelDataError);
-    await expect(evalJudge(cfg(), opts({ data: [bad] }))).rejects.toThrow(/autoformalization\.json: item "Book\.zzz" is not in the benchmark/);
+    await expect(evalJudge(cfg(), opts({ data: [bad] }))).rejects.toThrow(
+      /autoformalization\.json: item "Book\.zzz" is not in the benchmark/,
+    );
   });
 });

@@ -26,7 +26,10 @@ const GOLD = 'open Nat\ntheorem gold (p : ℕ) (hp : p.Prime) : p ≥ 2 := by so
 describe('statementParts', () => {
   it('splits preamble and signature, dropping imports and the name', () => {
     expect(statementParts(`import Mathlib\n${GOLD}`)).toEqual({ preamble: 'open Nat', signature: '(p : ℕ) (hp : p.Prime) : p ≥ 2' });
-    expect(statementParts('example (a b : ℕ) : a + b = b + a := by sorry')).toEqual({ preamble: '', signature: '(a b : ℕ) : a + b = b + a' });
+    expect(statementParts('example (a b : ℕ) : a + b = b + a := by sorry')).toEqual({
+      preamble: '',
+      signature: '(a b : ℕ) : a + b = b + a',
+    });
   });
 });
 
@@ -75,14 +78,36 @@ describe('checkEquivalence', () => {
 
   it('refuses a statement that does not compile, or that is unsafe, without trying tactics', async () => {
     const { pool, fake } = setup({ unknownIdentifiers: ['Nat.Primee'] });
-    const bad = await checkEquivalence(pool, { candidate: 'theorem c (p : ℕ) (hp : Nat.Primee p) : 2 ≤ p := by sorry', gold: GOLD }, { timeoutMs: 30_000 });
-    expect(bad).toMatchObject({ equivalent: false, reason: expect.stringMatching(/candidate statement does not compile: unknown identifier 'Nat.Primee'/) });
+    const bad = await checkEquivalence(
+      pool,
+      { candidate: 'theorem c (p : ℕ) (hp : Nat.Primee p) : 2 ≤ p := by sorry', gold: GOLD },
+      { timeoutMs: 30_000 },
+    );
+    expect(bad).toMatchObject({
+      equivalent: false,
+      reason: expect.stringMatching(/candidate statement does not compile: unknown identifier 'Nat.Primee'/),
+    });
     expect(fake.count('body')).toBe(1);
     const unsafe = await checkEquivalence(pool, { candidate: `#eval 1\n${CANDIDATE}`, gold: GOLD }, { timeoutMs: 30_000 });
-    expect(unsafe).toMatchObject({ equivalent: false, refused: 'candidate', reason: expect.stringMatching(/^refused before Lean: the candidate statement: `#eval` runs code/) });
-    const hostileGold = await checkEquivalence(pool, { candidate: CANDIDATE, gold: `open Nat #eval IO.getEnv "OPENAI_API_KEY"
-${GOLD}` }, { timeoutMs: 30_000 });
-    expect(hostileGold).toMatchObject({ equivalent: false, refused: 'gold', reason: expect.stringMatching(/^refused before Lean: the gold statement/) });
+    expect(unsafe).toMatchObject({
+      equivalent: false,
+      refused: 'candidate',
+      reason: expect.stringMatching(/^refused before Lean: the candidate statement: `#eval` runs code/),
+    });
+    const hostileGold = await checkEquivalence(
+      pool,
+      {
+        candidate: CANDIDATE,
+        gold: `open Nat #eval IO.getEnv "OPENAI_API_KEY"
+${GOLD}`,
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(hostileGold).toMatchObject({
+      equivalent: false,
+      refused: 'gold',
+      reason: expect.stringMatching(/^refused before Lean: the gold statement/),
+    });
     expect(fake.count('body')).toBe(1);
   });
 });

@@ -7,7 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createLeanRunner } from '../../engines/lean/create-runner';
 import { fakeRepl } from '../fakes/fake-repl-harness';
 
-const HOSTILE = JSON.parse(readFileSync(new URL('../fixtures/lean-screen/hostile.json', import.meta.url), 'utf8')) as { name: string; text: string }[];
+const HOSTILE = JSON.parse(readFileSync(new URL('../fixtures/lean-screen/hostile.json', import.meta.url), 'utf8')) as {
+  name: string;
+  text: string;
+}[];
 
 const fake = fakeRepl();
 const runner = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, sandbox: fake.sandbox });

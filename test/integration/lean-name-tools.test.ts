@@ -96,14 +96,17 @@ describe('inspectName', () => {
     expect(info.text).toMatch(/Nat\.Prime : ℕ → Prop/);
   });
 
-  it('reports a missing name as not existing, with Lean\'s reason', async () => {
+  it("reports a missing name as not existing, with Lean's reason", async () => {
     const { pool: p } = pool({ knownNames: { 'Nat.Prime': 'ℕ → Prop' }, onlyKnownNames: true });
     expect(await inspectName(p, { name: 'Nat.Primee' })).toMatchObject({ exists: false, reason: "unknown identifier 'Nat.Primee'" });
   });
 
   it('never sends something that is not an identifier to Lean', async () => {
     const { pool: p, fake } = pool({});
-    expect(await inspectName(p, { name: 'x\n#eval 1' })).toMatchObject({ exists: false, reason: expect.stringMatching(/not a Lean identifier/) });
+    expect(await inspectName(p, { name: 'x\n#eval 1' })).toMatchObject({
+      exists: false,
+      reason: expect.stringMatching(/not a Lean identifier/),
+    });
     expect(fake.processes()).toBe(0);
   });
 });

@@ -78,7 +78,12 @@ describe('ReplPool', () => {
     for (const name of ['a', 'b', 'c', 'd']) await pool.check(theorem(name), { header: item });
     const conNF = fake.events().filter((e) => e.event === 'header' && e.detail.includes('ConNF'));
     expect(conNF).toHaveLength(1);
-    const bodyPids = new Set(fake.events().filter((e) => e.event === 'body').map((e) => e.pid));
+    const bodyPids = new Set(
+      fake
+        .events()
+        .filter((e) => e.event === 'body')
+        .map((e) => e.pid),
+    );
     expect(bodyPids).toEqual(new Set([conNF[0]!.pid]));
   });
 
@@ -137,7 +142,10 @@ describe('ReplPool', () => {
   it('kills a check whose memory passes the cap while it runs, and says so', async () => {
     // The check would take 30 s; it must end well before (spawning the process included, on a
     // busy machine), killed by the watcher, and never be answered by the REPL.
-    const { fake, pool } = setup({ memoryPerCommandMb: 400, bodyDelayMs: 30_000 }, { size: 1, maxRssMb: 300, rssIntervalMs: 50, eagerReplace: false });
+    const { fake, pool } = setup(
+      { memoryPerCommandMb: 400, bodyDelayMs: 30_000 },
+      { size: 1, maxRssMb: 300, rssIntervalMs: 50, eagerReplace: false },
+    );
     const started = Date.now();
     const result = await pool.check(theorem('big'));
     expect(result.status).toBe('error');

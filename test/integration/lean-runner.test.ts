@@ -11,10 +11,19 @@ import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 const runners: LeanRunner[] = [];
 const fakes: FakeRepl[] = [];
 
-function setup(script: FakeReplScript = {}, overrides: { timeoutMs?: number; header?: string; maxUses?: number; policy?: SafetyPolicy } = {}) {
+function setup(
+  script: FakeReplScript = {},
+  overrides: { timeoutMs?: number; header?: string; maxUses?: number; policy?: SafetyPolicy } = {},
+) {
   const fake = fakeRepl(script);
   fakes.push(fake);
-  const runner = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, sandbox: fake.sandbox, ...overrides });
+  const runner = createLeanRunner({
+    replCmd: fake.command,
+    header: 'import Mathlib',
+    timeoutMs: 10_000,
+    sandbox: fake.sandbox,
+    ...overrides,
+  });
   runners.push(runner);
   return { fake, runner };
 }
@@ -35,11 +44,12 @@ describe('the Lean runner (a pool of one REPL process)', () => {
     expect(fake.count('header')).toBe(1);
     expect(fake.count('body')).toBe(3);
     expect(fake.processes()).toBe(1);
-    expect(fake.events().filter((e) => e.event === 'body').map((e) => e.detail)).toEqual([
-      'env=1 base=0',
-      'env=2 base=0',
-      'env=3 base=0',
-    ]);
+    expect(
+      fake
+        .events()
+        .filter((e) => e.event === 'body')
+        .map((e) => e.detail),
+    ).toEqual(['env=1 base=0', 'env=2 base=0', 'env=3 base=0']);
   });
 
   it('treats a statement that repeats the library import (or a submodule of it) as the same header', async () => {
@@ -55,21 +65,19 @@ describe('the Lean runner (a pool of one REPL process)', () => {
     await runner.check('theorem b : True := by sorry', { header: 'import ConNF\nopen ConNF' });
     await runner.check('theorem c : True := by sorry', { header: 'import ConNF\nopen ConNF' });
     await runner.check('theorem d : True := by sorry');
-    expect(fake.events().filter((e) => e.event === 'header').map((e) => e.detail)).toEqual([
-      'env=0 imports=Mathlib',
-      'env=2 imports=ConNF',
-    ]);
+    expect(
+      fake
+        .events()
+        .filter((e) => e.event === 'header')
+        .map((e) => e.detail),
+    ).toEqual(['env=0 imports=Mathlib', 'env=2 imports=ConNF']);
   });
 
   it('reports an unknown identifier at its line and column in the statement the LLM wrote', async () => {
     const { runner } = setup({ unknownIdentifiers: ['Nat.Primee'] });
-    const statement = [
-      'import Mathlib',
-      'open Nat',
-      '',
-      'theorem two_le (p : ℕ)',
-      '    (hp : Nat.Primee p) : 2 ≤ p := by sorry',
-    ].join('\n');
+    const statement = ['import Mathlib', 'open Nat', '', 'theorem two_le (p : ℕ)', '    (hp : Nat.Primee p) : 2 ≤ p := by sorry'].join(
+      '\n',
+    );
     const result = await runner.check(statement);
     expect(result.status).toBe('error');
     expect(result.messages).toEqual([
@@ -89,7 +97,7 @@ describe('the Lean runner (a pool of one REPL process)', () => {
     ]);
   });
 
-  it("counts a statement with only the sorry warning as compiled, keeping the warning", async () => {
+  it('counts a statement with only the sorry warning as compiled, keeping the warning', async () => {
     const { runner } = setup();
     const result = await runner.check('theorem t (n : ℕ) : n + 0 = n := by sorry');
     expect(result).toMatchObject({
@@ -139,10 +147,15 @@ describe('the Lean runner (a pool of one REPL process)', () => {
 
   it("reports a failing import of the statement's own at that import's line", async () => {
     // Foo is an import root the screen allows here, so the import reaches Lean and fails there.
-    const { runner } = setup({ missingModules: ['Foo.Bar'] }, { policy: { ...DEFAULT_SAFETY_POLICY, allowedImports: [...DEFAULT_SAFETY_POLICY.allowedImports, 'Foo'] } });
+    const { runner } = setup(
+      { missingModules: ['Foo.Bar'] },
+      { policy: { ...DEFAULT_SAFETY_POLICY, allowedImports: [...DEFAULT_SAFETY_POLICY.allowedImports, 'Foo'] } },
+    );
     const result = await runner.check('import Foo.Bar\ntheorem t : True := by sorry');
     expect(result.status).toBe('error');
-    expect(result.messages).toEqual([{ severity: 'error', line: 1, column: 0, text: expect.stringContaining("unknown module prefix 'Foo'") }]);
+    expect(result.messages).toEqual([
+      { severity: 'error', line: 1, column: 0, text: expect.stringContaining("unknown module prefix 'Foo'") },
+    ]);
   });
 
   it('fails non-retryably when the library header itself does not import', async () => {

@@ -24,7 +24,12 @@ import { FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal } from '../helpers/stack
 const CLI = fileURLToPath(new URL('../../bin/cli.ts', import.meta.url));
 const ROOT = process.getuid?.() === 0;
 // Secrets in the worker's environment that the REPL must never see.
-const SECRETS = { OPENAI_API_KEY: 'sk-sandbox-test', DRIFTLINE_API_KEYS: `ops:${'ab'.repeat(32)}`, LAKE_CACHE_KEY: 'lake-secret', MY_SERVICE_TOKEN: 't0ken' };
+const SECRETS = {
+  OPENAI_API_KEY: 'sk-sandbox-test',
+  DRIFTLINE_API_KEYS: `ops:${'ab'.repeat(32)}`,
+  LAKE_CACHE_KEY: 'lake-secret',
+  MY_SERVICE_TOKEN: 't0ken',
+};
 
 const fakes: FakeRepl[] = [];
 const runners: LeanRunner[] = [];
@@ -65,11 +70,19 @@ async function probesUnder(script: FakeReplScript, sandbox: SandboxSettings) {
     header: 'import Mathlib',
     timeoutMs: 10_000,
     // The fake's binds, not its address-space allowance: these tests check the defaults.
-    sandbox: { ...sandbox, readOnly: [...(fake.sandbox.readOnly ?? []), ...(sandbox.readOnly ?? [])], writable: [...(fake.sandbox.writable ?? []), ...(sandbox.writable ?? [])] },
+    sandbox: {
+      ...sandbox,
+      readOnly: [...(fake.sandbox.readOnly ?? []), ...(sandbox.readOnly ?? [])],
+      writable: [...(fake.sandbox.writable ?? []), ...(sandbox.writable ?? [])],
+    },
   });
   runners.push(runner);
   await runner.warm!(); // the header import: the fake has logged its probes before answering it
-  const detail = (event: string) => fake.probes().filter((e) => e.event === event).map((e) => e.detail);
+  const detail = (event: string) =>
+    fake
+      .probes()
+      .filter((e) => e.event === event)
+      .map((e) => e.detail);
   return { fake, runner, detail, envNames: (detail('env')[0] ?? '').replace('names=', '').split(',') };
 }
 
@@ -84,7 +97,9 @@ describe('the REPL environment', () => {
     for (const name of Object.keys(SECRETS)) expect(envNames).not.toContain(name);
     expect(envNames).toEqual(expect.arrayContaining(['PATH', 'HOME']));
     // PWD (and SHLVL): set by the shell that starts the REPL, not handed on.
-    expect(envNames.filter((n) => !/^(PWD|OLDPWD|SHLVL|PATH|HOME|TMPDIR|LANG|LANGUAGE|TZ|LC_\w+|LEAN_\w+|ELAN_\w+|LAKE\w*)$/.test(n))).toEqual([]);
+    expect(
+      envNames.filter((n) => !/^(PWD|OLDPWD|SHLVL|PATH|HOME|TMPDIR|LANG|LANGUAGE|TZ|LC_\w+|LEAN_\w+|ELAN_\w+|LAKE\w*)$/.test(n)),
+    ).toEqual([]);
   });
 
   it('outside the sandbox is the same cleaned one: ReplProcess never hands on process.env', async () => {
@@ -106,8 +121,13 @@ describe('the REPL environment', () => {
     const base = { DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}` };
     expect(() => loadConfig({ env: { ...base, LEAN_SANDBOX_ENV: 'MY_TOKEN' }, root: tempDir() })).toThrow(ConfigError);
     expect(() => loadConfig({ env: { ...base, LEAN_SANDBOX_ENV: 'OPENAI_BASE_URL' }, root: tempDir() })).toThrow(/LEAN_SANDBOX_ENV/);
-    expect(loadConfig({ env: { ...base, LEAN_SANDBOX_ENV: 'LEAN_NUM_THREADS,MY_FLAG' }, root: tempDir() }).lean.sandboxEnv).toEqual(['LEAN_NUM_THREADS', 'MY_FLAG']);
-    expect(Object.keys(replEnvironment({ PATH: '/usr/bin', OPENAI_API_KEY: 'x', LAKE_CACHE_KEY: 'y', LAKE_HOME: '/l', HOME: '/nonexistent' }))).toEqual(['PATH', 'LAKE_HOME']);
+    expect(loadConfig({ env: { ...base, LEAN_SANDBOX_ENV: 'LEAN_NUM_THREADS,MY_FLAG' }, root: tempDir() }).lean.sandboxEnv).toEqual([
+      'LEAN_NUM_THREADS',
+      'MY_FLAG',
+    ]);
+    expect(
+      Object.keys(replEnvironment({ PATH: '/usr/bin', OPENAI_API_KEY: 'x', LAKE_CACHE_KEY: 'y', LAKE_HOME: '/l', HOME: '/nonexistent' })),
+    ).toEqual(['PATH', 'LAKE_HOME']);
   });
 });
 
@@ -285,10 +305,29 @@ describe('a Lean worker without the sandbox', () => {
   it('refuses to create the runner when bwrap is missing, and creates it with mode off', async () => {
     const fake = fakeRepl({});
     fakes.push(fake);
-    expect(() => createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 1000, sandbox: { ...fake.sandbox, bwrap: '/nonexistent/bwrap' } })).toThrow(SandboxUnavailableError);
+    expect(() =>
+      createLeanRunner({
+        replCmd: fake.command,
+        header: 'import Mathlib',
+        timeoutMs: 1000,
+        sandbox: { ...fake.sandbox, bwrap: '/nonexistent/bwrap' },
+      }),
+    ).toThrow(SandboxUnavailableError);
     // A bind bwrap cannot make fails the probe too, before any check.
-    expect(() => createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 1000, sandbox: { ...fake.sandbox, readOnly: ['/nonexistent-dir'] } })).toThrow(/sandbox cannot be set up/);
-    const off = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, sandbox: { ...fake.sandbox, mode: 'off', bwrap: '/nonexistent/bwrap' } });
+    expect(() =>
+      createLeanRunner({
+        replCmd: fake.command,
+        header: 'import Mathlib',
+        timeoutMs: 1000,
+        sandbox: { ...fake.sandbox, readOnly: ['/nonexistent-dir'] },
+      }),
+    ).toThrow(/sandbox cannot be set up/);
+    const off = createLeanRunner({
+      replCmd: fake.command,
+      header: 'import Mathlib',
+      timeoutMs: 10_000,
+      sandbox: { ...fake.sandbox, mode: 'off', bwrap: '/nonexistent/bwrap' },
+    });
     runners.push(off);
     await off.warm!();
     expect(fake.count('header')).toBe(1);
@@ -324,7 +363,10 @@ describe('a Lean worker without the sandbox', () => {
     expect(fake.count('start')).toBe(0);
 
     const workerEnvironment = workerEnv(fake, { LEAN_SANDBOX_BWRAP: '/nonexistent/bwrap', LEAN_SANDBOX: 'off' });
-    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', 'lean'], { env: workerEnvironment, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', 'lean'], {
+      env: workerEnvironment,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     try {
@@ -372,15 +414,40 @@ describe('the fake REPL as a tripwire', () => {
       const header = await send('import Mathlib');
       const env = (header as { env?: number }).env;
       // What driftline sends: a header, a theorem, name look-ups.
-      for (const cmd of ['theorem t (n : ℕ) : n + 0 = n := by sorry', '#check Nat.Prime', '#print axioms t', 'example : #[1].size = 1 := by sorry']) {
+      for (const cmd of [
+        'theorem t (n : ℕ) : n + 0 = n := by sorry',
+        '#check Nat.Prime',
+        '#print axioms t',
+        'example : #[1].size = 1 := by sorry',
+      ]) {
         await proc.request({ cmd, env }, { timeoutMs: 10_000 });
       }
       expect(fake.leaks()).toEqual([]);
-      const hostile = ['#eval IO.getEnv "OPENAI_API_KEY"', 'open Nat #eval! 1', 'theorem t : True#exit := by sorry', '#check_failure x', 'run_cmd pure ()', 'def f := 1', 'example : True := by native_decide', 'theorem t : (eval% 1) = 1 := by sorry', '#leansearch "x"'];
+      const hostile = [
+        '#eval IO.getEnv "OPENAI_API_KEY"',
+        'open Nat #eval! 1',
+        'theorem t : True#exit := by sorry',
+        '#check_failure x',
+        'run_cmd pure ()',
+        'def f := 1',
+        'example : True := by native_decide',
+        'theorem t : (eval% 1) = 1 := by sorry',
+        '#leansearch "x"',
+      ];
       for (const cmd of hostile) await proc.request({ cmd, env }, { timeoutMs: 10_000 });
       const leaks = fake.leaks();
       expect(leaks).toHaveLength(hostile.length);
-      expect(leaks.map((l) => l.split('\n')[0])).toEqual(['#eval', '#eval!', '#exit', '#check_failure', 'run_cmd', 'def', 'native_decide', 'eval%', '#leansearch']);
+      expect(leaks.map((l) => l.split('\n')[0])).toEqual([
+        '#eval',
+        '#eval!',
+        '#exit',
+        '#check_failure',
+        'run_cmd',
+        'def',
+        'native_decide',
+        'eval%',
+        '#leansearch',
+      ]);
       expect(fake.count('leak')).toBe(hostile.length);
     } finally {
       await proc.close();

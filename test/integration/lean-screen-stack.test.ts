@@ -61,7 +61,7 @@ describe('hostile Lean through the stack', () => {
     expect(bodies(s)).toBe(0);
   });
 
-  it("an agent whose write_file carries a command: the file is not written, nothing reaches Lean", async () => {
+  it('an agent whose write_file carries a command: the file is not written, nothing reaches Lean', async () => {
     const s = await stack();
     s.llm.script(FAKE_MODELS.agent, toolCall('write_file', { code: HOSTILE[0]! }), toolCall('run_lean'), answer());
     const id = await s.start(STATEMENT, { mode: 'agent', maxSteps: 4 });
@@ -81,7 +81,11 @@ describe('hostile Lean through the stack', () => {
     const result = await s.withWorkers(() => s.result(id));
 
     expect(result.compiled).toBe(true);
-    expect(result.equivalence).toMatchObject({ equivalent: false, refused: 'gold', reason: expect.stringMatching(/^refused before Lean: the gold statement: `#eval` runs code/) });
+    expect(result.equivalence).toMatchObject({
+      equivalent: false,
+      refused: 'gold',
+      reason: expect.stringMatching(/^refused before Lean: the gold statement: `#eval` runs code/),
+    });
     // One body: the candidate's own compile. No equivalence check ran.
     expect(bodies(s)).toBe(1);
   });

@@ -82,8 +82,17 @@ afterAll(async () => {
 
 /** An LLM activity's start-to-close timeout (the first `activity`, default decompose) in a run
  * started as the CLI and API start one. */
-async function scheduledTimeoutMs(s: TestStack, llm: { timeoutMs: number; maxReasks: number }, activity = 'decompose', config: Partial<RunConfig> = {}): Promise<number> {
-  const id = await startFormalization(s.client, { statement: 'Every prime greater than 2 is odd.', library: FIXTURE_LIBRARY, leanTaskQueue: s.leanQueue, llm, config }, s.mainQueue);
+async function scheduledTimeoutMs(
+  s: TestStack,
+  llm: { timeoutMs: number; maxReasks: number },
+  activity = 'decompose',
+  config: Partial<RunConfig> = {},
+): Promise<number> {
+  const id = await startFormalization(
+    s.client,
+    { statement: 'Every prime greater than 2 is odd.', library: FIXTURE_LIBRARY, leanTaskQueue: s.leanQueue, llm, config },
+    s.mainQueue,
+  );
   const handle = s.client.workflow.getHandle(id);
   const scheduled = await s.withWorkers(async () => {
     for (;;) {
@@ -136,6 +145,8 @@ describe('the LLM activity time budget', () => {
     expect(result.subqueries.length).toBeGreaterThan(0);
     const events = (await s.client.workflow.getHandle(id).fetchHistory()).events ?? [];
     expect(events.some((e) => e.activityTaskTimedOutEventAttributes)).toBe(false);
-    expect(events.filter((e) => e.activityTaskStartedEventAttributes).every((e) => (e.activityTaskStartedEventAttributes!.attempt ?? 1) === 1)).toBe(true);
+    expect(
+      events.filter((e) => e.activityTaskStartedEventAttributes).every((e) => (e.activityTaskStartedEventAttributes!.attempt ?? 1) === 1),
+    ).toBe(true);
   });
 });

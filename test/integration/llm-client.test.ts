@@ -141,25 +141,20 @@ describe('LlmClient against an OpenAI-compatible server', () => {
     const controller = new AbortController();
     const reason = new Error('activity cancelled');
     setTimeout(() => controller.abort(reason), 50);
-    await expect(
-      createLlmClient(settings()).complete('formalizer', hello, { signal: controller.signal }),
-    ).rejects.toBe(reason);
+    await expect(createLlmClient(settings()).complete('formalizer', hello, { signal: controller.signal })).rejects.toBe(reason);
   });
 });
 
 describe('an LLM that is not configured', () => {
-  it.each([null, { models: FAKE_MODELS, timeoutMs: 1000, maxReasks: 1 }])(
-    'fails every call with LlmNotConfigured (%#)',
-    async (s) => {
-      const llm = createLlmClient(s);
-      expect(llm.configured).toBe(false);
-      const f = await failureOf(llm.complete('decomposer', hello));
-      expect(f.type).toBe(LLM_FAILURE.notConfigured);
-      expect(f.nonRetryable).toBe(true);
-      expect(f.message).toContain('OPENAI_BASE_URL');
-      expect(f.message).toContain('DRIFTLINE_MODEL_');
-    },
-  );
+  it.each([null, { models: FAKE_MODELS, timeoutMs: 1000, maxReasks: 1 }])('fails every call with LlmNotConfigured (%#)', async (s) => {
+    const llm = createLlmClient(s);
+    expect(llm.configured).toBe(false);
+    const f = await failureOf(llm.complete('decomposer', hello));
+    expect(f.type).toBe(LLM_FAILURE.notConfigured);
+    expect(f.nonRetryable).toBe(true);
+    expect(f.message).toContain('OPENAI_BASE_URL');
+    expect(f.message).toContain('DRIFTLINE_MODEL_');
+  });
 });
 
 describe('retryDelayFromHeaders', () => {

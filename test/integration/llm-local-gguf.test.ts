@@ -10,7 +10,15 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { DEFAULT_GRAMMAR_BOUNDS, fitGrammarBounds, LocalContextError, LocalGgufChat, toGrammarSchema, type LocalChatReply, type LocalChatRequest } from '../../engines/llm/local-gguf';
+import {
+  DEFAULT_GRAMMAR_BOUNDS,
+  fitGrammarBounds,
+  LocalContextError,
+  LocalGgufChat,
+  toGrammarSchema,
+  type LocalChatReply,
+  type LocalChatRequest,
+} from '../../engines/llm/local-gguf';
 import { localFetch } from '../../engines/llm/local-fetch';
 import { toStrictJsonSchema } from '../../engines/llm/strict-json-schema';
 import { JudgeReply } from '../../engines/llm/judge-prompt';
@@ -26,7 +34,8 @@ const haveModel = existsSync(MODEL);
 
 /** The largest value a grammar-bounded schema allows, as the grammar may lay it out at most. */
 function largest(schema: Record<string, any>): unknown {
-  if (Array.isArray(schema.enum)) return schema.enum.reduce((a: unknown, b: unknown) => (JSON.stringify(b).length > JSON.stringify(a).length ? b : a));
+  if (Array.isArray(schema.enum))
+    return schema.enum.reduce((a: unknown, b: unknown) => (JSON.stringify(b).length > JSON.stringify(a).length ? b : a));
   switch (schema.type) {
     case 'string':
       return 'x'.repeat(schema.maxLength);
@@ -104,7 +113,10 @@ describe('the local transport speaks chat completions', () => {
     const schema = { type: 'object', properties: { ok: { type: 'boolean' } }, required: ['ok'], additionalProperties: false };
     const r = await post(f, {
       model: 'm',
-      messages: [{ role: 'developer', content: 'be brief' }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      messages: [
+        { role: 'developer', content: 'be brief' },
+        { role: 'user', content: [{ type: 'text', text: 'hi' }] },
+      ],
       max_tokens: 64,
       temperature: 0.5,
       seed: 3,
@@ -114,7 +126,16 @@ describe('the local transport speaks chat completions', () => {
     const body = await r.json();
     expect(body.choices[0]).toMatchObject({ message: { role: 'assistant', content: '{"ok":true}' }, finish_reason: 'stop' });
     expect(body.usage).toEqual({ prompt_tokens: 31, completion_tokens: 7, total_tokens: 38 });
-    expect(seen[0]).toMatchObject({ messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'hi' }], jsonSchema: schema, maxTokens: 64, temperature: 0.5, seed: 3 });
+    expect(seen[0]).toMatchObject({
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hi' },
+      ],
+      jsonSchema: schema,
+      maxTokens: 64,
+      temperature: 0.5,
+      seed: 3,
+    });
     await post(f, { model: 'm', messages: [{ role: 'user', content: 'x' }], max_tokens: 9, grammar: 'root ::= "a"' });
     expect(seen[1]).toMatchObject({ grammar: 'root ::= "a"', maxTokens: 9 });
     expect(seen[1]!.jsonSchema).toBeUndefined();
@@ -122,8 +143,14 @@ describe('the local transport speaks chat completions', () => {
 
   it('says length when cut off, refuses tools and other paths with the error shape of the API', async () => {
     const f = localFetch(scripted({ finishReason: 'length' }).chat);
-    expect((await (await post(f, { model: 'm', messages: [{ role: 'user', content: 'x' }] })).json()).choices[0].finish_reason).toBe('length');
-    const tools = await post(f, { model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [{ type: 'function', function: { name: 't' } }] });
+    expect((await (await post(f, { model: 'm', messages: [{ role: 'user', content: 'x' }] })).json()).choices[0].finish_reason).toBe(
+      'length',
+    );
+    const tools = await post(f, {
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      tools: [{ type: 'function', function: { name: 't' } }],
+    });
     expect(tools.status).toBe(400);
     expect((await tools.json()).error.message).toMatch(/cannot call tools/);
     expect((await post(f, {}, '/v1/embeddings')).status).toBe(404);
@@ -133,7 +160,7 @@ describe('the local transport speaks chat completions', () => {
     const chat = {
       id: 'local:scripted.gguf',
       complete: async () => {
-        throw new LocalContextError('the prompt (900 tokens) and max_tokens (200) do not fit in the local model\'s context of 1024 tokens');
+        throw new LocalContextError("the prompt (900 tokens) and max_tokens (200) do not fit in the local model's context of 1024 tokens");
       },
     } as unknown as LocalGgufChat;
     const r = await post(localFetch(chat), { model: 'm', messages: [{ role: 'user', content: 'x' }] });
@@ -148,15 +175,34 @@ describe('a free-text grammar in requests', () => {
     const capture: typeof fetch = async (_input, init) => {
       bodies.push(JSON.parse(String(init?.body)));
       const content = bodies.at(-1)!.response_format ? '{"grade": 1, "faithful": false, "explanation": "x"}' : 'ok';
-      return new Response(JSON.stringify({ id: 'c', object: 'chat.completion', created: 0, model: 'm', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] }), {
-        headers: { 'content-type': 'application/json' },
-      });
+      return new Response(
+        JSON.stringify({
+          id: 'c',
+          object: 'chat.completion',
+          created: 0,
+          model: 'm',
+          choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+        }),
+        {
+          headers: { 'content-type': 'application/json' },
+        },
+      );
     };
-    const settings = { baseURL: 'http://llm.invalid/v1', models: { decomposer: 'm', formalizer: 'm', judge: 'm' }, timeoutMs: 5000, maxReasks: 0, structuredOutput: 'json_schema' as const, fetch: capture };
+    const settings = {
+      baseURL: 'http://llm.invalid/v1',
+      models: { decomposer: 'm', formalizer: 'm', judge: 'm' },
+      timeoutMs: 5000,
+      maxReasks: 0,
+      structuredOutput: 'json_schema' as const,
+      fetch: capture,
+    };
     const messages = [{ role: 'user' as const, content: 'x' }];
     await createLlmClient({ ...settings, acceptsGrammar: true }).chat('formalizer', messages, { grammar: 'root ::= "ok"' });
     await createLlmClient(settings).chat('formalizer', messages, { grammar: 'root ::= "ok"' });
-    await createLlmClient({ ...settings, acceptsGrammar: true }).chat('judge', messages, { grammar: 'root ::= "ok"', json: { name: 'j', schema: toStrictJsonSchema(JudgeReply) } });
+    await createLlmClient({ ...settings, acceptsGrammar: true }).chat('judge', messages, {
+      grammar: 'root ::= "ok"',
+      json: { name: 'j', schema: toStrictJsonSchema(JudgeReply) },
+    });
     expect(bodies.map((b) => b.grammar)).toEqual(['root ::= "ok"', undefined, undefined]);
   });
 });
@@ -166,7 +212,8 @@ if (!haveModel && process.env.CI) {
     expect(existsSync(MODEL), `no model at ${MODEL}`).toBe(true);
   });
 }
-if (!haveModel && !process.env.CI) console.warn(`[llm-local-gguf] skipping the real-model tests: no model at ${MODEL} (run \`npm run setup:llm\`)`);
+if (!haveModel && !process.env.CI)
+  console.warn(`[llm-local-gguf] skipping the real-model tests: no model at ${MODEL} (run \`npm run setup:llm\`)`);
 
 /** What a measurement ran under: the machine is shared, so figures need their load. */
 const load = () => loadavg()[0]!.toFixed(1);
@@ -186,7 +233,11 @@ describe.skipIf(!haveModel)(`the real model, ${MODEL.split('/').pop()}`, () => {
     const reply = await chat.complete({
       messages: [
         { role: 'system', content: 'You grade translations of mathematics into Lean. Answer in JSON.' },
-        { role: 'user', content: 'Informal: every prime greater than 2 is odd.\nLean: theorem t (p : ℕ) (hp : p.Prime) (h : 2 < p) : Odd p := by sorry\nGrade it.' },
+        {
+          role: 'user',
+          content:
+            'Informal: every prime greater than 2 is odd.\nLean: theorem t (p : ℕ) (hp : p.Prime) (h : 2 < p) : Odd p := by sorry\nGrade it.',
+        },
       ],
       jsonSchema: toStrictJsonSchema(JudgeReply),
       maxTokens: 120,
@@ -194,7 +245,9 @@ describe.skipIf(!haveModel)(`the real model, ${MODEL.split('/').pop()}`, () => {
       seed: 1,
     });
     const ms = Date.now() - started;
-    console.log(`[llm-local-gguf] judge-shaped reply: ${reply.usage.promptTokens} prompt + ${reply.usage.completionTokens} completion tokens in ${ms} ms (${((reply.usage.completionTokens / ms) * 1000).toFixed(1)} tokens/s, load ${load()})`);
+    console.log(
+      `[llm-local-gguf] judge-shaped reply: ${reply.usage.promptTokens} prompt + ${reply.usage.completionTokens} completion tokens in ${ms} ms (${((reply.usage.completionTokens / ms) * 1000).toFixed(1)} tokens/s, load ${load()})`,
+    );
     expect(reply.finishReason).toBe('stop');
     expect(JudgeReply.parse(JSON.parse(reply.content))).toBeTruthy();
     expect(reply.usage.promptTokens).toBeGreaterThan(30);
@@ -203,18 +256,29 @@ describe.skipIf(!haveModel)(`the real model, ${MODEL.split('/').pop()}`, () => {
   }, 600_000);
 
   it('says length at max tokens, and serves requests in a row and at once on its one context', async () => {
-    const cut = await chat.complete({ messages: [{ role: 'user', content: 'Count from one to one hundred in words.' }], maxTokens: 4, temperature: 0 });
+    const cut = await chat.complete({
+      messages: [{ role: 'user', content: 'Count from one to one hundred in words.' }],
+      maxTokens: 4,
+      temperature: 0,
+    });
     expect(cut.finishReason).toBe('length');
     expect(cut.usage.completionTokens).toBe(4);
     const again = await chat.complete({ messages: [{ role: 'user', content: 'Name a prime.' }], maxTokens: 3, temperature: 0 });
     expect(again.usage.completionTokens).toBe(3);
-    const both = await Promise.all([1, 2].map((i) => chat.complete({ messages: [{ role: 'user', content: `Say ${i}.` }], maxTokens: 3, temperature: 0 })));
+    const both = await Promise.all(
+      [1, 2].map((i) => chat.complete({ messages: [{ role: 'user', content: `Say ${i}.` }], maxTokens: 3, temperature: 0 })),
+    );
     expect(both.map((r) => r.usage.completionTokens)).toEqual([3, 3]);
   }, 600_000);
 
   it('refuses a prompt that does not fit in the context beside max tokens, rather than cutting it', async () => {
-    const messages = [{ role: 'system' as const, content: 'Answer briefly.' }, { role: 'user' as const, content: 'Is 7 prime?' }];
-    await expect(chat.complete({ messages, maxTokens: 2048 })).rejects.toThrow(/the prompt \(\d+ tokens\) and max_tokens \(2048\) do not fit in the local model's context of 2048 tokens/);
+    const messages = [
+      { role: 'system' as const, content: 'Answer briefly.' },
+      { role: 'user' as const, content: 'Is 7 prime?' },
+    ];
+    await expect(chat.complete({ messages, maxTokens: 2048 })).rejects.toThrow(
+      /the prompt \(\d+ tokens\) and max_tokens \(2048\) do not fit in the local model's context of 2048 tokens/,
+    );
     // The same prompt with room to answer is served, with the tokens the check counted.
     const ok = await chat.complete({ messages, maxTokens: 2, temperature: 0 });
     expect(ok.usage.promptTokens).toBeGreaterThan(5);
@@ -255,7 +319,9 @@ describe.skipIf(!haveModel)('one whole run on the local model', () => {
   it('completes with schema-valid replies from the real model, its tokens counted', async () => {
     const started = Date.now();
     const loadBefore = load();
-    const r = await s.withWorkers(async () => s.result(await s.start('If p is a prime number then p is at least 2.', { repairRounds: 0 }, { id: 'local-gguf-run' })));
+    const r = await s.withWorkers(async () =>
+      s.result(await s.start('If p is a prime number then p is at least 2.', { repairRounds: 0 }, { id: 'local-gguf-run' })),
+    );
     const ms = Date.now() - started;
     expect(r.outcome, JSON.stringify(r.notes)).not.toBe('failed');
     expect(r.stages).toEqual(expect.arrayContaining(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']));

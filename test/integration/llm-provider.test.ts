@@ -65,7 +65,10 @@ describe('structured-output modes', () => {
 
   it('goes on to prompt mode (schema in the instructions, no response_format) when json_object is refused too', async () => {
     const fake = await server({
-      handler: (req) => (req.response_format ? { status: 400, message: `response_format ${req.response_format.type} is not supported` } : { content: '{"subqueries": [{"phrase": "p is prime", "formal": "Nat.Prime p"}]}' }),
+      handler: (req) =>
+        req.response_format
+          ? { status: 400, message: `response_format ${req.response_format.type} is not supported` }
+          : { content: '{"subqueries": [{"phrase": "p is prime", "formal": "Nat.Prime p"}]}' },
     });
     const llm = createLlmClient(settings(fake));
     await decomposeStatement(llm, STATEMENT);
@@ -126,7 +129,9 @@ describe('the start probe', () => {
   });
 
   it('settles on prompt mode for a server that refuses both response formats', async () => {
-    const fake = await server({ handler: (req) => (req.response_format ? { status: 422, message: 'unknown field response_format' } : { content: '{}' }) });
+    const fake = await server({
+      handler: (req) => (req.response_format ? { status: 422, message: 'unknown field response_format' } : { content: '{}' }),
+    });
     const status = await createLlmClient(settings(fake)).probe();
     expect(status).toMatchObject({ structuredOutput: 'prompt', source: 'probe' });
   });
@@ -163,7 +168,10 @@ describe('max_tokens and replies cut off at it', () => {
     const fake = await server();
     await decomposeStatement(createLlmClient(settings(fake)), STATEMENT);
     await formalizeStatement(createLlmClient(settings(fake)), formalizeInput);
-    await formalizeStatement(createLlmClient(settings(fake, { maxTokens: { decomposer: 100, formalizer: 300, judge: 200 } })), formalizeInput);
+    await formalizeStatement(
+      createLlmClient(settings(fake, { maxTokens: { decomposer: 100, formalizer: 300, judge: 200 } })),
+      formalizeInput,
+    );
     expect(fake.requests.map((r) => r.body.max_tokens)).toEqual([DEFAULT_MAX_TOKENS.decomposer, DEFAULT_MAX_TOKENS.formalizer, 300]);
   });
 
@@ -179,7 +187,8 @@ describe('max_tokens and replies cut off at it', () => {
   it('asks again with twice the limit after a reply cut off at max_tokens, and never uses the cut-off reply', async () => {
     const fake = await server();
     fake.script(FAKE_MODELS.formalizer, {
-      content: '```lean\ntheorem cut (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```\n\nNow the last one:\n```lean\ntheorem half (p : ℕ) :',
+      content:
+        '```lean\ntheorem cut (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```\n\nNow the last one:\n```lean\ntheorem half (p : ℕ) :',
       finishReason: 'length',
     });
     const statement = await formalizeStatement(createLlmClient(settings(fake)), formalizeInput);
@@ -192,7 +201,12 @@ describe('max_tokens and replies cut off at it', () => {
   it('fails clearly, for good, when the larger limit is cut off too: a model that never stops ends in seconds', async () => {
     const fake = await server({ llamaCpp: { neverStops: true } });
     const started = Date.now();
-    const f = await failureOf(formalizeStatement(createLlmClient(settings(fake, { maxTokens: { decomposer: 1024, formalizer: 2000, judge: 1024 } })), formalizeInput));
+    const f = await failureOf(
+      formalizeStatement(
+        createLlmClient(settings(fake, { maxTokens: { decomposer: 1024, formalizer: 2000, judge: 1024 } })),
+        formalizeInput,
+      ),
+    );
     expect(Date.now() - started).toBeLessThan(15_000);
     expect(f.type).toBe(LLM_FAILURE.truncated);
     expect(f.nonRetryable).toBe(true);
@@ -206,7 +220,13 @@ describe('max_tokens and replies cut off at it', () => {
   it('without re-asks left, a cut-off reply fails at once', async () => {
     const fake = await server();
     fake.script(FAKE_MODELS.judge, { content: '{"grade": 9, "faithful": tr', finishReason: 'length' });
-    const f = await failureOf(judgeStatement(createLlmClient(settings(fake, { maxReasks: 0 })), { statement: STATEMENT, formalStatement: 'theorem t : True := by sorry', compiled: true }));
+    const f = await failureOf(
+      judgeStatement(createLlmClient(settings(fake, { maxReasks: 0 })), {
+        statement: STATEMENT,
+        formalStatement: 'theorem t : True := by sorry',
+        compiled: true,
+      }),
+    );
     expect(f.type).toBe(LLM_FAILURE.truncated);
     expect(fake.requests).toHaveLength(1);
   });

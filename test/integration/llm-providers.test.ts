@@ -27,10 +27,18 @@ afterEach(() => {
 describe('provider configuration', () => {
   it('keeps OPENAI_BASE_URL and friends working as the provider `default`, which every role uses', () => {
     const config = loadConfig({
-      env: { ...base, OPENAI_BASE_URL: 'http://a.example/v1', OPENAI_API_KEY: 'k', DRIFTLINE_LLM_REQUESTS_PER_SECOND: '3', DRIFTLINE_LLM_SEED: '7' },
+      env: {
+        ...base,
+        OPENAI_BASE_URL: 'http://a.example/v1',
+        OPENAI_API_KEY: 'k',
+        DRIFTLINE_LLM_REQUESTS_PER_SECOND: '3',
+        DRIFTLINE_LLM_SEED: '7',
+      },
       root: tempRoot(),
     });
-    expect(config.llm.providers).toEqual({ default: { kind: 'openai', baseURL: 'http://a.example/v1', apiKey: 'k', requestsPerSecond: 3, seed: 7 } });
+    expect(config.llm.providers).toEqual({
+      default: { kind: 'openai', baseURL: 'http://a.example/v1', apiKey: 'k', requestsPerSecond: 3, seed: 7 },
+    });
     expect(runLlmSettings(config).providers).toEqual({ decomposer: 'default', formalizer: 'default', judge: 'default', agent: 'default' });
   });
 
@@ -39,14 +47,20 @@ describe('provider configuration', () => {
       env: {
         ...base,
         OPENAI_BASE_URL: 'http://a.example/v1',
-        DRIFTLINE_PROVIDERS: JSON.stringify({ local: { baseURL: 'http://127.0.0.1:8000/v1', model: 'qwen', requestsPerSecond: 2, temperature: 0.7, maxTokens: 512 } }),
+        DRIFTLINE_PROVIDERS: JSON.stringify({
+          local: { baseURL: 'http://127.0.0.1:8000/v1', model: 'qwen', requestsPerSecond: 2, temperature: 0.7, maxTokens: 512 },
+        }),
         DRIFTLINE_ROLE_FORMALIZER: 'local',
         DRIFTLINE_ROLE_JUDGE: 'local:llama3:8b',
         DRIFTLINE_ROLE_EMBEDDER: 'local:bge-m3',
       },
       root: tempRoot(),
     });
-    expect(config.llm.roles).toEqual({ formalizer: { provider: 'local' }, judge: { provider: 'local', model: 'llama3:8b' }, embedder: { provider: 'local', model: 'bge-m3' } });
+    expect(config.llm.roles).toEqual({
+      formalizer: { provider: 'local' },
+      judge: { provider: 'local', model: 'llama3:8b' },
+      embedder: { provider: 'local', model: 'bge-m3' },
+    });
     expect(runLlmSettings(config).providers).toEqual({ decomposer: 'default', formalizer: 'local', judge: 'local', agent: 'default' });
     // The embedder's endpoint is its role's provider.
     expect(config.embeddings).toMatchObject({ baseURL: 'http://127.0.0.1:8000/v1', model: 'bge-m3' });
@@ -61,7 +75,12 @@ describe('provider configuration', () => {
     const root = tempRoot();
     writeFileSync(
       join(root, 'driftline.config.json'),
-      JSON.stringify({ llm: { providers: { big: { baseURL: 'http://big.example/v1', model: 'm-big' } }, roles: { decomposer: { provider: 'big', model: 'm-small' }, formalizer: 'big' } } }),
+      JSON.stringify({
+        llm: {
+          providers: { big: { baseURL: 'http://big.example/v1', model: 'm-big' } },
+          roles: { decomposer: { provider: 'big', model: 'm-small' }, formalizer: 'big' },
+        },
+      }),
     );
     const config = loadConfig({ env: base, root });
     expect(Object.keys(config.llm.providers)).toEqual(['big']);
@@ -71,22 +90,29 @@ describe('provider configuration', () => {
   });
 
   it('the translator variables become the provider `translator` for the translator role', () => {
-    const config = loadConfig({ env: { ...base, DRIFTLINE_TRANSLATOR_BASE_URL: 'http://t.example/v1', DRIFTLINE_MODEL_TRANSLATOR: 'herald' }, root: tempRoot() });
+    const config = loadConfig({
+      env: { ...base, DRIFTLINE_TRANSLATOR_BASE_URL: 'http://t.example/v1', DRIFTLINE_MODEL_TRANSLATOR: 'herald' },
+      root: tempRoot(),
+    });
     expect(config.llm.providers.translator).toEqual({ kind: 'openai', baseURL: 'http://t.example/v1', model: 'herald' });
     expect(runLlmSettings(config).providers).toEqual({ translator: 'translator' });
   });
 
   it('refuses a role that names a provider nobody defined, and a provider without a URL', () => {
-    expect(() => loadConfig({ env: { ...base, OPENAI_BASE_URL: 'http://a.example/v1', DRIFTLINE_ROLE_JUDGE: 'nope' }, root: tempRoot() })).toThrow(
-      /DRIFTLINE_ROLE_JUDGE names LLM provider "nope", which is not configured \(configured: "default"/,
-    );
+    expect(() =>
+      loadConfig({ env: { ...base, OPENAI_BASE_URL: 'http://a.example/v1', DRIFTLINE_ROLE_JUDGE: 'nope' }, root: tempRoot() }),
+    ).toThrow(/DRIFTLINE_ROLE_JUDGE names LLM provider "nope", which is not configured \(configured: "default"/);
     expect(() => loadConfig({ env: { ...base, DRIFTLINE_PROVIDERS: '{"x": {"model": "m"}}' }, root: tempRoot() })).toThrow(ConfigError);
-    expect(() => loadConfig({ env: { ...base, DRIFTLINE_PROVIDERS: '{"bad name": {"baseURL": "http://x/v1"}}' }, root: tempRoot() })).toThrow(/provider name/);
+    expect(() =>
+      loadConfig({ env: { ...base, DRIFTLINE_PROVIDERS: '{"bad name": {"baseURL": "http://x/v1"}}' }, root: tempRoot() }),
+    ).toThrow(/provider name/);
   });
 
   it('a run may name only configured providers', () => {
     expect(runProvidersProblem({ providers: { judge: 'big' } }, ['default', 'big'])).toBeNull();
-    expect(runProvidersProblem({ providers: { judge: 'other' } }, ['default', 'big'])).toMatch(/"providers.judge": no LLM provider "other" is configured/);
+    expect(runProvidersProblem({ providers: { judge: 'other' } }, ['default', 'big'])).toMatch(
+      /"providers.judge": no LLM provider "other" is configured/,
+    );
   });
 });
 
@@ -138,20 +164,36 @@ describe('runs across two providers', () => {
   }
 
   it('sends each role to its provider, with that provider key and parameters, from that provider queue', async () => {
-    const result = await s.withWorkers(async () => s.result(await s.start('If p is a prime number then p is at least 2.', {}, { id: 'providers-split' })));
+    const result = await s.withWorkers(async () =>
+      s.result(await s.start('If p is a prime number then p is at least 2.', {}, { id: 'providers-split' })),
+    );
     expect(result.outcome).toBe('faithful');
     expect(small.requests.map((r) => r.model)).toEqual([FAKE_MODELS.decomposer]);
     expect(big.requests.map((r) => r.model)).toEqual([FAKE_MODELS.formalizer, FAKE_MODELS.judge]);
     expect(small.requests[0]!.authorization).toBe('Bearer key-small');
     expect(small.requests[0]!.body.seed).toBe(11);
-    expect(big.requests.every((r) => r.authorization === 'Bearer key-big' && r.body.temperature === 0.3 && r.body.seed === undefined)).toBe(true);
-    expect(await queues('providers-split')).toMatchObject({ decompose: 'llm-small', formalize: 'llm-big', judge: 'llm-big', retrieve: s.mainQueue, compile: s.leanQueue });
+    expect(big.requests.every((r) => r.authorization === 'Bearer key-big' && r.body.temperature === 0.3 && r.body.seed === undefined)).toBe(
+      true,
+    );
+    expect(await queues('providers-split')).toMatchObject({
+      decompose: 'llm-small',
+      formalize: 'llm-big',
+      judge: 'llm-big',
+      retrieve: s.mainQueue,
+      compile: s.leanQueue,
+    });
   }, 120_000);
 
   it('a run may move a role to another provider and model (a sweep factor)', async () => {
     const [a, b] = [small.requests.length, big.requests.length];
     const result = await s.withWorkers(async () =>
-      s.result(await s.start('If p is a prime number then p is at least 2.', { providers: { judge: 'small' }, models: { judge: 'fake-judge-two' } }, { id: 'providers-override' })),
+      s.result(
+        await s.start(
+          'If p is a prime number then p is at least 2.',
+          { providers: { judge: 'small' }, models: { judge: 'fake-judge-two' } },
+          { id: 'providers-override' },
+        ),
+      ),
     );
     expect(result.judge).not.toBeNull();
     expect(small.requests.slice(a).map((r) => r.model)).toEqual([FAKE_MODELS.decomposer, 'fake-judge-two']);
@@ -164,9 +206,20 @@ describe('runs across two providers', () => {
   it('an agent run sends its steps to the provider the run names, and its judge to the configured one', async () => {
     const [a, b] = [small.requests.length, big.requests.length];
     const good = 'import Mathlib\n\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry';
-    small.script(FAKE_MODELS.agent, toolCall('write_file', { code: good }), toolCall('run_lean'), answer('It compiles and says what the text says.\n{"status": "success"}'));
+    small.script(
+      FAKE_MODELS.agent,
+      toolCall('write_file', { code: good }),
+      toolCall('run_lean'),
+      answer('It compiles and says what the text says.\n{"status": "success"}'),
+    );
     const result = await s.withWorkers(async () =>
-      s.result(await s.start('If p is a prime number then p is at least 2.', { mode: 'agent', tools: ['write_file', 'run_lean'], providers: { agent: 'small' }, models: { agent: FAKE_MODELS.agent } }, { id: 'providers-agent' })),
+      s.result(
+        await s.start(
+          'If p is a prime number then p is at least 2.',
+          { mode: 'agent', tools: ['write_file', 'run_lean'], providers: { agent: 'small' }, models: { agent: FAKE_MODELS.agent } },
+          { id: 'providers-agent' },
+        ),
+      ),
     );
     expect(result.agent).toMatchObject({ ending: 'success', steps: 3 });
     expect(small.requests.slice(a).map((r) => r.model)).toEqual([FAKE_MODELS.agent, FAKE_MODELS.agent, FAKE_MODELS.agent]);

@@ -93,7 +93,9 @@ beforeAll(async () => {
     ...envOf,
     OPENAI_BASE_URL: '',
     DRIFTLINE_WORKFLOW_BUNDLE: await workflowBundleFile(dataDir),
-    DRIFTLINE_PROVIDERS: JSON.stringify({ [PROVIDER]: { baseURL: fake.url, apiKey: 'test-key', requestsPerSecond: RATE, structuredOutput: 'json_schema' } }),
+    DRIFTLINE_PROVIDERS: JSON.stringify({
+      [PROVIDER]: { baseURL: fake.url, apiKey: 'test-key', requestsPerSecond: RATE, structuredOutput: 'json_schema' },
+    }),
     DRIFTLINE_ROLE_DECOMPOSER: `${PROVIDER}:${FAKE_MODELS.decomposer}`,
     DRIFTLINE_ROLE_FORMALIZER: `${PROVIDER}:${FAKE_MODELS.formalizer}`,
     DRIFTLINE_ROLE_JUDGE: `${PROVIDER}:${FAKE_MODELS.judge}`,
@@ -142,7 +144,7 @@ describe('one rate limit per provider across all workers', () => {
 
     const times = await fake.times();
     const refused = Math.round(times.length * 0.3);
-    expect(times.length).toBeGreaterThanOrEqual(2 * RUNS / 0.7 - 1);
+    expect(times.length).toBeGreaterThanOrEqual((2 * RUNS) / 0.7 - 1);
     const spanS = (Math.max(...times) - Math.min(...times)) / 1000;
     const windows = [1, 2, 5, 10].map((w) => ({ w, max: maxInWindow(times, w * 1000), bound: Math.floor(RATE * (w + JITTER_S) + BURST) }));
     console.log(
@@ -160,11 +162,13 @@ describe('one rate limit per provider across all workers', () => {
     let retried = 0;
     // How long first attempts waited in the provider's queue (the limiter holding them).
     const waits: number[] = [];
-    const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
+    const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+      Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
     for (const r of runs) {
       const scheduledAt = new Map<string, number>();
       for (const e of (await s.client.workflow.getHandle(r.workflowId).fetchHistory()).events ?? []) {
-        if (e.activityTaskScheduledEventAttributes?.taskQueue?.name === `llm-${PROVIDER}`) scheduledAt.set(String(e.eventId), ms(e.eventTime));
+        if (e.activityTaskScheduledEventAttributes?.taskQueue?.name === `llm-${PROVIDER}`)
+          scheduledAt.set(String(e.eventId), ms(e.eventTime));
         const started = e.activityTaskStartedEventAttributes;
         if (!started?.identity || !scheduledAt.has(String(started.scheduledEventId))) continue;
         identities.add(started.identity.split('@')[0]!);
@@ -173,7 +177,9 @@ describe('one rate limit per provider across all workers', () => {
       }
     }
     waits.sort((a, b) => a - b);
-    console.log(`queue wait of first attempts: median ${waits[waits.length >> 1]} ms, max ${waits[waits.length - 1]} ms; ${retried} activities retried after a 429`);
+    console.log(
+      `queue wait of first attempts: median ${waits[waits.length >> 1]} ms, max ${waits[waits.length - 1]} ms; ${retried} activities retried after a 429`,
+    );
     expect([...identities].sort()).toEqual(workers.map((w) => String(w.pid)).sort());
     expect(retried).toBeGreaterThan(0);
   }, 300_000);

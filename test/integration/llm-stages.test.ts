@@ -60,7 +60,13 @@ describe('LLM stages with the default fake brain', () => {
 
   it('never calls a statement faithful that the screen refused before Lean; graded as not compiled, the refusal said', async () => {
     const same = 'theorem t (p a b : ℕ) (hp : Nat.Prime p) (h : p ∣ a * b) : p ∣ a ∨ p ∣ b := by sorry';
-    const refused = await judgeStatement(llm, { statement, formalStatement: same, compiled: true, checked: true, refused: '`#eval` runs code' });
+    const refused = await judgeStatement(llm, {
+      statement,
+      formalStatement: same,
+      compiled: true,
+      checked: true,
+      refused: '`#eval` runs code',
+    });
     expect(refused).toMatchObject({ grade: 3, faithful: false });
     expect(refused.explanation).toMatch(/Refused by the statement screen before Lean.*`#eval` runs code/);
     expect(fake.requests.at(-1)!.messages.at(-1)!.content).toContain('Accepted by Lean: no');

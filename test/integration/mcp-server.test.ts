@@ -32,7 +32,8 @@ const KEY = 'dl_test-key-for-mcp';
 // A statement with SLOWLY in it gets a slow formalizer: its run is still going when the client
 // cancels the call.
 const slowWhenAsked: FakeHandler = async (req) => {
-  if (req.model === FAKE_MODELS.formalizer && JSON.stringify(req.messages).includes('SLOWLY')) await new Promise((r) => setTimeout(r, 4000));
+  if (req.model === FAKE_MODELS.formalizer && JSON.stringify(req.messages).includes('SLOWLY'))
+    await new Promise((r) => setTimeout(r, 4000));
   return defaultBrain(req);
 };
 
@@ -95,7 +96,10 @@ async function stdioClient(temporalAddress = env.address): Promise<Client> {
 }
 
 async function httpClient(url = apiUrl, key?: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', url), key ? { requestInit: { headers: { authorization: `Bearer ${key}` } } } : {});
+  const transport = new StreamableHTTPClientTransport(
+    new URL('/mcp', url),
+    key ? { requestInit: { headers: { authorization: `Bearer ${key}` } } } : {},
+  );
   const client = new Client({ name: 'driftline-test', version: '1.0.0' });
   await client.connect(transport);
   clients.push(client);
@@ -163,13 +167,24 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
 
   it('formalize: progress per stage, the run ID first, and the Lean statement in the result; get_run, list_runs and the resource read it again', async () => {
     const progress: Progress[] = [];
-    const result = (await client.callTool({ name: 'formalize', arguments: { statement: 'Every prime number p is at least 2.', config: { judge: true } } }, undefined, {
-      onprogress: (p) => progress.push(p),
-      resetTimeoutOnProgress: true,
-      timeout: 120_000,
-    })) as CallToolResult;
+    const result = (await client.callTool(
+      { name: 'formalize', arguments: { statement: 'Every prime number p is at least 2.', config: { judge: true } } },
+      undefined,
+      {
+        onprogress: (p) => progress.push(p),
+        resetTimeoutOnProgress: true,
+        timeout: 120_000,
+      },
+    )) as CallToolResult;
     expect(result.isError, text(result)).toBeFalsy();
-    const run = result.structuredContent as { id: string; status: string; formalStatement: string; outcome: string; result: { compiled: boolean }; links: { temporalUi: string } };
+    const run = result.structuredContent as {
+      id: string;
+      status: string;
+      formalStatement: string;
+      outcome: string;
+      result: { compiled: boolean };
+      links: { temporalUi: string };
+    };
     expect(run.status).toBe('completed');
     expect(run.formalStatement).toMatch(/theorem .*:= by sorry/s);
     expect(run.result.compiled).toBe(true);
@@ -180,7 +195,15 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
     const messages = progress.map((p) => p.message ?? '');
     expect(messages[0]).toContain(`run ${run.id} started`);
     expect(messages[0]).toContain(`get_run {"id": "${run.id}"}`);
-    for (const stage of ['decompose started', 'retrieve started', 'illustrate started', 'formalize started', 'compile (round 0) started', 'compile (round 0): ok', 'judge started']) {
+    for (const stage of [
+      'decompose started',
+      'retrieve started',
+      'illustrate started',
+      'formalize started',
+      'compile (round 0) started',
+      'compile (round 0): ok',
+      'judge started',
+    ]) {
       expect(messages, stage).toContain(stage);
     }
     expect(messages.at(-1)).toMatch(new RegExp(`run ${run.id} completed: (faithful|unfaithful)`));
@@ -202,22 +225,31 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
     const resource = await client.readResource({ uri: `driftline://runs/${run.id}` });
     expect(resource.contents[0]!.mimeType).toBe('application/json');
     expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({ id: run.id, formalStatement: run.formalStatement });
-    const listedResource = await waitFor('the run among the resources', async () => (await client.listResources()).resources.find((r) => r.uri === `driftline://runs/${run.id}`));
+    const listedResource = await waitFor('the run among the resources', async () =>
+      (await client.listResources()).resources.find((r) => r.uri === `driftline://runs/${run.id}`),
+    );
     expect(listedResource).toMatchObject({ name: run.id, mimeType: 'application/json' });
   }, 120_000);
 
   it('a cancelled formalize leaves its run going; get_run then reads it completed', async () => {
     const controller = new AbortController();
     let id: string | undefined;
-    const pending = client.callTool({ name: 'formalize', arguments: { statement: 'SLOWLY: every prime number p is at least 2.', config: { judge: false, repairRounds: 0 } } }, undefined, {
-      signal: controller.signal,
-      onprogress: (p) => {
-        id ??= /run (\S+) started/.exec(p.message ?? '')?.[1];
-        // Give up once the slow stage is under way.
-        if (p.message === 'formalize started') controller.abort();
+    const pending = client.callTool(
+      {
+        name: 'formalize',
+        arguments: { statement: 'SLOWLY: every prime number p is at least 2.', config: { judge: false, repairRounds: 0 } },
       },
-      timeout: 120_000,
-    });
+      undefined,
+      {
+        signal: controller.signal,
+        onprogress: (p) => {
+          id ??= /run (\S+) started/.exec(p.message ?? '')?.[1];
+          // Give up once the slow stage is under way.
+          if (p.message === 'formalize started') controller.abort();
+        },
+        timeout: 120_000,
+      },
+    );
     await expect(pending).rejects.toThrow();
     expect(id).toMatch(/^formalize-/);
     // The run itself was not cancelled: it finishes on its own.
@@ -232,7 +264,12 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
     );
     expect(done.structuredContent).toMatchObject({ id, status: 'completed' });
     expect((done.structuredContent as { formalStatement: string }).formalStatement).toMatch(/theorem/);
-    if (transportName.startsWith('stdio')) await waitFor('the server to log it', async () => stdioLog.includes(`the client stopped waiting for run ${id}; the run goes on`), 10_000);
+    if (transportName.startsWith('stdio'))
+      await waitFor(
+        'the server to log it',
+        async () => stdioLog.includes(`the client stopped waiting for run ${id}; the run goes on`),
+        10_000,
+      );
   }, 150_000);
 
   it('search_premises searches the library as the API does', async () => {
@@ -246,7 +283,7 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
     expect(hits.items.map((i) => i.name).join(' ')).toMatch(/Prime/);
   });
 
-  it('check_lean compiles on the Lean queue, checks equivalence with a gold, and reports Lean\'s errors', async () => {
+  it("check_lean compiles on the Lean queue, checks equivalence with a gold, and reports Lean's errors", async () => {
     const equivalent = await call(client, 'check_lean', { statement: GOOD_LEAN, gold: GOLD_LEAN });
     expect(equivalent.isError, text(equivalent)).toBeFalsy();
     expect(equivalent.structuredContent).toMatchObject({ compiled: true, status: 'ok', equivalent: true });
@@ -277,7 +314,14 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
 
   it('sweep_status reads a sweep as the API does', async () => {
     const sweepId = `mcp-sweep-${transportName.startsWith('stdio') ? 'stdio' : 'http'}`;
-    await startOnStack(stack, miniSpec({ benchmarks: [{ path: MINI_BENCHMARK, format: 'rautoformalizer', limit: 2 }], configurations: [{ name: 'zero', config: { retrieval: 'none', illustrate: false, repairRounds: 0, judge: false } }] }), { id: sweepId });
+    await startOnStack(
+      stack,
+      miniSpec({
+        benchmarks: [{ path: MINI_BENCHMARK, format: 'rautoformalizer', limit: 2 }],
+        configurations: [{ name: 'zero', config: { retrieval: 'none', illustrate: false, repairRounds: 0, judge: false } }],
+      }),
+      { id: sweepId },
+    );
     const done = await waitFor(
       'the sweep to complete',
       async () => {
@@ -287,20 +331,42 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
       },
       90_000,
     );
-    expect(done.structuredContent).toMatchObject({ sweepId, status: 'completed', total: 2, done: 2, failed: 0, perConfig: { zero: { total: 2, done: 2 } } });
+    expect(done.structuredContent).toMatchObject({
+      sweepId,
+      status: 'completed',
+      total: 2,
+      done: 2,
+      failed: 0,
+      perConfig: { zero: { total: 2, done: 2 } },
+    });
   }, 120_000);
 
   it.each([
     ['get_run of an unknown ID', 'get_run', { id: 'no-such-run' }, /^no formalization with id "no-such-run"$/],
     ['sweep_status of an unknown sweep', 'sweep_status', { id: 'no-such-sweep' }, /^no sweep "no-such-sweep"$/],
     ['formalize on an unknown library', 'formalize', { statement: 'p is prime', library: 'nope' }, /^unknown library "nope"; known: mini$/],
-    ['agent tools without write_file', 'formalize', { statement: 'p is prime', config: { mode: 'agent', tools: ['run_lean'] } }, /"tools" must include "write_file"/],
-    ['oracle retrieval (no gold premises here)', 'formalize', { statement: 'p is prime', config: { retrieval: 'oracle' } }, /retrieval "oracle" needs "goldPremises"/],
+    [
+      'agent tools without write_file',
+      'formalize',
+      { statement: 'p is prime', config: { mode: 'agent', tools: ['run_lean'] } },
+      /"tools" must include "write_file"/,
+    ],
+    [
+      'oracle retrieval (no gold premises here)',
+      'formalize',
+      { statement: 'p is prime', config: { retrieval: 'oracle' } },
+      /retrieval "oracle" needs "goldPremises"/,
+    ],
     ['search of an unknown library', 'search_premises', { query: 'prime', library: 'nope' }, /^unknown library "nope"; known: mini$/],
     ['a blank statement', 'formalize', { statement: '   ' }, /must not be empty.*statement/s],
     ['a missing statement', 'formalize', {}, /statement/],
     ['an unknown field', 'formalize', { statement: 'p is prime', colour: 'red' }, /colour/],
-    ['an unknown retrieval mode', 'formalize', { statement: 'p is prime', config: { retrieval: 'psychic' } }, /"drift".*config\.retrieval/s],
+    [
+      'an unknown retrieval mode',
+      'formalize',
+      { statement: 'p is prime', config: { retrieval: 'psychic' } },
+      /"drift".*config\.retrieval/s,
+    ],
     ['a wrong config type', 'formalize', { statement: 'p is prime', config: { repairRounds: 'three' } }, /config\.repairRounds/],
     ['a statement over the limit', 'check_lean', { statement: `theorem t : ${'x'.repeat(20_001)}` }, /longer than 20000 characters/],
     ['an unknown status filter', 'list_runs', { status: 'sleeping' }, /status/],
@@ -345,7 +411,11 @@ describe('checkStatements workflow', () => {
       concurrency: 2,
     };
     const id = `check-batch-${Date.now()}`;
-    const result = (await env.client.workflow.execute('checkStatements', { workflowId: id, taskQueue: stack.mainQueue, args: [input] })) as CheckStatementsResult;
+    const result = (await env.client.workflow.execute('checkStatements', {
+      workflowId: id,
+      taskQueue: stack.mainQueue,
+      args: [input],
+    })) as CheckStatementsResult;
     await recordHistory(env.client, id, 'check-statements');
     expect(result.results.map((r) => r.id)).toEqual(['good', 'broken', 'hostile', 'other', undefined]);
     expect(result.results[0]).toMatchObject({ compiled: true, status: 'ok', equivalent: true });
@@ -373,7 +443,11 @@ describe('POST /mcp behind API keys', () => {
   });
 
   it('answers the refusal as /v1 does, and GET /mcp with 405 (a stateless server has no stream to open)', async () => {
-    const refused = await fetch(`${keyedUrl}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    const refused = await fetch(`${keyedUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{}',
+    });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('content-type')).toMatch(/application\/problem\+json/);
     expect((await refused.json()).detail).toMatch(/an API key is required/);

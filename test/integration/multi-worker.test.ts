@@ -38,9 +38,17 @@ beforeAll(async () => {
   llm = await startFakeOpenAI({ handler: async (req) => ({ ...(await defaultBrain(req)), delayMs: 700 }) as FakeReply });
   repl = fakeRepl({ bodyDelayMs: 1500, headerDelayMs: 200 });
   dataDir = mkdtempSync(join(tmpdir(), 'driftline-multi-'));
-  const workerEnvironment = workerEnv({ temporalAddress: env.address, dataDir, llmUrl: llm.url, replCmd: repl.command, replSandboxEnv: repl.sandboxEnv, leanPoolSize: 1 });
+  const workerEnvironment = workerEnv({
+    temporalAddress: env.address,
+    dataDir,
+    llmUrl: llm.url,
+    replCmd: repl.command,
+    replSandboxEnv: repl.sandboxEnv,
+    leanPoolSize: 1,
+  });
   await prebuildIndex(workerEnvironment);
-  for (const queue of ['main', 'main', 'lean', 'lean'] as const) workers.push(await spawnWorker(queue, workerEnvironment, { metrics: true }));
+  for (const queue of ['main', 'main', 'lean', 'lean'] as const)
+    workers.push(await spawnWorker(queue, workerEnvironment, { metrics: true }));
   await waitForWorkers(client, env.namespace ?? 'default', workers, { main: MAIN_TASK_QUEUE, lean: LEAN_TASK_QUEUE });
 }, 240_000);
 
@@ -55,7 +63,10 @@ afterAll(async () => {
 /** A started activity of a running workflow, and the worker process that holds it. */
 async function inFlight(ids: string[], type: string, candidates: WorkerProcess[]): Promise<WorkerProcess | undefined> {
   for (const id of ids) {
-    const description = await client.workflow.getHandle(id).describe().catch(() => undefined);
+    const description = await client.workflow
+      .getHandle(id)
+      .describe()
+      .catch(() => undefined);
     if (description?.status.name !== 'RUNNING') continue;
     const raw = description.raw.pendingActivities ?? [];
     for (const activity of raw) {
@@ -94,10 +105,28 @@ describe('two main and two Lean worker processes, one of each killed mid-batch',
     // Kill a main worker while it waits on the LLM for some run, and a Lean worker while it
     // checks a statement: both die holding a started activity.
     const mainVictim = await waitFor('an LLM stage in flight on a main worker', () =>
-      inFlight(ids, 'formalize', workers.filter((w) => w.queue === 'main')).then((w) => w ?? inFlight(ids, 'decompose', workers.filter((x) => x.queue === 'main'))),
+      inFlight(
+        ids,
+        'formalize',
+        workers.filter((w) => w.queue === 'main'),
+      ).then(
+        (w) =>
+          w ??
+          inFlight(
+            ids,
+            'decompose',
+            workers.filter((x) => x.queue === 'main'),
+          ),
+      ),
     );
     mainVictim.child.kill('SIGKILL');
-    const leanVictim = await waitFor('a compile in flight on a Lean worker', () => inFlight(ids, 'compile', workers.filter((w) => w.queue === 'lean')));
+    const leanVictim = await waitFor('a compile in flight on a Lean worker', () =>
+      inFlight(
+        ids,
+        'compile',
+        workers.filter((w) => w.queue === 'lean'),
+      ),
+    );
     leanVictim.child.kill('SIGKILL');
     await Promise.all([mainVictim.exited, leanVictim.exited]);
 

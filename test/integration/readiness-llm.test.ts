@@ -15,7 +15,11 @@ import { createConfiguredLlm, probeAndRecordProviders } from '../../infra/deps';
 import { FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
 import { FIXTURE_CORPUS } from '../helpers/stack';
 
-const FAKE_MODEL_ENV = { DRIFTLINE_MODEL_DECOMPOSER: FAKE_MODELS.decomposer, DRIFTLINE_MODEL_FORMALIZER: FAKE_MODELS.formalizer, DRIFTLINE_MODEL_JUDGE: FAKE_MODELS.judge };
+const FAKE_MODEL_ENV = {
+  DRIFTLINE_MODEL_DECOMPOSER: FAKE_MODELS.decomposer,
+  DRIFTLINE_MODEL_FORMALIZER: FAKE_MODELS.formalizer,
+  DRIFTLINE_MODEL_JUDGE: FAKE_MODELS.judge,
+};
 
 // Temporal answers and both queues have pollers: only the LLM part is under test here.
 const healthyTemporal = {
@@ -51,7 +55,13 @@ describe('/readyz and the LLM provider', () => {
       busyBackoffMs: 60_000,
       onProviderChange: (s, provider) => writeProviderStatus(file, provider, s),
     });
-    const readiness = createReadinessCheck({ client: healthyTemporal, namespace: 'default', unbuiltIndexes: async () => [], missing: [], llmProviders: () => readProviderStatuses(file) });
+    const readiness = createReadinessCheck({
+      client: healthyTemporal,
+      namespace: 'default',
+      unbuiltIndexes: async () => [],
+      missing: [],
+      llmProviders: () => readProviderStatuses(file),
+    });
 
     expect((await readiness()).llm).toBeUndefined(); // the worker has not reported yet
     await llm.probe();
@@ -59,7 +69,9 @@ describe('/readyz and the LLM provider', () => {
     expect(report.ready).toBe(true);
     expect(report.llm).toMatchObject({ baseURL: fake.url, structuredOutput: 'json_object', source: 'probe' });
     expect(report.checks.llm).toMatchObject({ ok: true });
-    expect(report.checks.llm!.detail).toMatch(/^structured output: json_object \(probe: .*json_schema refused \(HTTP 500\); json_object accepted\)$/);
+    expect(report.checks.llm!.detail).toMatch(
+      /^structured output: json_object \(probe: .*json_schema refused \(HTTP 500\); json_object accepted\)$/,
+    );
 
     fake.script(FAKE_MODELS.judge, { content: 'late', delayMs: 1000 });
     await llm.complete('judge', [{ role: 'user', content: 'hi' }]).catch(() => undefined);
@@ -71,7 +83,14 @@ describe('/readyz and the LLM provider', () => {
 
   it('keeps one entry per provider in the file, also for two providers on one server', () => {
     const file = statusFile();
-    const entry = { baseURL: 'http://a/v1', structuredOutput: 'prompt', source: 'configured', detail: 'set', updatedAt: new Date(0).toISOString(), foldSystemPrompt: true } as const;
+    const entry = {
+      baseURL: 'http://a/v1',
+      structuredOutput: 'prompt',
+      source: 'configured',
+      detail: 'set',
+      updatedAt: new Date(0).toISOString(),
+      foldSystemPrompt: true,
+    } as const;
     writeProviderStatus(file, 'default', entry);
     writeProviderStatus(file, 'big', { ...entry, structuredOutput: 'json_object' });
     writeProviderStatus(file, 'default', { ...entry, foldSystemPrompt: false });
@@ -87,13 +106,25 @@ describe('/readyz and the LLM provider', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'driftline-providers-'));
     cleanups.push(() => rmSync(dataDir, { recursive: true, force: true }));
     const providers = { default: { baseURL: refusing.url }, small: { baseURL: other.url, structuredOutput: 'prompt' } };
-    const env = { DRIFTLINE_LIBRARIES: `mini=${FIXTURE_CORPUS}`, DRIFTLINE_DATA_DIR: dataDir, DRIFTLINE_PROVIDERS: JSON.stringify(providers), ...FAKE_MODEL_ENV };
+    const env = {
+      DRIFTLINE_LIBRARIES: `mini=${FIXTURE_CORPUS}`,
+      DRIFTLINE_DATA_DIR: dataDir,
+      DRIFTLINE_PROVIDERS: JSON.stringify(providers),
+      ...FAKE_MODEL_ENV,
+    };
     const config = loadConfig({ env, root: dataDir });
     const readiness = readinessFor(config, healthyTemporal, { unbuiltIndexes: () => [] });
     expect((await readiness()).llmProviders).toBeUndefined(); // the worker has not reported yet
 
     // A provider from an earlier configuration is still in the file: not reported.
-    writeProviderStatus(join(dataDir, 'llm-provider.json'), 'gone', { baseURL: 'http://gone/v1', structuredOutput: 'prompt', source: 'configured', detail: 'old', updatedAt: new Date(0).toISOString(), foldSystemPrompt: false });
+    writeProviderStatus(join(dataDir, 'llm-provider.json'), 'gone', {
+      baseURL: 'http://gone/v1',
+      structuredOutput: 'prompt',
+      source: 'configured',
+      detail: 'old',
+      updatedAt: new Date(0).toISOString(),
+      foldSystemPrompt: false,
+    });
     const statuses = await probeAndRecordProviders(config, createConfiguredLlm(config));
     expect(Object.keys(statuses).sort()).toEqual(['default', 'small']);
 
@@ -105,7 +136,10 @@ describe('/readyz and the LLM provider', () => {
     expect(report.llmProviders!.small).toMatchObject({ baseURL: other.url, structuredOutput: 'prompt', source: 'configured' });
     expect(report.llm).toEqual(report.llmProviders!.default);
     expect(report.checks.llm!.detail).toMatch(/^structured output: json_object \(probe: /);
-    expect(report.checks['llm:small']).toMatchObject({ ok: true, detail: expect.stringMatching(/^structured output: prompt \(configured: set by configuration \(.*DRIFTLINE_PROVIDERS\)\)$/) });
+    expect(report.checks['llm:small']).toMatchObject({
+      ok: true,
+      detail: expect.stringMatching(/^structured output: prompt \(configured: set by configuration \(.*DRIFTLINE_PROVIDERS\)\)$/),
+    });
     expect(report.checks['llm:gone']).toBeUndefined();
     // Only the refusing server saw the probe's requests.
     expect(other.requests.length).toBe(0);

@@ -88,7 +88,7 @@ describe('/readyz against the real dev server', () => {
   });
 });
 
-describe('/readyz and the LLM providers\' queues', () => {
+describe("/readyz and the LLM providers' queues", () => {
   it('names a provider queue nobody polls, and is content once an LLM worker polls it', async () => {
     const s = await createStack(env);
     const check = createReadinessCheck({
@@ -108,8 +108,17 @@ describe('/readyz and the LLM providers\' queues', () => {
       await until(async () => (await check()).checks.mainWorker?.ok === true && (await check()).checks.leanWorker?.ok === true);
       const none = await check();
       expect(none.ready).toBe(false);
-      expect(none.checks.llmWorkers).toEqual({ ok: false, detail: 'no worker polls the "llm-readyz-a" task queue; no worker polls the "llm-readyz-b" task queue' });
-      llm = await createLlmWorker({ connection: env.nativeConnection, namespace: env.namespace ?? 'default', activities: Object.fromEntries(LLM_ACTIVITY_NAMES.map((n) => [n, async () => undefined])) as never, provider: 'readyz-a', taskQueue: 'llm-readyz-a' });
+      expect(none.checks.llmWorkers).toEqual({
+        ok: false,
+        detail: 'no worker polls the "llm-readyz-a" task queue; no worker polls the "llm-readyz-b" task queue',
+      });
+      llm = await createLlmWorker({
+        connection: env.nativeConnection,
+        namespace: env.namespace ?? 'default',
+        activities: Object.fromEntries(LLM_ACTIVITY_NAMES.map((n) => [n, async () => undefined])) as never,
+        provider: 'readyz-a',
+        taskQueue: 'llm-readyz-a',
+      });
       llmRun = llm.run();
       await until(async () => (await check()).checks.llmWorkers?.detail === 'no worker polls the "llm-readyz-b" task queue');
     } finally {

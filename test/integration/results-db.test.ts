@@ -28,13 +28,22 @@ function sweepRow(id: string): SweepRow {
     leaveOut: 'item',
     samples: 1,
     items: ITEMS.length,
-    cells: [{ name: 'drift', config: {}, hash: 'h1' }, { name: 'none', config: { retrieval: 'none' }, hash: 'h2' }],
+    cells: [
+      { name: 'drift', config: {}, hash: 'h1' },
+      { name: 'none', config: { retrieval: 'none' }, hash: 'h2' },
+    ],
     spec: { note: 'as started' },
     createdAt: new Date().toISOString(),
   };
 }
 
-function record(sweepId: string, config: string, item: string, sample: number, outcome: SweepRunRecord['outcome'] = 'faithful'): SweepRunRecord {
+function record(
+  sweepId: string,
+  config: string,
+  item: string,
+  sample: number,
+  outcome: SweepRunRecord['outcome'] = 'faithful',
+): SweepRunRecord {
   return {
     sweepId,
     config,
@@ -103,7 +112,11 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       await db.recordRun(record('s1', 'drift', 'Demo.item_2', 0, 'failed'));
       await db.recordRun(record('s1', 'none', 'Demo.item_1', 0, 'not-compiled'));
       expect(await db.counts('s1')).toEqual({ drift: { done: 2, failed: 1 }, none: { done: 1, failed: 0 } });
-      expect((await db.runs('s1')).map((x) => x.workflowId)).toEqual(['s1/drift/Demo.item_1/0', 's1/drift/Demo.item_2/0', 's1/none/Demo.item_1/0']);
+      expect((await db.runs('s1')).map((x) => x.workflowId)).toEqual([
+        's1/drift/Demo.item_1/0',
+        's1/drift/Demo.item_2/0',
+        's1/none/Demo.item_1/0',
+      ]);
       expect(await db.runs('s1', 'none')).toHaveLength(1);
     });
 
@@ -130,7 +143,7 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       expect(await db.counts('s2')).toEqual({ drift: { done: 20, failed: 0 } });
     });
 
-    it('keeps LLM replies once by key and sums a run\'s and a sweep\'s calls', async () => {
+    it("keeps LLM replies once by key and sums a run's and a sweep's calls", async () => {
       const ledger = new SqlReplyLedger(db.driver);
       const usage = { promptTokens: 100, completionTokens: 20, cachedTokens: 0 };
       await ledger.putReply('k1', { status: 200, body: '{"a":1}' });
@@ -143,7 +156,15 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       await ledger.recordCall({ ...call, runId: 'sw_1/none/b/0', costUsd: 0.25, cacheHit: false });
       // `_` must not act as a LIKE wildcard: sw_10 is another sweep.
       await ledger.recordCall({ ...call, runId: 'sw_10/drift/a/0', costUsd: 9, cacheHit: false });
-      expect(await ledger.runTotals('sw_1/drift/a/0')).toEqual({ calls: 2, promptTokens: 200, completionTokens: 40, totalTokens: 240, costUsd: 0.5, hits: 1, misses: 1 });
+      expect(await ledger.runTotals('sw_1/drift/a/0')).toEqual({
+        calls: 2,
+        promptTokens: 200,
+        completionTokens: 40,
+        totalTokens: 240,
+        costUsd: 0.5,
+        hits: 1,
+        misses: 1,
+      });
       expect(await ledger.sweepTotals('sw_1')).toMatchObject({ calls: 3, totalTokens: 360, costUsd: 0.75, hits: 1, misses: 2 });
       // A paid call without a price leaves the total cost unknown rather than too low.
       await ledger.recordCall({ ...call, runId: 'sw_1/none/b/0', costUsd: undefined, cacheHit: false });
@@ -176,7 +197,9 @@ describe('results database: helpers', () => {
   });
 
   it('says which database it cannot open', async () => {
-    await expect(ResultsDb.open({ url: 'postgres://nobody@127.0.0.1:1/none', file: '' })).rejects.toThrow(/PostgreSQL results database \(DRIFTLINE_RESULTS_URL\)/);
+    await expect(ResultsDb.open({ url: 'postgres://nobody@127.0.0.1:1/none', file: '' })).rejects.toThrow(
+      /PostgreSQL results database \(DRIFTLINE_RESULTS_URL\)/,
+    );
   });
 
   it('exports JSONL as stored and CSV with RFC 4180 quoting', () => {

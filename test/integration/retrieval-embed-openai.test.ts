@@ -3,12 +3,7 @@ import OpenAI from 'openai';
 import { startFakeOpenAI, toyEmbedding, FAKE_EMBEDDING_DIMENSIONS, type FakeOpenAI } from '../fakes/openai-server';
 import { EMBEDDER_FAILURE } from '../../common/failures';
 import { EngineError } from '../../engines/errors';
-import {
-  BGE_QUERY_INSTRUCTION,
-  OpenAIEmbedder,
-  createOpenAIEmbedder,
-  decodeEmbedding,
-} from '../../engines/retrieval/embedders/openai';
+import { BGE_QUERY_INSTRUCTION, OpenAIEmbedder, createOpenAIEmbedder, decodeEmbedding } from '../../engines/retrieval/embedders/openai';
 
 let fake: FakeOpenAI;
 beforeAll(async () => {

@@ -13,7 +13,11 @@ const ITEMS = [
   { full_name: 'Demo.a', informal_stmt: 'Every prime number p is at least two.', mathlib_dependencies: ['Nat.Prime'] },
   // The gold premise is the item itself: it must be excluded, so nothing can be found.
   { full_name: 'ZMod', informal_stmt: 'The integers modulo n.', mathlib_dependencies: ['ZMod'] },
-  { full_name: 'Demo.c', informal_stmt: 'If a is a primitive root modulo a prime p then its order is p - 1.', mathlib_dependencies: ['IsPrimitiveRoot', 'Nat.Prime', 'orderOf', 'ZMod'] },
+  {
+    full_name: 'Demo.c',
+    informal_stmt: 'If a is a primitive root modulo a prime p then its order is p - 1.',
+    mathlib_dependencies: ['IsPrimitiveRoot', 'Nat.Prime', 'orderOf', 'ZMod'],
+  },
 ];
 
 let dir: string;
@@ -106,7 +110,12 @@ describe('driftline eval retrieval', () => {
   });
 
   it('runs dense and hybrid retrieval through an OpenAI-compatible embedder, embedding each text once', async () => {
-    const env = { DRIFTLINE_EMBEDDER: 'openai', DRIFTLINE_EMBEDDING_MODEL: 'fake-embed', DRIFTLINE_EMBEDDING_DIMENSIONS: '32', OPENAI_BASE_URL: fake.url };
+    const env = {
+      DRIFTLINE_EMBEDDER: 'openai',
+      DRIFTLINE_EMBEDDING_MODEL: 'fake-embed',
+      DRIFTLINE_EMBEDDING_DIMENSIONS: '32',
+      OPENAI_BASE_URL: fake.url,
+    };
     const data = join(dir, 'dense-data');
     const dense = parse(await evalRetrieval(cfg(env, data), opts({ retriever: 'dense' })));
     expect(dense.results).toHaveLength(2);
@@ -134,23 +143,39 @@ describe('driftline eval retrieval', () => {
   });
 
   it('drift mode without an LLM and without cached decompositions fails with a clear message', async () => {
-    await expect(evalRetrieval(cfg({}, join(dir, 'empty-data')), opts({ mode: 'drift' }))).rejects.toThrow(/--mode drift needs .*OPENAI_BASE_URL/);
+    await expect(evalRetrieval(cfg({}, join(dir, 'empty-data')), opts({ mode: 'drift' }))).rejects.toThrow(
+      /--mode drift needs .*OPENAI_BASE_URL/,
+    );
   });
 
   it('works from the command line, printing only the JSON on stdout', () => {
-    const run = spawnSync(process.execPath, ['bin/driftline.js', 'eval', 'retrieval', '--benchmark', benchmark, '--library', 'mini', '--k', '1,3', '--json'], {
-      encoding: 'utf8',
-      env: { ...process.env, DRIFTLINE_LIBRARIES: `mini=${CORPUS}`, DRIFTLINE_DATA_DIR: join(dir, 'cli-data'), DRIFTLINE_EMBEDDER: 'none', OPENAI_BASE_URL: '' },
-      timeout: 60_000,
-    });
+    const run = spawnSync(
+      process.execPath,
+      ['bin/driftline.js', 'eval', 'retrieval', '--benchmark', benchmark, '--library', 'mini', '--k', '1,3', '--json'],
+      {
+        encoding: 'utf8',
+        env: {
+          ...process.env,
+          DRIFTLINE_LIBRARIES: `mini=${CORPUS}`,
+          DRIFTLINE_DATA_DIR: join(dir, 'cli-data'),
+          DRIFTLINE_EMBEDDER: 'none',
+          OPENAI_BASE_URL: '',
+        },
+        timeout: 60_000,
+      },
+    );
     expect(run.stderr).toBe('');
     expect(run.status).toBe(0);
     expect(parse(run.stdout).results.map((r) => r.k)).toEqual([1, 3]);
-    const bad = spawnSync(process.execPath, ['bin/driftline.js', 'eval', 'retrieval', '--benchmark', join(dir, 'missing.jsonl'), '--library', 'mini'], {
-      encoding: 'utf8',
-      env: { ...process.env, DRIFTLINE_LIBRARIES: `mini=${CORPUS}`, DRIFTLINE_DATA_DIR: join(dir, 'cli-data') },
-      timeout: 60_000,
-    });
+    const bad = spawnSync(
+      process.execPath,
+      ['bin/driftline.js', 'eval', 'retrieval', '--benchmark', join(dir, 'missing.jsonl'), '--library', 'mini'],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, DRIFTLINE_LIBRARIES: `mini=${CORPUS}`, DRIFTLINE_DATA_DIR: join(dir, 'cli-data') },
+        timeout: 60_000,
+      },
+    );
     expect(bad.status).toBe(1);
     expect(bad.stderr).toMatch(/cannot read benchmark .*missing\.jsonl/);
   });

@@ -70,7 +70,11 @@ describe('driftline serve', () => {
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await page.text()).toContain('driftline');
     const config = (await (await fetch(`${base}/web/config.json`)).json()) as Record<string, unknown>;
-    expect(config).toMatchObject({ libraries: [FIXTURE_LIBRARY], defaultLibrary: FIXTURE_LIBRARY, temporalUiUrl: 'http://temporal-ui.example:8233' });
+    expect(config).toMatchObject({
+      libraries: [FIXTURE_LIBRARY],
+      defaultLibrary: FIXTURE_LIBRARY,
+      temporalUiUrl: 'http://temporal-ui.example:8233',
+    });
   });
 
   it('is not ready without workers and an index, and says so', async () => {
@@ -87,7 +91,7 @@ describe('driftline serve', () => {
 
   it('serves the routes built from the configuration: libraries, the OpenAPI document, sweeps', async () => {
     const libraries = (await (await fetch(`${base}/v1/libraries`)).json()) as { items?: Array<{ name: string }> } | Array<{ name: string }>;
-    expect((Array.isArray(libraries) ? libraries : libraries.items ?? []).map((l) => l.name)).toContain(FIXTURE_LIBRARY);
+    expect((Array.isArray(libraries) ? libraries : (libraries.items ?? [])).map((l) => l.name)).toContain(FIXTURE_LIBRARY);
     const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, unknown> };
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/formalizations', '/v1/sweeps']));
     expect((await fetch(`${base}/v1/sweeps/no-such-sweep`)).status).toBe(404);

@@ -18,7 +18,9 @@ function sleeper(...args: string[]): ChildProcess {
 }
 
 function exited(child: ChildProcess): Promise<void> {
-  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve()));
+  return child.exitCode !== null || child.signalCode !== null
+    ? Promise.resolve()
+    : new Promise((resolve) => child.once('exit', () => resolve()));
 }
 
 afterEach(() => {
@@ -33,7 +35,7 @@ async function deadPid(): Promise<number> {
 }
 
 describe('cleanUpAfterDeadStack', () => {
-  it("stops the children of a stack that died, and leaves other processes alone", async () => {
+  it('stops the children of a stack that died, and leaves other processes alone', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'driftline-pids-'));
     dirs.push(dir);
     const server = sleeper('server', 'start-dev', '--port', '1');

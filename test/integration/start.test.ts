@@ -25,7 +25,11 @@ let output = '';
 
 function startStack(): ChildProcess {
   output = '';
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'infra/start.ts')], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'infra/start.ts')], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   return child;
@@ -48,7 +52,11 @@ async function waitReady(timeoutMs = 90_000): Promise<Record<string, unknown>> {
 
 function runCommand(args: string[], commandEnv: NodeJS.ProcessEnv): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(ROOT, 'bin/driftline.js'), ...args], { cwd: ROOT, env: commandEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [join(ROOT, 'bin/driftline.js'), ...args], {
+      cwd: ROOT,
+      env: commandEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -163,7 +171,15 @@ describe('npm start', () => {
 
   it('formalizes a statement from the driftline command, showing each stage', async () => {
     // Asynchronously: the fake LLM lives in this process and must keep answering.
-    const run = await runCommand(['formalize', 'Every prime number p is at least 2.', '--gold-statement', 'theorem gold (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry'], cliEnv());
+    const run = await runCommand(
+      [
+        'formalize',
+        'Every prime number p is at least 2.',
+        '--gold-statement',
+        'theorem gold (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry',
+      ],
+      cliEnv(),
+    );
     expect(run.status, run.stderr).toBe(0);
     for (const stage of ['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'judge']) {
       expect(run.stderr).toContain(`• ${stage}`);
@@ -171,13 +187,18 @@ describe('npm start', () => {
     expect(run.stdout).toMatch(/theorem .*:= by sorry/);
     expect(run.stdout).toMatch(/judge: +10\/10, faithful/);
     expect(run.stdout).toMatch(/gold: +equivalent/);
-    expect(run.stderr).toMatch(new RegExp(`Temporal UI: http://127\\.0\\.0\\.1:${env.TEMPORAL_UI_PORT}/namespaces/default/workflows/formalize-`));
+    expect(run.stderr).toMatch(
+      new RegExp(`Temporal UI: http://127\\.0\\.0\\.1:${env.TEMPORAL_UI_PORT}/namespaces/default/workflows/formalize-`),
+    );
   }, 90_000);
 
   it('prints the compiler messages and exits 2 when the statement does not compile', async () => {
     llm.script(FAKE_MODELS.formalizer, { content: '```lean\ntheorem t (p : ℕ) (hp : Nat.Primee p) : 2 ≤ p := by sorry\n```' });
     // --no-cache: an earlier run of this statement left its replies in the cache; this one must ask.
-    const run = await runCommand(['formalize', '--no-cache', '--repair-rounds', '0', '--no-judge', 'Every prime number p is at least 2.'], cliEnv());
+    const run = await runCommand(
+      ['formalize', '--no-cache', '--repair-rounds', '0', '--no-judge', 'Every prime number p is at least 2.'],
+      cliEnv(),
+    );
     expect(run.status, run.stderr).toBe(2);
     expect(run.stdout).toMatch(/compiled: +no/);
     expect(run.stdout).toMatch(/lean: +\d+:\d+: error: unknown identifier 'Nat\.Primee'/);
@@ -198,7 +219,10 @@ describe('npm start', () => {
     expect(show.status, show.stderr).toBe(0);
     expect(show.stdout).toMatch(/status: +completed/);
     expect(show.stdout).toMatch(/ui: +http:\/\/127\.0\.0\.1:\d+\/namespaces\/default\/workflows\//);
-    expect(JSON.parse((await runCommand(['runs', 'show', runId, '--json'], cliEnv())).stdout)).toMatchObject({ id: runId, status: 'completed' });
+    expect(JSON.parse((await runCommand(['runs', 'show', runId, '--json'], cliEnv())).stdout)).toMatchObject({
+      id: runId,
+      status: 'completed',
+    });
 
     const cancel = await runCommand(['runs', 'cancel', runId], cliEnv());
     expect(cancel.status).toBe(1);
@@ -229,7 +253,10 @@ describe('npm start', () => {
     // machine); a dead worker's pollers stay listed in Temporal for minutes and do not count.
     const report = await waitReady();
     expect(report).toMatchObject({ ready: true });
-    const run = await runCommand(['formalize', 'Every prime number p is at least 2.', '--json'], { ...env, TEMPORAL_ADDRESS: `127.0.0.1:${env.TEMPORAL_PORT}` });
+    const run = await runCommand(['formalize', 'Every prime number p is at least 2.', '--json'], {
+      ...env,
+      TEMPORAL_ADDRESS: `127.0.0.1:${env.TEMPORAL_PORT}`,
+    });
     expect(run.status, run.stderr).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ compiled: true });
   }, 90_000);
@@ -256,12 +283,17 @@ describe('npm start killed with SIGKILL', () => {
       TEMPORAL_UI_PORT: String(await freePort()),
       DRIFTLINE_DATA_DIR: mkdtempSync(join(tmpdir(), 'driftline-kill-')),
     };
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'infra/start.ts')], { cwd: ROOT, env: killEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'infra/start.ts')], {
+      cwd: ROOT,
+      env: killEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const deadline = Date.now() + 120_000;
-    while (!out.includes('driftline is running.') && Date.now() < deadline && child.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    while (!out.includes('driftline is running.') && Date.now() < deadline && child.exitCode === null)
+      await new Promise((r) => setTimeout(r, 200));
     expect(out).toContain('driftline is running.');
     const started = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(child.pid)], { encoding: 'utf8' })
       .split('\n')
@@ -297,7 +329,11 @@ describe('npm start with a corpus that does not parse', () => {
       DRIFTLINE_DATA_DIR: mkdtempSync(join(tmpdir(), 'driftline-bad-')),
       DRIFTLINE_LIBRARIES: `bad=${fileURLToPath(new URL('../fixtures/corpus/bad.jsonl', import.meta.url))}`,
     };
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'infra/start.ts')], { cwd: ROOT, env: badEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'infra/start.ts')], {
+      cwd: ROOT,
+      env: badEnv,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
@@ -352,9 +388,12 @@ describe('npm start with no library pulled, stopped by a SIGTERM to npm', () => 
     npm.stdout!.on('data', (d: Buffer) => (out += d.toString()));
     npm.stderr!.on('data', (d: Buffer) => (out += d.toString()));
     const deadline = Date.now() + 120_000;
-    while (!out.includes('driftline is started') && Date.now() < deadline && npm.exitCode === null) await new Promise((r) => setTimeout(r, 200));
+    while (!out.includes('driftline is started') && Date.now() < deadline && npm.exitCode === null)
+      await new Promise((r) => setTimeout(r, 200));
     expect(out).toContain('driftline is started, but not ready yet');
-    expect(out).toMatch(/not ready: +library: .*"connf" needs .*driftline-bare-.*\/data\/connf\/library\.jsonl.*npx driftline data pull connf/);
+    expect(out).toMatch(
+      /not ready: +library: .*"connf" needs .*driftline-bare-.*\/data\/connf\/library\.jsonl.*npx driftline data pull connf/,
+    );
 
     const apiUrl = `http://127.0.0.1:${bareEnv.PORT}`;
     const ready = await fetch(`${apiUrl}/readyz`);
@@ -363,7 +402,11 @@ describe('npm start with no library pulled, stopped by a SIGTERM to npm', () => 
     expect(report.checks.library).toMatchObject({ ok: false, detail: expect.stringContaining('DRIFTLINE_DATA_MIRROR') });
     expect(report.checks.mainWorker).toEqual({ ok: true });
     expect(report.missing.some((m) => m.startsWith('Library: none is served'))).toBe(true);
-    const run = await fetch(`${apiUrl}/v1/formalizations`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ statement: 'Every prime greater than 2 is odd.' }) });
+    const run = await fetch(`${apiUrl}/v1/formalizations`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ statement: 'Every prime greater than 2 is odd.' }),
+    });
     expect(run.status).toBe(503);
     expect(((await run.json()) as { detail: string }).detail).toMatch(/no library is served yet.*driftline data pull/);
 

@@ -14,9 +14,14 @@ const minimal = { benchmark: { path: 'b.jsonl', format: 'rautoformalizer' }, lib
 describe('the sweep file budget', () => {
   it('takes tokens and/or costUsd, and refuses an empty or non-positive one', () => {
     expect(parseSweep({ ...minimal, budget: { tokens: 5000 } }, 's.yaml', { dataDir: '/d' }).budget).toEqual({ tokens: 5000 });
-    expect(parseSweep({ ...minimal, budget: { costUsd: 2.5, tokens: 10 } }, 's.yaml', { dataDir: '/d' }).budget).toEqual({ costUsd: 2.5, tokens: 10 });
+    expect(parseSweep({ ...minimal, budget: { costUsd: 2.5, tokens: 10 } }, 's.yaml', { dataDir: '/d' }).budget).toEqual({
+      costUsd: 2.5,
+      tokens: 10,
+    });
     expect(parseSweep(minimal, 's.yaml', { dataDir: '/d' }).budget).toBeUndefined();
-    expect(() => parseSweep({ ...minimal, budget: {} }, 's.yaml', { dataDir: '/d' })).toThrow(/budget: a budget names "tokens", "costUsd" or both/);
+    expect(() => parseSweep({ ...minimal, budget: {} }, 's.yaml', { dataDir: '/d' })).toThrow(
+      /budget: a budget names "tokens", "costUsd" or both/,
+    );
     expect(() => parseSweep({ ...minimal, budget: { costUsd: 0 } }, 's.yaml', { dataDir: '/d' })).toThrow(/budget\.costUsd: /);
   });
 });
@@ -28,7 +33,10 @@ describe('a sweep with a budget', () => {
     env = await startTemporal();
     // Priced fake models: $1 per million tokens either way, so a run costs about $0.0009.
     const price = { prompt: 1, completion: 1 };
-    s = await createStack(env, { ledger: true, prices: { [FAKE_MODELS.formalizer]: price, [FAKE_MODELS.judge]: price, [FAKE_MODELS.decomposer]: price } });
+    s = await createStack(env, {
+      ledger: true,
+      prices: { [FAKE_MODELS.formalizer]: price, [FAKE_MODELS.judge]: price, [FAKE_MODELS.decomposer]: price },
+    });
   }, 120_000);
   afterAll(async () => {
     await s?.close();
@@ -39,7 +47,14 @@ describe('a sweep with a budget', () => {
     // One run at a time, so the stop point is exact: the first run after which the sweep's
     // totals reach the budget is the last one.
     const BUDGET = 2500;
-    const spec = { ...miniSpec({ window: 1, maxAttempts: 1, configurations: [{ name: 'small', config: { retrieval: 'none', repairRounds: 0, cache: false } }] }), budget: { tokens: BUDGET } };
+    const spec = {
+      ...miniSpec({
+        window: 1,
+        maxAttempts: 1,
+        configurations: [{ name: 'small', config: { retrieval: 'none', repairRounds: 0, cache: false } }],
+      }),
+      budget: { tokens: BUDGET },
+    };
     const started = await startOnStack(s, spec, { id: 'budget-tokens' });
     expect(started.total).toBe(8);
     const final = (await s.withWorkers(() => s.client.workflow.getHandle('budget-tokens').result())) as SweepProgress;
@@ -56,13 +71,23 @@ describe('a sweep with a budget', () => {
     expect((await s.ledger!.sweepTotals('budget-tokens')).totalTokens).toBe(used);
 
     expect(final).toMatchObject({ status: 'budget-exhausted', total: 8, done: runs.length, failed: 0, running: 0 });
-    expect(final.budget).toEqual({ tokens: BUDGET, used: { tokens: used, costUsd: expect.any(Number) }, reached: `token budget reached: ${used} tokens used of ${BUDGET}` });
+    expect(final.budget).toEqual({
+      tokens: BUDGET,
+      used: { tokens: used, costUsd: expect.any(Number) },
+      reached: `token budget reached: ${used} tokens used of ${BUDGET}`,
+    });
     // The status the CLI and API read says the same once the workflow is closed.
-    expect(await progressOf(s, 'budget-tokens')).toMatchObject({ status: 'budget-exhausted', budget: { reached: expect.stringContaining('token budget reached') } });
+    expect(await progressOf(s, 'budget-tokens')).toMatchObject({
+      status: 'budget-exhausted',
+      budget: { reached: expect.stringContaining('token budget reached') },
+    });
   }, 240_000);
 
   it('a sweep within its budget completes as usual and reports what it used', async () => {
-    const spec = { ...miniSpec({ window: 4, maxAttempts: 1, configurations: [{ name: 'small', config: { retrieval: 'none', repairRounds: 0 } }] }), budget: { tokens: 10_000_000 } };
+    const spec = {
+      ...miniSpec({ window: 4, maxAttempts: 1, configurations: [{ name: 'small', config: { retrieval: 'none', repairRounds: 0 } }] }),
+      budget: { tokens: 10_000_000 },
+    };
     await startOnStack(s, spec, { id: 'budget-ample' });
     const final = (await s.withWorkers(() => s.client.workflow.getHandle('budget-ample').result())) as SweepProgress;
     expect(final).toMatchObject({ status: 'completed', total: 8, done: 8, failed: 0 });
@@ -74,14 +99,21 @@ describe('a sweep with a budget', () => {
     const runs = await s.results.runs('budget-ample');
     for (const r of runs) {
       const ledger = await s.ledger!.runTotals(r.workflowId);
-      expect(r.usage, r.workflowId).toMatchObject({ totalTokens: ledger.totalTokens, promptTokens: ledger.promptTokens, completionTokens: ledger.completionTokens });
+      expect(r.usage, r.workflowId).toMatchObject({
+        totalTokens: ledger.totalTokens,
+        promptTokens: ledger.promptTokens,
+        completionTokens: ledger.completionTokens,
+      });
       expect(r.usage!.costUsd).toBeCloseTo(ledger.costUsd!, 12);
       expect(r.cache).toEqual({ hits: expect.any(Number), misses: expect.any(Number) });
     }
     const { computeSweepMetrics } = await import('../../engines/metrics/sweep-metrics');
     const small = computeSweepMetrics(runs).configs.find((g) => g.config === 'small')!;
     expect(small.usage!.totalTokens).toBe(final.budget!.used.tokens);
-    expect(small.usage!.totalCostUsd).toBeCloseTo(runs.reduce((a, r) => a + r.usage!.costUsd!, 0), 12);
+    expect(small.usage!.totalCostUsd).toBeCloseTo(
+      runs.reduce((a, r) => a + r.usage!.costUsd!, 0),
+      12,
+    );
     expect(small.usage!.cacheHits! + small.usage!.cacheMisses!).toBe(runs.reduce((a, r) => a + r.cache!.hits + r.cache!.misses, 0));
 
     // The report's protocol names the models that answered, the screen, driftline, the
@@ -89,7 +121,9 @@ describe('a sweep with a budget', () => {
     const { sweepReportInput } = await import('../../client/sweep-report');
     const { renderSweepReport } = await import('../../engines/report/write-report');
     const input = (await sweepReportInput(s.results, 'budget-ample'))!;
-    expect(input.sweep.models!.map((m) => `${m.stage}:${m.model}`).sort()).toEqual(expect.arrayContaining([`formalize:${FAKE_MODELS.formalizer}`, `judge:${FAKE_MODELS.judge}`]));
+    expect(input.sweep.models!.map((m) => `${m.stage}:${m.model}`).sort()).toEqual(
+      expect.arrayContaining([`formalize:${FAKE_MODELS.formalizer}`, `judge:${FAKE_MODELS.judge}`]),
+    );
     const calls = input.sweep.models!.reduce((a, m) => a + m.calls, 0);
     expect(calls).toBe((await s.ledger!.sweepTotals('budget-ample')).calls);
     expect(input.sweep.configurations!.small).toMatchObject({ retrieval: 'none', repairRounds: 0, judge: true, topK: expect.any(Number) });
@@ -107,13 +141,22 @@ describe('a sweep with a budget', () => {
 
   it('stops on a cost budget the same way (USD from the price table)', async () => {
     const BUDGET_USD = 0.002;
-    const spec = { ...miniSpec({ window: 1, maxAttempts: 1, configurations: [{ name: 'small', config: { retrieval: 'none', repairRounds: 0, cache: false } }] }), budget: { costUsd: BUDGET_USD } };
+    const spec = {
+      ...miniSpec({
+        window: 1,
+        maxAttempts: 1,
+        configurations: [{ name: 'small', config: { retrieval: 'none', repairRounds: 0, cache: false } }],
+      }),
+      budget: { costUsd: BUDGET_USD },
+    };
     await startOnStack(s, spec, { id: 'budget-cost' });
     const final = (await s.withWorkers(() => s.client.workflow.getHandle('budget-cost').result())) as SweepProgress;
     const runs = await s.results.runs('budget-cost');
     const perRun = await Promise.all(runs.map(async (r) => (await s.ledger!.runTotals(r.workflowId)).costUsd!));
     const spent = perRun.reduce((a, b) => a + b, 0);
-    console.log(`cost budget $${BUDGET_USD}: ${runs.length} of 8 runs ($${perRun.map((c) => c.toFixed(6)).join(' + ')} = $${spent.toFixed(6)})`);
+    console.log(
+      `cost budget $${BUDGET_USD}: ${runs.length} of 8 runs ($${perRun.map((c) => c.toFixed(6)).join(' + ')} = $${spent.toFixed(6)})`,
+    );
     expect(runs.length).toBeLessThan(8);
     expect(spent).toBeGreaterThanOrEqual(BUDGET_USD);
     expect(spent - perRun[perRun.length - 1]!).toBeLessThan(BUDGET_USD);

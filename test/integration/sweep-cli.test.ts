@@ -100,7 +100,10 @@ describe('driftline sweep', () => {
       expect(live.code, live.stderr).toBe(0);
       expect(live.stdout).toMatch(/sweep cli-sweep: completed, 24\/24 runs done, 0 failed/);
       expect(live.stdout).toMatch(/zero: 12\/12 done, 0 failed, 0 running, \d+\.\d\d runs\/s, ETA 0:00/);
-      const changes = live.stdout.split('\n').filter((l) => /^\d{4}-\d\d-\d\dT/.test(l)).map((l) => l.replace(/^\S+ /, '').replace(/, [\d.]+ runs\/s, ETA .*$/, ''));
+      const changes = live.stdout
+        .split('\n')
+        .filter((l) => /^\d{4}-\d\d-\d\dT/.test(l))
+        .map((l) => l.replace(/^\S+ /, '').replace(/, [\d.]+ runs\/s, ETA .*$/, ''));
       expect(changes[0]).toMatch(/: paused, /);
       expect(changes.length).toBeGreaterThan(1);
       // No line repeats the one before it (a redraw into a file would).
@@ -115,7 +118,10 @@ describe('driftline sweep', () => {
     expect(status).toMatchObject({ status: 'completed', total: 24, done: 24, failed: 0 });
 
     const exported = await cli('sweep', 'export', 'cli-sweep', '--format', 'jsonl');
-    const rows = exported.stdout.trimEnd().split('\n').map((l) => JSON.parse(l));
+    const rows = exported.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(rows).toHaveLength(24);
     for (const row of rows) {
       expect(Object.keys(row)).toEqual(expect.arrayContaining(['config', 'item', 'sample', 'outcome', 'compiled']));
@@ -143,7 +149,10 @@ describe('driftline sweep', () => {
 
   it('refuses a bad record before anything starts, naming the file and line', async () => {
     const bad = fileURLToPath(new URL('../fixtures/benchmarks/bad-line.jsonl', import.meta.url));
-    const file = sweepFile('bad.yaml', `benchmark:\n  path: ${bad}\n  format: rautoformalizer\nlibrary: ${FIXTURE_LIBRARY}\nconfigurations:\n  drift: {}\n`);
+    const file = sweepFile(
+      'bad.yaml',
+      `benchmark:\n  path: ${bad}\n  format: rautoformalizer\nlibrary: ${FIXTURE_LIBRARY}\nconfigurations:\n  drift: {}\n`,
+    );
     const r = await cli('sweep', 'start', file, '--id', 'never-started');
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`${bad}:3: informal_stmt:`);
@@ -151,11 +160,17 @@ describe('driftline sweep', () => {
   }, 120_000);
 
   it('refuses a bad sweep file naming the field, and an unknown library', async () => {
-    const file = sweepFile('field.yaml', `benchmark: {path: ${MINI_BENCHMARK}, format: rautoformalizer}\nlibrary: ${FIXTURE_LIBRARY}\nconfigurations:\n  drift: {repairRounds: -1}\n`);
+    const file = sweepFile(
+      'field.yaml',
+      `benchmark: {path: ${MINI_BENCHMARK}, format: rautoformalizer}\nlibrary: ${FIXTURE_LIBRARY}\nconfigurations:\n  drift: {repairRounds: -1}\n`,
+    );
     const r = await cli('sweep', 'start', file);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/configurations\.drift\.repairRounds: /);
-    const lib = sweepFile('lib.yaml', `benchmark: {path: ${MINI_BENCHMARK}, format: rautoformalizer}\nlibrary: nowhere\nconfigurations:\n  drift: {}\n`);
+    const lib = sweepFile(
+      'lib.yaml',
+      `benchmark: {path: ${MINI_BENCHMARK}, format: rautoformalizer}\nlibrary: nowhere\nconfigurations:\n  drift: {}\n`,
+    );
     expect((await cli('sweep', 'start', lib)).stderr).toMatch(/library: "nowhere" is not configured/);
   }, 120_000);
 });

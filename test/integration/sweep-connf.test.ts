@@ -37,7 +37,11 @@ it('sweeps five ConNF dev items in two configurations and writes the HTML report
   const spec = await readSweepFile(SMOKE, { dataDir: DATA });
   const items = await loadBenchmarks(spec.benchmarks);
   expect(items.map((i) => i.id)).toHaveLength(5);
-  const started = await startSweep(stack.client, stack.results, spec, items, { id: 'connf-smoke', taskQueue: stack.mainQueue, leanTaskQueue: stack.leanQueue });
+  const started = await startSweep(stack.client, stack.results, spec, items, {
+    id: 'connf-smoke',
+    taskQueue: stack.mainQueue,
+    leanTaskQueue: stack.leanQueue,
+  });
   const final = await stack.withWorkers(() => stack.client.workflow.getHandle(started.id).result() as Promise<SweepProgress>);
   expect(final).toMatchObject({ status: 'completed', total: 10, done: 10, failed: 0 });
 

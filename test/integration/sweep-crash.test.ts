@@ -84,7 +84,13 @@ function writeBenchmark(file: string): void {
     (i: number) => `The square of the real number ${i} is nonnegative.`,
   ];
   const lines = Array.from({ length: ITEMS }, (_, i) =>
-    JSON.stringify({ full_name: `Crash.item_${i}`, informal_stmt: kinds[i % 3]!(i), formal_stmt: `theorem thm_P : True := by sorry`, mathlib_dependencies: i % 3 === 0 ? ['Nat.Prime'] : [], source: i < 50 ? 'A' : 'B' }),
+    JSON.stringify({
+      full_name: `Crash.item_${i}`,
+      informal_stmt: kinds[i % 3]!(i),
+      formal_stmt: `theorem thm_P : True := by sorry`,
+      mathlib_dependencies: i % 3 === 0 ? ['Nat.Prime'] : [],
+      source: i < 50 ? 'A' : 'B',
+    }),
   );
   writeFileSync(file, `${lines.join('\n')}\n`);
 }
@@ -147,7 +153,17 @@ const doneInDb = async (id: string) => Object.values(await results.counts(id)).r
 
 /** What a run's metrics are computed from, without what differs between two sweeps. */
 function essence(r: SweepRunRecord) {
-  return { config: r.config, item: r.item, sample: r.sample, outcome: r.outcome, compiled: r.compiled, judgeGrade: r.judgeGrade, faithful: r.faithful, attempts: r.attempts, premises: r.premises };
+  return {
+    config: r.config,
+    item: r.item,
+    sample: r.sample,
+    outcome: r.outcome,
+    compiled: r.compiled,
+    judgeGrade: r.judgeGrade,
+    faithful: r.faithful,
+    attempts: r.attempts,
+    premises: r.premises,
+  };
 }
 
 it('survives kill -9 of both workers and of the dev server; every unit recorded exactly once, as in an uninterrupted run', async () => {
@@ -171,7 +187,11 @@ it('survives kill -9 of both workers and of the dev server; every unit recorded 
 
   const final = (await waitFor(
     'the sweep to complete',
-    async () => client.workflow.getHandle('crash').result().catch(() => undefined) as Promise<SweepProgress | undefined>,
+    async () =>
+      client.workflow
+        .getHandle('crash')
+        .result()
+        .catch(() => undefined) as Promise<SweepProgress | undefined>,
     600_000,
   ))!;
   expect(final).toMatchObject({ status: 'completed', total: 200, done: 200, failed: 0 });
@@ -186,10 +206,15 @@ it('survives kill -9 of both workers and of the dev server; every unit recorded 
 
   // The same sweep, nothing killed: the same records, so the same metrics.
   await startSweep(client, results, spec(benchmark), items, { id: 'calm' });
-  await waitFor('the uninterrupted sweep to complete', async () => (await client.workflow.getHandle('calm').describe()).status.name === 'COMPLETED', 600_000);
+  await waitFor(
+    'the uninterrupted sweep to complete',
+    async () => (await client.workflow.getHandle('calm').describe()).status.name === 'COMPLETED',
+    600_000,
+  );
   const calm = await results.runs('calm');
   expect(crashed.map(essence)).toEqual(calm.map(essence));
-  const rate = (rs: SweepRunRecord[], config: string, key: 'compiled' | 'faithful') => rs.filter((r) => r.config === config && r[key] === true).length;
+  const rate = (rs: SweepRunRecord[], config: string, key: 'compiled' | 'faithful') =>
+    rs.filter((r) => r.config === config && r[key] === true).length;
   for (const config of ['drift', 'bare']) {
     expect(rate(crashed, config, 'compiled')).toBe(rate(calm, config, 'compiled'));
     expect(rate(crashed, config, 'faithful')).toBe(rate(calm, config, 'faithful'));

@@ -38,6 +38,8 @@ describe('closing a Temporal connection while a call is being retried', () => {
     const result = await run(await refusingPort(), 'safe');
     expect(result.stderr).not.toContain('Channel has been shut down');
     expect(result.code).toBe(0);
-    expect(result.stdout).toMatch(/attempts before close: [1-9]\d*; call rejected: code 1: .*the Temporal connection was closed \(Channel has been shut down\)/);
+    expect(result.stdout).toMatch(
+      /attempts before close: [1-9]\d*; call rejected: code 1: .*the Temporal connection was closed \(Channel has been shut down\)/,
+    );
   });
 });

@@ -141,7 +141,14 @@ describe('kill -9 mid-run', () => {
     const leanEnv = { LEAN_REPL_CMD: repl.command, ...repl.sandboxEnv, LEAN_POOL_SIZE: '1' };
     const [mainWorker] = await stack.createWorkers('main');
     const mainRun = mainWorker!.run();
-    const fakeRepls = () => [...new Set(repl.events().filter((e) => e.event === 'start').map((e) => e.pid))];
+    const fakeRepls = () => [
+      ...new Set(
+        repl
+          .events()
+          .filter((e) => e.event === 'start')
+          .map((e) => e.pid),
+      ),
+    ];
     try {
       const first = startWorker(stack, 'lean', leanEnv);
       const id = await stack.start(STATEMENT);

@@ -42,12 +42,22 @@ async function activityTypes(s: TestStack, id: string): Promise<string[]> {
  * heartbeat timeout it was scheduled with (seconds). */
 async function retrieveCalls(s: TestStack, id: string) {
   const events = (await history(s, id)).events ?? [];
-  const decode = (p: { payloads?: Array<{ data?: Uint8Array | null }> | null } | null | undefined) => JSON.parse(Buffer.from(p!.payloads![0]!.data!).toString('utf8'));
+  const decode = (p: { payloads?: Array<{ data?: Uint8Array | null }> | null } | null | undefined) =>
+    JSON.parse(Buffer.from(p!.payloads![0]!.data!).toString('utf8'));
   return events.flatMap((e) => {
     const a = e.activityTaskScheduledEventAttributes;
     if (a?.activityType?.name !== 'retrieve') return [];
-    const done = events.find((c) => c.activityTaskCompletedEventAttributes && Number(c.activityTaskCompletedEventAttributes.scheduledEventId) === Number(e.eventId));
-    return [{ input: decode(a.input), output: done ? decode(done.activityTaskCompletedEventAttributes!.result) : undefined, heartbeatSeconds: Number(a.heartbeatTimeout?.seconds ?? 0) }];
+    const done = events.find(
+      (c) =>
+        c.activityTaskCompletedEventAttributes && Number(c.activityTaskCompletedEventAttributes.scheduledEventId) === Number(e.eventId),
+    );
+    return [
+      {
+        input: decode(a.input),
+        output: done ? decode(done.activityTaskCompletedEventAttributes!.result) : undefined,
+        heartbeatSeconds: Number(a.heartbeatTimeout?.seconds ?? 0),
+      },
+    ];
   });
 }
 
@@ -55,7 +65,9 @@ async function retrieveCalls(s: TestStack, id: string) {
  * index build would in the middle of a sweep; returns it. */
 async function promoteNewVersion(s: TestStack): Promise<string> {
   const bare = join(s.dataDir, 'mini-no-theorems.jsonl');
-  const lines = readFileSync(FIXTURE_CORPUS, 'utf8').split('\n').filter((l) => l.trim() && !/\b(theorem|lemma)$/.test(JSON.parse(l).kind));
+  const lines = readFileSync(FIXTURE_CORPUS, 'utf8')
+    .split('\n')
+    .filter((l) => l.trim() && !/\b(theorem|lemma)$/.test(JSON.parse(l).kind));
   writeFileSync(bare, lines.join('\n') + '\n');
   const built = await buildInProcess({ library: FIXTURE_LIBRARY, corpusPath: bare, store: s.indexes.store });
   expect(await s.indexes.store.getAlias(FIXTURE_LIBRARY)).toBe(built.version);
@@ -102,7 +114,12 @@ describe('formalizeAgent workflow', () => {
       expect(step.tokens.total).toBeGreaterThan(0);
       expect(step.ms).toBeGreaterThanOrEqual(0);
     }
-    expect(result.agent).toMatchObject({ ending: 'success', steps: 6, toolCalls: { write_file: 2, run_lean: 2, resolve_name: 1 }, compiledAtStep: 5 });
+    expect(result.agent).toMatchObject({
+      ending: 'success',
+      steps: 6,
+      toolCalls: { write_file: 2, run_lean: 2, resolve_name: 1 },
+      compiledAtStep: 5,
+    });
     expect(result.agent!.tokens.total).toBe(result.steps!.reduce((n, step) => n + step.tokens.total, 0));
     expect(result.formalStatement).toBe(GOOD);
     expect(result.compiled).toBe(true);
@@ -118,8 +135,19 @@ describe('formalizeAgent workflow', () => {
 
     // Each LLM step and each tool call is an activity; Lean tools went to the Lean queue.
     expect(await activityTypes(s, id)).toEqual([
-      'agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'resolveName',
-      'agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'judge', 'llmUsage',
+      'agentStep',
+      'screenStatement',
+      'agentStep',
+      'compile',
+      'agentStep',
+      'resolveName',
+      'agentStep',
+      'screenStatement',
+      'agentStep',
+      'compile',
+      'agentStep',
+      'judge',
+      'llmUsage',
     ]);
     const events = (await history(s, id)).events ?? [];
     const scheduled = events.map((e) => e.activityTaskScheduledEventAttributes).filter(Boolean);
@@ -131,7 +159,12 @@ describe('formalizeAgent workflow', () => {
     const summaries = events.filter((e) => e.activityTaskScheduledEventAttributes).map((e) => e.userMetadata?.summary?.data);
     const decoded = summaries.map((d) => (d ? JSON.parse(Buffer.from(d).toString('utf8')) : null));
     expect(decoded.slice(0, 6)).toEqual([
-      'agent step 1: LLM', 'agent step 1: write_file', 'agent step 2: LLM', 'agent step 2: run_lean', 'agent step 3: LLM', 'agent step 3: resolve_name Nat.Primee',
+      'agent step 1: LLM',
+      'agent step 1: write_file',
+      'agent step 2: LLM',
+      'agent step 2: run_lean',
+      'agent step 3: LLM',
+      'agent step 3: resolve_name Nat.Primee',
     ]);
 
     const description = await s.client.workflow.getHandle(id).describe();
@@ -204,12 +237,27 @@ describe('formalizeAgent workflow', () => {
     expect(result.compiled).toBe(true);
     expect(result.agent!.ending).toBe('success');
     // Malformed calls never reach an activity.
-    expect(await activityTypes(s, id)).toEqual(['agentStep', 'agentStep', 'agentStep', 'agentStep', 'screenStatement', 'agentStep', 'compile', 'agentStep', 'judge', 'llmUsage']);
+    expect(await activityTypes(s, id)).toEqual([
+      'agentStep',
+      'agentStep',
+      'agentStep',
+      'agentStep',
+      'screenStatement',
+      'agentStep',
+      'compile',
+      'agentStep',
+      'judge',
+      'llmUsage',
+    ]);
   });
 
   it('ends with budget-exhausted after T_max steps of a loop that never ends', async () => {
     const s = await stack({ repl: { unknownIdentifiers: ['Nat.Primee'] } });
-    s.llm.script(FAKE_MODELS.agent, toolCall('write_file', { code: GOOD }), toolCall('inspect_name', { name: 'Nat.Prime' }, { repeat: true }));
+    s.llm.script(
+      FAKE_MODELS.agent,
+      toolCall('write_file', { code: GOOD }),
+      toolCall('inspect_name', { name: 'Nat.Prime' }, { repeat: true }),
+    );
     const id = await s.start(STATEMENT, { mode: 'agent', maxSteps: 4 });
     const result = await s.withWorkers(() => s.result(id));
 
@@ -249,7 +297,12 @@ describe('formalizeAgent workflow', () => {
     // The compile double refuses what the screen refuses; write_file's screen is told to pass
     // everything here, so the refusal comes from the compile (as when the two screens differ).
     const s = await stack({ wrapLean: (a) => ({ ...refusingCompile(a), screenStatement: async () => null }) });
-    s.llm.script(FAKE_MODELS.agent, toolCall('write_file', { code: HOSTILE_FILE }), toolCall('run_lean'), answer('{"status": "success"}', { repeat: true }));
+    s.llm.script(
+      FAKE_MODELS.agent,
+      toolCall('write_file', { code: HOSTILE_FILE }),
+      toolCall('run_lean'),
+      answer('{"status": "success"}', { repeat: true }),
+    );
     const id = await s.start(STATEMENT, { mode: 'agent', maxSteps: 4, judge: false });
     const result = await s.withWorkers(() => s.result(id));
 
@@ -257,8 +310,12 @@ describe('formalizeAgent workflow', () => {
     expect(result.checked).toBe(false);
     expect(result.attempts.map((a) => a.compile.status)).toEqual(['refused']);
     const requests = agentRequests(s);
-    expect(lastMessage(requests[2]!).content).toMatch(/^The statement screen refused the file before Lean; nothing was sent to Lean:\nline 1, column 0: error: refused before Lean: `#eval` runs code/);
-    expect(lastMessage(requests[3]!).content).toBe('Not accepted: the statement screen refused the file you wrote last before Lean. Fix it, write it again and run run_lean.');
+    expect(lastMessage(requests[2]!).content).toMatch(
+      /^The statement screen refused the file before Lean; nothing was sent to Lean:\nline 1, column 0: error: refused before Lean: `#eval` runs code/,
+    );
+    expect(lastMessage(requests[3]!).content).toBe(
+      'Not accepted: the statement screen refused the file you wrote last before Lean. Fix it, write it again and run run_lean.',
+    );
     expect(s.repl!.count('body')).toBe(0);
   });
 
@@ -287,7 +344,13 @@ describe('formalizeAgent workflow', () => {
 
   it('reports the step and the last tool through the progress query while it runs', async () => {
     const s = await stack();
-    s.llm.script(FAKE_MODELS.agent, toolCall('write_file', { code: GOOD }), toolCall('inspect_name', { name: 'Nat.Prime' }, { delayMs: 3_000 }), toolCall('run_lean'), answer());
+    s.llm.script(
+      FAKE_MODELS.agent,
+      toolCall('write_file', { code: GOOD }),
+      toolCall('inspect_name', { name: 'Nat.Prime' }, { delayMs: 3_000 }),
+      toolCall('run_lean'),
+      answer(),
+    );
     const id = await s.start(STATEMENT, { mode: 'agent' });
     const result = await s.withWorkers(async () => {
       const deadline = Date.now() + 30_000;
@@ -309,7 +372,13 @@ describe('formalizeAgent workflow', () => {
   it('drafts with the translator model when `draft` is offered and a translator is configured', async () => {
     const s = await stack({ translator: true });
     s.llm.script(FAKE_TRANSLATOR, { content: `\`\`\`lean\n${GOOD}\n\`\`\`` });
-    s.llm.script(FAKE_MODELS.agent, toolCall('draft', { statement: STATEMENT }), toolCall('write_file', { code: GOOD }), toolCall('run_lean'), answer());
+    s.llm.script(
+      FAKE_MODELS.agent,
+      toolCall('draft', { statement: STATEMENT }),
+      toolCall('write_file', { code: GOOD }),
+      toolCall('run_lean'),
+      answer(),
+    );
     const id = await s.start(STATEMENT, { mode: 'agent', tools: ['draft', 'write_file', 'run_lean'] });
     const result = await s.withWorkers(() => s.result(id));
     expect(s.llm.callsTo(FAKE_TRANSLATOR)).toBe(1);
@@ -322,7 +391,12 @@ describe('formalizeAgent workflow', () => {
   it('fails at once, saying what to configure, when `draft` is offered without a translator', async () => {
     const s = await stack();
     const id = await s.start(STATEMENT, { mode: 'agent', tools: ['draft', 'write_file', 'run_lean'] });
-    const error = await s.withWorkers(() => s.result(id).then(() => null, (err: Error) => err));
+    const error = await s.withWorkers(() =>
+      s.result(id).then(
+        () => null,
+        (err: Error) => err,
+      ),
+    );
     expect(error).not.toBeNull();
     const view = await getFormalization(s.client, id);
     expect(view).toMatchObject({ status: 'failed' });
@@ -366,12 +440,27 @@ describe('formalizeAgent workflow', () => {
   it('an agent-mode sweep searches only the index version it pinned, though another is promoted mid-sweep; records stage timings', async () => {
     const s = await stack({ repl: { unknownIdentifiers: ['Nat.Primee'] } });
     const { version: pinned } = await s.indexes.open(FIXTURE_LIBRARY);
-    s.llm.script(FAKE_MODELS.agent, toolCall('search_premises', { query: 'prime number' }), toolCall('write_file', { code: GOOD }), toolCall('run_lean'), answer());
+    s.llm.script(
+      FAKE_MODELS.agent,
+      toolCall('search_premises', { query: 'prime number' }),
+      toolCall('write_file', { code: GOOD }),
+      toolCall('run_lean'),
+      answer(),
+    );
     const spec = miniSpec({
-      configurations: [{ name: 'agent', config: { mode: 'agent', driftContext: true, tools: ['write_file', 'run_lean', 'search_premises'], judge: false } }],
+      configurations: [
+        {
+          name: 'agent',
+          config: { mode: 'agent', driftContext: true, tools: ['write_file', 'run_lean', 'search_premises'], judge: false },
+        },
+      ],
       maxAttempts: 1,
     });
-    const started = await startOnStack(s, { ...spec, benchmarks: [{ ...spec.benchmarks[0]!, limit: 1 }] }, { id: 'sw-agent-pin', currentIndexVersion: pinned });
+    const started = await startOnStack(
+      s,
+      { ...spec, benchmarks: [{ ...spec.benchmarks[0]!, limit: 1 }] },
+      { id: 'sw-agent-pin', currentIndexVersion: pinned },
+    );
     // The sweep pinned its version; a new one is promoted before its run searches.
     const promoted = await promoteNewVersion(s);
     expect(promoted).not.toBe(pinned);

@@ -76,7 +76,9 @@ describe('formalize workflow', () => {
   it('calls a statement that compiles but says something else unfaithful', async () => {
     // "at least 2" formalized as `3 ≤ p`: Lean accepts it, the judge (grading by meaning) does not.
     const s = await stack();
-    s.llm.script(FAKE_MODELS.formalizer, { content: '```lean\ntheorem prime_three_le (p : ℕ) (hp : Nat.Prime p) : 3 ≤ p := by sorry\n```' });
+    s.llm.script(FAKE_MODELS.formalizer, {
+      content: '```lean\ntheorem prime_three_le (p : ℕ) (hp : Nat.Prime p) : 3 ≤ p := by sorry\n```',
+    });
     const id = await s.start(STATEMENT);
     const result = await s.withWorkers(() => s.result(id));
 
@@ -108,7 +110,14 @@ describe('formalize workflow', () => {
     const s = await stack({
       repl: { unknownIdentifiers: ['Nat.Primee'] },
       // Wrong each time, and each time differently (a repeated attempt would end the loop early).
-      llm: { handler: (req) => (req.model === FAKE_MODELS.formalizer ? { content: BAD.replace('prime_two_le', `prime_two_le_${++drafts}`) } : req.model === FAKE_MODELS.judge ? { content: '{"grade":10,"faithful":true,"explanation":"a careless judge"}' } : { content: '{"subqueries":[{"phrase":"p is prime","formal":"Nat.Prime p"}]}' }) },
+      llm: {
+        handler: (req) =>
+          req.model === FAKE_MODELS.formalizer
+            ? { content: BAD.replace('prime_two_le', `prime_two_le_${++drafts}`) }
+            : req.model === FAKE_MODELS.judge
+              ? { content: '{"grade":10,"faithful":true,"explanation":"a careless judge"}' }
+              : { content: '{"subqueries":[{"phrase":"p is prime","formal":"Nat.Prime p"}]}' },
+      },
     });
     const id = await s.start(STATEMENT, { repairRounds: 2 });
     const result = await s.withWorkers(() => s.result(id));
@@ -137,7 +146,18 @@ describe('formalize workflow', () => {
     expect(result.repairStopped).toEqual({ reason: 'repeated-prompt', round: 2, repeats: 1 });
     expect(result.notes.join('\n')).toMatch(/repair: round 2 would send the formalizer what round 1 was sent/);
     // The first draft and the repair are told apart by activity, in the Temporal UI too.
-    expect(await activityTypes(s, id)).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'resolveName', 'repair', 'compile', 'judge', 'llmUsage']);
+    expect(await activityTypes(s, id)).toEqual([
+      'decompose',
+      'retrieve',
+      'illustrate',
+      'formalize',
+      'compile',
+      'resolveName',
+      'repair',
+      'compile',
+      'judge',
+      'llmUsage',
+    ]);
     const events = (await s.client.workflow.getHandle(id).fetchHistory()).events ?? [];
     const summaries = events
       .filter((e) => ['formalize', 'repair'].includes(e.activityTaskScheduledEventAttributes?.activityType?.name ?? ''))
@@ -223,7 +243,12 @@ describe('formalize workflow', () => {
     const s = await stack();
     s.llm.script(FAKE_MODELS.decomposer, { status: 401, message: 'Incorrect API key provided' });
     const id = await s.start(STATEMENT);
-    const error = await s.withWorkers(() => s.result(id).then(() => undefined, (err: unknown) => err));
+    const error = await s.withWorkers(() =>
+      s.result(id).then(
+        () => undefined,
+        (err: unknown) => err,
+      ),
+    );
 
     expect(error).toBeInstanceOf(WorkflowFailedError);
     const cause = (error as WorkflowFailedError).cause?.cause as Error;
@@ -234,13 +259,20 @@ describe('formalize workflow', () => {
   it('fails a run at once when no LLM endpoint is configured, saying how to configure one', async () => {
     const s = await stack({ llmConfigured: false });
     const id = await s.start(STATEMENT);
-    const error = await s.withWorkers(() => s.result(id).then(() => undefined, (err: unknown) => err));
+    const error = await s.withWorkers(() =>
+      s.result(id).then(
+        () => undefined,
+        (err: unknown) => err,
+      ),
+    );
 
     expect(error).toBeInstanceOf(WorkflowFailedError);
     expect(((error as WorkflowFailedError).cause?.cause as Error).message).toMatch(/OPENAI_BASE_URL/);
     expect(s.llm.requests).toHaveLength(0);
     const history = await s.client.workflow.getHandle(id).fetchHistory();
-    const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes!.attempt);
+    const attempts = (history.events ?? [])
+      .filter((e) => e.activityTaskStartedEventAttributes)
+      .map((e) => e.activityTaskStartedEventAttributes!.attempt);
     expect(attempts).toEqual([1]); // not retried
   });
 

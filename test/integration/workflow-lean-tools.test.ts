@@ -47,7 +47,18 @@ describe('repair with Lean name tools', () => {
     expect(result.attempts[1]!.statement).toContain('Nat.Prime p');
     expect(result.tools).toEqual([{ tool: 'resolveName', round: 1, input: 'Nat.Primee', output: expect.arrayContaining(['Nat.Prime']) }]);
     expect(result.tools![0]!.output[0]).toBe('Nat.Prime');
-    expect(await activityTypes(s, id)).toEqual(['decompose', 'retrieve', 'illustrate', 'formalize', 'compile', 'resolveName', 'repair', 'compile', 'judge', 'llmUsage']);
+    expect(await activityTypes(s, id)).toEqual([
+      'decompose',
+      'retrieve',
+      'illustrate',
+      'formalize',
+      'compile',
+      'resolveName',
+      'repair',
+      'compile',
+      'judge',
+      'llmUsage',
+    ]);
     // The suggestion was confirmed by Lean (`#check`) on the fake REPL, not only found in the index.
     expect(s.repl!.events().some((e) => e.event === 'body')).toBe(true);
   });
@@ -55,7 +66,11 @@ describe('repair with Lean name tools', () => {
   it('repairs without suggestions when the index has nothing close, and records the empty lookup', async () => {
     const s = await createStack(env, { repl: { unknownIdentifiers: ['Zqxv.wvut'] } });
     stacks.push(s);
-    s.llm.script(FAKE_MODELS.formalizer, { content: '```lean\ntheorem t (p : ℕ) (hp : Zqxv.wvut p) : 2 ≤ p := by sorry\n```' }, { content: GOOD });
+    s.llm.script(
+      FAKE_MODELS.formalizer,
+      { content: '```lean\ntheorem t (p : ℕ) (hp : Zqxv.wvut p) : 2 ≤ p := by sorry\n```' },
+      { content: GOOD },
+    );
     const id = await s.start(STATEMENT, { repairRounds: 1 });
     const result = await s.withWorkers(() => s.result(id));
     expect(result.compiled).toBe(true);

@@ -32,7 +32,7 @@ async function illustrateInputs(id: string): Promise<unknown[]> {
 }
 
 describe('formalize workflow with a leave-out policy', () => {
-  it('shows no theorem of the item\'s own file as an example under `file`, and does under `item`', async () => {
+  it("shows no theorem of the item's own file as an example under `file`, and does under `item`", async () => {
     const gold = { goldPremises: ['Fact', 'Nat.Prime', 'ZMod', 'orderOf'], exclude: [ITEM] };
     const byItem = await s.start(STATEMENT, { retrieval: 'oracle' }, gold);
     const byFile = await s.start(STATEMENT, { retrieval: 'oracle' }, { ...gold, leaveOut: 'file' });

@@ -64,7 +64,15 @@ describe('LLM usage, the reply cache and budgets in runs', () => {
   }, 180_000);
 
   it('ends a run budget-exhausted when its token budget is spent, with what it had so far', async () => {
-    const r = await s.withWorkers(async () => s.result(await s.start('Every even number greater than two is a sum of two primes.', { tokenBudget: 1, cache: false }, { id: 'usage-budget' })));
+    const r = await s.withWorkers(async () =>
+      s.result(
+        await s.start(
+          'Every even number greater than two is a sum of two primes.',
+          { tokenBudget: 1, cache: false },
+          { id: 'usage-budget' },
+        ),
+      ),
+    );
     expect(r.outcome).toBe('budget-exhausted');
     // decompose ran (the budget is checked before each call), the draft was refused.
     expect(r.subqueries.length).toBeGreaterThan(0);

@@ -52,7 +52,14 @@ describe('sweep workflow', () => {
     expect(runs).toHaveLength(32);
     expect(new Set(runs.map((r) => r.workflowId)).size).toBe(32);
     const prime = runs.find((r) => r.config === 'drift' && r.item === 'Demo.prime_ge_two' && r.sample === 1)!;
-    expect(prime).toMatchObject({ workflowId: 'sw-basic/drift/Demo.prime_ge_two/1', outcome: 'faithful', compiled: true, checked: true, judgeGrade: 10, goldPremises: ['Nat.Prime'] });
+    expect(prime).toMatchObject({
+      workflowId: 'sw-basic/drift/Demo.prime_ge_two/1',
+      outcome: 'faithful',
+      compiled: true,
+      checked: true,
+      judgeGrade: 10,
+      goldPremises: ['Nat.Prime'],
+    });
     expect(prime.tags).toEqual({ split: 'dev', source: 'Demo' });
     expect(prime.premises).toContain('Nat.Prime');
     expect(prime.stageMs.formalize).toBeGreaterThanOrEqual(0);
@@ -83,7 +90,11 @@ describe('sweep workflow', () => {
     const s = await stack({ maxCachedWorkflows: 0 });
     // Four items × 2 configurations: every task replays the history from its start, so the cost
     // grows with the square of the sweep's length.
-    await startOnStack(s, miniSpec({ benchmarks: [{ path: MINI_BENCHMARK, format: 'rautoformalizer', limit: 4 }], samples: 1, window: 6 }), { id: 'sw-replay' });
+    await startOnStack(
+      s,
+      miniSpec({ benchmarks: [{ path: MINI_BENCHMARK, format: 'rautoformalizer', limit: 4 }], samples: 1, window: 6 }),
+      { id: 'sw-replay' },
+    );
     const final = await runToEnd(s, 'sw-replay');
     expect(final).toMatchObject({ status: 'completed', total: 8, done: 8, failed: 0 });
     const runs = await s.results.runs('sw-replay');
@@ -103,7 +114,11 @@ describe('sweep workflow', () => {
       return defaultBrain(req);
     };
     const s = await stack({ llm: { handler } });
-    await startOnStack(s, miniSpec({ configurations: [{ name: 'mono', config: { retrieval: 'monolithic', judge: false } }], maxAttempts: 2 }), { id: 'sw-fail' });
+    await startOnStack(
+      s,
+      miniSpec({ configurations: [{ name: 'mono', config: { retrieval: 'monolithic', judge: false } }], maxAttempts: 2 }),
+      { id: 'sw-fail' },
+    );
     const final = await runToEnd(s, 'sw-fail');
 
     expect(final).toMatchObject({ status: 'completed', total: 8, done: 8, failed: 1, retries: 2 });
@@ -163,7 +178,8 @@ describe('sweep workflow', () => {
     expect(new Set(runs.map((r) => `${r.config}/${r.item}/${r.sample}`)).size).toBe(32);
     // Every child ran exactly once: one run per workflow ID in Temporal's visibility.
     const children: string[] = [];
-    for await (const wf of s.client.workflow.list({ query: `DriftlineSweep = 'sw-can' AND WorkflowType = 'formalize'` })) children.push(wf.workflowId);
+    for await (const wf of s.client.workflow.list({ query: `DriftlineSweep = 'sw-can' AND WorkflowType = 'formalize'` }))
+      children.push(wf.workflowId);
     expect(children.sort()).toEqual(runs.map((r) => r.workflowId).sort());
     // The parent really continued as new: several runs under the one sweep ID.
     const parents: string[] = [];
@@ -187,7 +203,13 @@ describe('sweep workflow', () => {
     const three = { ...base, benchmarks: [{ ...base.benchmarks[0]!, limit: 3 }] };
     await startOnStack(s, three, { id: 'sw-r1' });
     await runToEnd(s, 'sw-r1');
-    const next = { ...three, configurations: [{ name: 'drift', config: {} }, { name: 'judge-off', config: { judge: false } }] };
+    const next = {
+      ...three,
+      configurations: [
+        { name: 'drift', config: {} },
+        { name: 'judge-off', config: { judge: false } },
+      ],
+    };
     const started = await startOnStack(s, next, { id: 'sw-r2', reuse: 'sw-r1' });
     expect(started.reused).toEqual(['drift']);
     const final = await runToEnd(s, 'sw-r2');
@@ -201,21 +223,33 @@ describe('sweep workflow', () => {
     ]);
     // Only the new cell ran as children of this sweep.
     const children: string[] = [];
-    for await (const wf of s.client.workflow.list({ query: `DriftlineSweep = 'sw-r2' AND WorkflowType = 'formalize'` })) children.push(wf.workflowId);
-    expect(children.sort()).toEqual(['sw-r2/judge-off/Demo.even_double/0', 'sw-r2/judge-off/Demo.prime_ge_two/0', 'sw-r2/judge-off/Demo.prime_odd/0'].sort());
+    for await (const wf of s.client.workflow.list({ query: `DriftlineSweep = 'sw-r2' AND WorkflowType = 'formalize'` }))
+      children.push(wf.workflowId);
+    expect(children.sort()).toEqual(
+      ['sw-r2/judge-off/Demo.even_double/0', 'sw-r2/judge-off/Demo.prime_ge_two/0', 'sw-r2/judge-off/Demo.prime_odd/0'].sort(),
+    );
   }, 180_000);
 
   it('pins the index version: children search the pinned version, and a missing one fails them, named', async () => {
     const s = await stack();
     const { version } = await s.indexes.open(FIXTURE_LIBRARY);
     const spec = miniSpec({ configurations: [{ name: 'mono', config: { retrieval: 'monolithic', judge: false } }], maxAttempts: 1 });
-    const started = await startOnStack(s, { ...spec, benchmarks: [{ ...spec.benchmarks[0]!, limit: 2 }] }, { id: 'sw-pin', currentIndexVersion: version });
+    const started = await startOnStack(
+      s,
+      { ...spec, benchmarks: [{ ...spec.benchmarks[0]!, limit: 2 }] },
+      { id: 'sw-pin', currentIndexVersion: version },
+    );
     expect(await s.results.getSweep('sw-pin')).toMatchObject({ indexVersion: version });
     const final = await runToEnd(s, started.id);
     expect(final).toMatchObject({ done: 2, failed: 0 });
     expect((await s.results.runs('sw-pin'))[0]!.premises.length).toBeGreaterThan(0);
 
-    const gone = await startOnStack(s, { ...spec, id: 'sw-gone', indexVersion: 'mini-000000000000-lexical-s1t1', benchmarks: [{ ...spec.benchmarks[0]!, limit: 1 }] });
+    const gone = await startOnStack(s, {
+      ...spec,
+      id: 'sw-gone',
+      indexVersion: 'mini-000000000000-lexical-s1t1',
+      benchmarks: [{ ...spec.benchmarks[0]!, limit: 1 }],
+    });
     expect(await runToEnd(s, gone.id)).toMatchObject({ done: 1, failed: 1 });
     expect((await s.results.runs('sw-gone'))[0]!.error).toMatch(/mini-000000000000-lexical-s1t1/);
     // The hash of a cell moves with the index version it was run on.

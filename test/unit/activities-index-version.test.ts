@@ -29,7 +29,15 @@ describe('index version within one run', () => {
     const activities = createActivities({ llm: createLlmClient(null), indexes: registry });
 
     const statement = 'Every prime number p is at least 2.';
-    const retrieved = await activities.retrieve({ library: 'mini', statement, subqueries: [], mode: 'monolithic', topK: 3, exclude: [], gold: [] });
+    const retrieved = await activities.retrieve({
+      library: 'mini',
+      statement,
+      subqueries: [],
+      mode: 'monolithic',
+      topK: 3,
+      exclude: [],
+      gold: [],
+    });
     const first = await registry.store.getAlias('mini');
     expect(retrieved.indexVersion).toBe(first);
     expect(retrieved.premises.length).toBeGreaterThan(0);
@@ -43,7 +51,14 @@ describe('index version within one run', () => {
     expect(second.version).not.toBe(first);
 
     const premises = retrieved.premises.map((p) => p.name);
-    const pinned = await activities.illustrate({ library: 'mini', statement, premises, m: 3, exclude: [], indexVersion: retrieved.indexVersion });
+    const pinned = await activities.illustrate({
+      library: 'mini',
+      statement,
+      premises,
+      m: 3,
+      exclude: [],
+      indexVersion: retrieved.indexVersion,
+    });
     expect(pinned.length).toBeGreaterThan(0); // the theorems of the version retrieve searched
     // Without a pinned version the current alias (no theorems) answers: the mix the pin prevents.
     expect(await activities.illustrate({ library: 'mini', statement, premises, m: 3, exclude: [] })).toEqual([]);

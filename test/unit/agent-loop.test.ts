@@ -12,11 +12,25 @@ const GOOD = 'import Mathlib\ntheorem t : 1 + 1 = 2 := by sorry';
 
 type Call = { tool: string; args?: Record<string, unknown> | string };
 const reply = (calls: Call[] | string, usage = 10): AgentStepOutput => {
-  if (typeof calls === 'string') return { reply: { role: 'assistant', content: calls }, calls: [], declaresSuccess: calls.includes('success'), usage: { prompt: usage, completion: 0, total: usage } };
-  const toolCalls = calls.map((c, i) => ({ id: `c${i}`, name: c.tool, arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args ?? {}) }));
+  if (typeof calls === 'string')
+    return {
+      reply: { role: 'assistant', content: calls },
+      calls: [],
+      declaresSuccess: calls.includes('success'),
+      usage: { prompt: usage, completion: 0, total: usage },
+    };
+  const toolCalls = calls.map((c, i) => ({
+    id: `c${i}`,
+    name: c.tool,
+    arguments: typeof c.args === 'string' ? c.args : JSON.stringify(c.args ?? {}),
+  }));
   return {
     reply: { role: 'assistant', content: null, toolCalls },
-    calls: calls.map((c, i) => ({ id: `c${i}`, tool: c.tool as AgentToolName, args: (typeof c.args === 'object' ? c.args : {}) as Record<string, unknown> })),
+    calls: calls.map((c, i) => ({
+      id: `c${i}`,
+      tool: c.tool as AgentToolName,
+      args: (typeof c.args === 'object' ? c.args : {}) as Record<string, unknown>,
+    })),
     declaresSuccess: false,
     usage: { prompt: usage, completion: 0, total: usage },
   };
@@ -43,7 +57,13 @@ function scripted(replies: AgentStepOutput[], over: Partial<AgentOps> = {}): { o
   return { ops, inputs };
 }
 
-const LOOP = { statement: 's', tools: ['write_file', 'run_lean', 'inspect_name'] as AgentToolName[], maxSteps: 24, tokenBudget: 1e9, wallClockSeconds: 600 };
+const LOOP = {
+  statement: 's',
+  tools: ['write_file', 'run_lean', 'inspect_name'] as AgentToolName[],
+  maxSteps: 24,
+  tokenBudget: 1e9,
+  wallClockSeconds: 600,
+};
 
 describe('agent loop', () => {
   it('accepts an answer without a compile only when Lean is not among the tools', async () => {
@@ -59,15 +79,28 @@ describe('agent loop', () => {
   });
 
   it('ends `answered` when an accepted answer does not declare success', async () => {
-    const { ops } = scripted([reply([{ tool: 'write_file', args: { code: GOOD } }]), reply([{ tool: 'run_lean' }]), reply('I am done here.')]);
+    const { ops } = scripted([
+      reply([{ tool: 'write_file', args: { code: GOOD } }]),
+      reply([{ tool: 'run_lean' }]),
+      reply('I am done here.'),
+    ]);
     const out = await runAgentLoop(ops, LOOP);
     expect(out.summary.ending).toBe('answered');
   });
 
   it('tells the model when a tool failed, and goes on', async () => {
     const { ops, inputs } = scripted(
-      [reply([{ tool: 'inspect_name', args: { name: 'X' } }]), reply([{ tool: 'write_file', args: { code: GOOD } }]), reply([{ tool: 'run_lean' }]), reply('{"status": "success"}')],
-      { inspectName: async () => { throw Object.assign(new Error('Activity task failed'), { cause: new Error('REPL died twice') }); } },
+      [
+        reply([{ tool: 'inspect_name', args: { name: 'X' } }]),
+        reply([{ tool: 'write_file', args: { code: GOOD } }]),
+        reply([{ tool: 'run_lean' }]),
+        reply('{"status": "success"}'),
+      ],
+      {
+        inspectName: async () => {
+          throw Object.assign(new Error('Activity task failed'), { cause: new Error('REPL died twice') });
+        },
+      },
     );
     const out = await runAgentLoop(ops, LOOP);
     expect(inputs[1]!.transcript.at(-1)).toMatchObject({ role: 'tool', content: 'The tool failed: REPL died twice' });
@@ -76,17 +109,28 @@ describe('agent loop', () => {
   });
 
   it('runs every call of a reply with several, counting the step once and its tokens once', async () => {
-    const { ops, inputs } = scripted([reply([{ tool: 'write_file', args: { code: GOOD } }, { tool: 'run_lean' }], 30), reply('{"status": "success"}', 5)]);
+    const { ops, inputs } = scripted([
+      reply([{ tool: 'write_file', args: { code: GOOD } }, { tool: 'run_lean' }], 30),
+      reply('{"status": "success"}', 5),
+    ]);
     const out = await runAgentLoop(ops, LOOP);
-    expect(out.steps.map((s) => [s.step, s.tool, s.tokens.total])).toEqual([[1, 'write_file', 30], [1, 'run_lean', 0], [2, null, 5]]);
+    expect(out.steps.map((s) => [s.step, s.tool, s.tokens.total])).toEqual([
+      [1, 'write_file', 30],
+      [1, 'run_lean', 0],
+      [2, null, 5],
+    ]);
     expect(out.summary.tokens.total).toBe(35);
     expect(inputs[1]!.transcript.map((t) => t.role)).toEqual(['assistant', 'tool', 'tool']);
   });
 
-  it('keeps each step\'s transcript within its bound over 50 steps of maximal outputs', async () => {
+  it("keeps each step's transcript within its bound over 50 steps of maximal outputs", async () => {
     const big = `import Mathlib\ntheorem t : True := by sorry -- ${'x'.repeat(19_000)}`;
     const { ops, inputs } = scripted([reply([{ tool: 'write_file', args: { code: big } }]), reply([{ tool: 'run_lean' }])], {
-      compile: async () => ({ status: 'error', messages: [{ severity: 'error', line: 1, column: 0, text: 'e'.repeat(10_000) }], durationMs: 1 }),
+      compile: async () => ({
+        status: 'error',
+        messages: [{ severity: 'error', line: 1, column: 0, text: 'e'.repeat(10_000) }],
+        durationMs: 1,
+      }),
     });
     // Alternate writes and runs: two replies scripted, the last one repeats; interleave by hand.
     let n = 0;
@@ -113,7 +157,10 @@ describe('agent loop', () => {
   });
 
   it('leaves a transcript under the budget untouched', () => {
-    const turns: AgentTurn[] = [{ role: 'assistant', content: 'x'.repeat(1000) }, { role: 'user', content: 'y' }];
+    const turns: AgentTurn[] = [
+      { role: 'assistant', content: 'x'.repeat(1000) },
+      { role: 'user', content: 'y' },
+    ];
     expect(boundTranscript(turns)).toBe(turns);
   });
 });
@@ -124,8 +171,12 @@ describe('agent configuration', () => {
     expect(workflowTypeFor(resolveRunConfig({}))).toBe('formalize');
     expect(workflowTypeFor(resolveRunConfig({ mode: 'agent' }))).toBe('formalizeAgent');
     expect(describeConfig(resolveRunConfig({ mode: 'agent' }))).toBe('agent-FSR+T24+judge');
-    expect(describeConfig(resolveRunConfig({ mode: 'agent', tools: ['write_file', 'draft'], maxSteps: 14, judge: false }))).toBe('agent-T+T14');
-    expect(describeConfig(resolveRunConfig({ mode: 'agent', driftContext: true, retrieval: 'monolithic', topK: 5 }))).toBe('agent-FSR+T24+ctx-monolithic5+judge');
+    expect(describeConfig(resolveRunConfig({ mode: 'agent', tools: ['write_file', 'draft'], maxSteps: 14, judge: false }))).toBe(
+      'agent-T+T14',
+    );
+    expect(describeConfig(resolveRunConfig({ mode: 'agent', driftContext: true, retrieval: 'monolithic', topK: 5 }))).toBe(
+      'agent-FSR+T24+ctx-monolithic5+judge',
+    );
     expect(agentConfigProblem({ mode: 'agent', tools: ['run_lean'] })).toMatch(/write_file/);
     expect(agentConfigProblem({ tools: ['run_lean'] })).toBeNull();
   });

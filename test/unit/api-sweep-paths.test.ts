@@ -34,7 +34,10 @@ beforeAll(async () => {
   // Inside: a file whose first line is the secret (not JSON), and a record with a wrong field.
   writeFileSync(join(dataDir, 'not-json.jsonl'), `${SECRET}\n`);
   writeFileSync(join(dataDir, 'bad-record.jsonl'), `${JSON.stringify({ full_name: SECRET, informal_stmt: 7 })}\n`);
-  writeFileSync(join(dataDir, 'twice.jsonl'), `${JSON.stringify({ full_name: SECRET, informal_stmt: 'a' })}\n${JSON.stringify({ full_name: SECRET, informal_stmt: 'b' })}\n`);
+  writeFileSync(
+    join(dataDir, 'twice.jsonl'),
+    `${JSON.stringify({ full_name: SECRET, informal_stmt: 'a' })}\n${JSON.stringify({ full_name: SECRET, informal_stmt: 'b' })}\n`,
+  );
   mkdirSync(join(dataDir, 'a-directory.jsonl'));
   results = await ResultsDb.open(resultsLocation(join(root, 'results')));
   app = await buildServer({
@@ -62,7 +65,12 @@ const sweepFile = (path: string) => ({
 });
 
 async function refusal(path: string): Promise<string> {
-  const response = await app.inject({ method: 'POST', url: '/v1/sweeps', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(sweepFile(path)) });
+  const response = await app.inject({
+    method: 'POST',
+    url: '/v1/sweeps',
+    headers: { 'content-type': 'application/json' },
+    payload: JSON.stringify(sweepFile(path)),
+  });
   expect(response.statusCode, response.body).toBe(400);
   expect(response.headers['content-type']).toMatch(/^application\/problem\+json/);
   const body = response.body;
@@ -75,16 +83,22 @@ async function refusal(path: string): Promise<string> {
 
 describe('POST /v1/sweeps benchmark paths', () => {
   it('refuses a symbolic link inside the data directory to a file outside it', async () => {
-    expect(await refusal('link.jsonl')).toBe('benchmark.path: "link.jsonl" leads outside the data directory (through a symbolic link); over HTTP a benchmark is read from the data directory only');
+    expect(await refusal('link.jsonl')).toBe(
+      'benchmark.path: "link.jsonl" leads outside the data directory (through a symbolic link); over HTTP a benchmark is read from the data directory only',
+    );
     expect(await refusal('$DATA/link.jsonl')).toMatch(/^benchmark\.path: "\$DATA\/link\.jsonl" leads outside the data directory/);
   });
 
   it('refuses a path through a symbolic link to a directory outside', async () => {
-    expect(await refusal('linked-dir/secret.jsonl')).toMatch(/^benchmark\.path: "linked-dir\/secret\.jsonl" leads outside the data directory/);
+    expect(await refusal('linked-dir/secret.jsonl')).toMatch(
+      /^benchmark\.path: "linked-dir\/secret\.jsonl" leads outside the data directory/,
+    );
   });
 
   it('refuses ../ escapes and absolute paths outside, as written', async () => {
-    expect(await refusal('../elsewhere/secret.jsonl')).toMatch(/^benchmark\.path: over HTTP a benchmark is read from the data directory only/);
+    expect(await refusal('../elsewhere/secret.jsonl')).toMatch(
+      /^benchmark\.path: over HTTP a benchmark is read from the data directory only/,
+    );
     expect(await refusal('data/../../elsewhere/secret.jsonl')).toMatch(/data directory only/);
     expect(await refusal(join(outsideDir, 'secret.jsonl'))).toMatch(/data directory only/);
   });
@@ -101,8 +115,19 @@ describe('POST /v1/sweeps benchmark paths', () => {
   });
 
   it('refuses the second of several benchmarks by its index', async () => {
-    const body = { ...sweepFile('x'), benchmark: [{ path: 'bad-record.jsonl', format: 'rautoformalizer', tags: { part: 'a' } }, { path: 'link.jsonl', format: 'rautoformalizer' }] };
-    const response = await app.inject({ method: 'POST', url: '/v1/sweeps', headers: { 'content-type': 'application/json' }, payload: JSON.stringify(body) });
+    const body = {
+      ...sweepFile('x'),
+      benchmark: [
+        { path: 'bad-record.jsonl', format: 'rautoformalizer', tags: { part: 'a' } },
+        { path: 'link.jsonl', format: 'rautoformalizer' },
+      ],
+    };
+    const response = await app.inject({
+      method: 'POST',
+      url: '/v1/sweeps',
+      headers: { 'content-type': 'application/json' },
+      payload: JSON.stringify(body),
+    });
     expect(response.statusCode, response.body).toBe(400);
     expect(response.json()).toMatchObject({ detail: expect.stringMatching(/^benchmark\[1\]\.path: "link\.jsonl" leads outside/) });
     expect(response.body).not.toContain(root);

@@ -26,7 +26,11 @@ describe('benchmark loaders', () => {
   it('reads the DeepSeek format (miniF2F): doc comment stripped, split and competition as tags', async () => {
     const items = await loadBenchmark({ path: fixture('minif2f-mini.jsonl'), format: 'deepseek' });
     expect(items.map((i) => i.id)).toEqual(['mathd_algebra_1', 'amc12a_2019_p21', 'imo_1959_p1']);
-    expect(items[0]).toMatchObject({ informal: 'Show that $2 + 2 = 4$.', goldPremises: [], tags: { split: 'valid', domain: 'mathd_algebra' } });
+    expect(items[0]).toMatchObject({
+      informal: 'Show that $2 + 2 = 4$.',
+      goldPremises: [],
+      tags: { split: 'valid', domain: 'mathd_algebra' },
+    });
     expect(items[1]!.tags).toEqual({ split: 'test', domain: 'amc12a' });
     expect(items[2]!.goldStatement).toBe('theorem imo_1959_p1 (n : ℕ) (h₀ : 0 < n) : Nat.gcd (21 * n + 4) (14 * n + 3) = 1 := by');
     expect(stripDocComment('/-- Hello.-/\n')).toBe('Hello.');
@@ -41,7 +45,13 @@ describe('benchmark loaders', () => {
       tags: { source: 'mine' },
     });
     expect(items).toEqual([
-      { id: 'c1', informal: 'Every prime is at least two.', goldStatement: 'theorem c1 (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry', goldPremises: ['Nat.Prime'], tags: { source: 'mine', domain: 'nt' } },
+      {
+        id: 'c1',
+        informal: 'Every prime is at least two.',
+        goldStatement: 'theorem c1 (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry',
+        goldPremises: ['Nat.Prime'],
+        tags: { source: 'mine', domain: 'nt' },
+      },
       { id: '2', informal: 'Twice a number is even.', goldPremises: ['Even'], tags: { source: 'mine', domain: 'alg' } },
     ]);
   });
@@ -50,14 +60,25 @@ describe('benchmark loaders', () => {
     const path = fixture('bad-line.jsonl');
     await expect(loadBenchmark({ path, format: 'rautoformalizer' })).rejects.toThrow(`${path}:3: informal_stmt:`);
     await expect(loadBenchmark({ path, format: 'rautoformalizer' })).rejects.toThrow(/mathlib_dependencies/);
-    await expect(loadBenchmark({ path: fixture('mini.dev.jsonl'), format: 'deepseek' })).rejects.toThrow(/mini\.dev\.jsonl:1: name: .*\(format deepseek\)/);
-    await expect(loadBenchmark({ path: fixture('custom.jsonl'), format: 'jsonl', fields: { id: 'meta.key', informal: 'nothere' } })).rejects.toThrow(/custom\.jsonl:1: nothere: missing/);
-    await expect(loadBenchmark({ path: fixture('missing.jsonl'), format: 'jsonl' })).rejects.toThrow(/cannot read benchmark .*missing\.jsonl: no such file/);
+    await expect(loadBenchmark({ path: fixture('mini.dev.jsonl'), format: 'deepseek' })).rejects.toThrow(
+      /mini\.dev\.jsonl:1: name: .*\(format deepseek\)/,
+    );
+    await expect(
+      loadBenchmark({ path: fixture('custom.jsonl'), format: 'jsonl', fields: { id: 'meta.key', informal: 'nothere' } }),
+    ).rejects.toThrow(/custom\.jsonl:1: nothere: missing/);
+    await expect(loadBenchmark({ path: fixture('missing.jsonl'), format: 'jsonl' })).rejects.toThrow(
+      /cannot read benchmark .*missing\.jsonl: no such file/,
+    );
   });
 
   it('refuses an id that repeats, within a file or across files', async () => {
     const path = fixture('mini.dev.jsonl');
-    await expect(loadBenchmarks([{ path, format: 'rautoformalizer' }, { path, format: 'rautoformalizer', limit: 1 }])).rejects.toThrow(/"Demo.prime_ge_two" is in both/);
+    await expect(
+      loadBenchmarks([
+        { path, format: 'rautoformalizer' },
+        { path, format: 'rautoformalizer', limit: 1 },
+      ]),
+    ).rejects.toThrow(/"Demo.prime_ge_two" is in both/);
   });
 
   it('selects deterministically: offset and limit, a seeded sample, explicit ids', async () => {
@@ -73,7 +94,10 @@ describe('benchmark loaders', () => {
     expect(ids(a)).not.toEqual(ids(c));
     // A sample keeps file order.
     expect(ids(a)).toEqual(ids(all).filter((id) => ids(a).includes(id)));
-    expect(ids(await loadBenchmark({ path, format: 'rautoformalizer', ids: ['Demo.even_sum', 'Demo.prime_pos'] }))).toEqual(['Demo.even_sum', 'Demo.prime_pos']);
+    expect(ids(await loadBenchmark({ path, format: 'rautoformalizer', ids: ['Demo.even_sum', 'Demo.prime_pos'] }))).toEqual([
+      'Demo.even_sum',
+      'Demo.prime_pos',
+    ]);
     await expect(loadBenchmark({ path, format: 'rautoformalizer', ids: ['Demo.nope'] })).rejects.toThrow(/no item Demo.nope/);
     expect(selectItems(all, { limit: 100 })).toHaveLength(8);
   });

@@ -34,7 +34,11 @@ describe('the configuration reference (docs/configuration.md)', () => {
     expect(all.filter((name, i) => all.indexOf(name) !== i)).toEqual([]);
     expect(Object.keys(ENV_KEYS).sort()).toEqual([...declared].sort());
     const rows = readFileSync(REFERENCE_PATH, 'utf8').split('\n');
-    for (const name of all) expect(rows.filter((row) => row.startsWith(`| \`${name}\` |`)), name).toHaveLength(1);
+    for (const name of all)
+      expect(
+        rows.filter((row) => row.startsWith(`| \`${name}\` |`)),
+        name,
+      ).toHaveLength(1);
   });
 
   it('covers every variable of ours the code reads', () => {

@@ -44,7 +44,9 @@ describe('loadConfig', () => {
     expect(loadConfig({ env: {}, root, skipFileChecks: true }).libraries.map((l) => l.name)).toEqual(['connf']);
     mkdirSync(join(root, '.driftline', 'data', 'connf'), { recursive: true });
     copyFileSync(FIXTURE_CORPUS, join(root, '.driftline', 'data', 'connf', 'library.jsonl'));
-    expect(loadConfig({ env: {}, root }).libraries).toEqual([{ name: 'connf', corpus: join(root, '.driftline', 'data', 'connf', 'library.jsonl') }]);
+    expect(loadConfig({ env: {}, root }).libraries).toEqual([
+      { name: 'connf', corpus: join(root, '.driftline', 'data', 'connf', 'library.jsonl') },
+    ]);
     // DRIFTLINE_DATA_DIR moves it, DRIFTLINE_SHARED_DATA overrides it.
     expect(loadConfig({ env: { DRIFTLINE_DATA_DIR: join(root, 'elsewhere') }, root }).libraries).toEqual([]);
     const shared = join(root, 'shared');
@@ -57,7 +59,9 @@ describe('loadConfig', () => {
   });
 
   it('still refuses configured libraries that are missing or none at all', () => {
-    expect(() => loadConfig({ env: { DRIFTLINE_LIBRARIES: 'x=/nowhere/x.jsonl' }, root: tempRoot() })).toThrow(/Library "x": corpus file \/nowhere\/x\.jsonl does not exist/);
+    expect(() => loadConfig({ env: { DRIFTLINE_LIBRARIES: 'x=/nowhere/x.jsonl' }, root: tempRoot() })).toThrow(
+      /Library "x": corpus file \/nowhere\/x\.jsonl does not exist/,
+    );
     const root = tempRoot();
     writeFileSync(join(root, 'driftline.config.json'), JSON.stringify({ libraries: [] }));
     expect(() => loadConfig({ env: {}, root })).toThrow(/at least one library is needed/);
@@ -110,7 +114,13 @@ describe('loadConfig', () => {
     const root = tempRoot();
     writeFileSync(join(root, 'driftline.config.json'), JSON.stringify({ llm: { maxTokens: { judge: 512 }, foldSystemPrompt: true } }));
     const set = loadConfig({
-      env: { ...base, DRIFTLINE_MAX_TOKENS_FORMALIZER: '4000', DRIFTLINE_MAX_TOKENS_AGENT: '3000', DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'json_object', DRIFTLINE_LLM_BUSY_BACKOFF_MS: '5000' },
+      env: {
+        ...base,
+        DRIFTLINE_MAX_TOKENS_FORMALIZER: '4000',
+        DRIFTLINE_MAX_TOKENS_AGENT: '3000',
+        DRIFTLINE_LLM_STRUCTURED_OUTPUT: 'json_object',
+        DRIFTLINE_LLM_BUSY_BACKOFF_MS: '5000',
+      },
       root,
     }).llm;
     expect(set).toMatchObject({

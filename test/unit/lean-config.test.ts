@@ -36,13 +36,29 @@ describe('Lean configuration', () => {
       LEAN_NO_NETWORK: 'false',
       LEAN_ALLOWED_IMPORTS: 'Mathlib, ConNF',
     });
-    expect(config.lean).toMatchObject({ poolSize: 4, maxUses: 50, maxRssMb: 8000, headerTimeoutMs: 90_000, maxAddressSpaceMb: 40_000, noNetwork: false });
+    expect(config.lean).toMatchObject({
+      poolSize: 4,
+      maxUses: 50,
+      maxRssMb: 8000,
+      headerTimeoutMs: 90_000,
+      maxAddressSpaceMb: 40_000,
+      noNetwork: false,
+    });
     expect(config.lean.allowedImports).toEqual(['Mathlib', 'ConNF']);
     expect(leanWorkerConcurrency(config)).toBe(6);
   });
 
   it('sandboxes the REPL by default, and reads the sandbox settings from LEAN_SANDBOX_*', () => {
-    expect(load({}).lean).toMatchObject({ sandbox: 'bwrap', sandboxBwrap: 'bwrap', maxAddressSpaceMb: 32_768, maxProcesses: 2048, sandboxUser: { uid: 65534, gid: 65534 }, sandboxRead: [], sandboxWrite: [], sandboxEnv: [] });
+    expect(load({}).lean).toMatchObject({
+      sandbox: 'bwrap',
+      sandboxBwrap: 'bwrap',
+      maxAddressSpaceMb: 32_768,
+      maxProcesses: 2048,
+      sandboxUser: { uid: 65534, gid: 65534 },
+      sandboxRead: [],
+      sandboxWrite: [],
+      sandboxEnv: [],
+    });
     const config = load({
       LEAN_SANDBOX: 'off',
       LEAN_SANDBOX_BWRAP: '/opt/bin/bwrap',
@@ -53,7 +69,16 @@ describe('Lean configuration', () => {
       LEAN_SANDBOX_ENV: 'LEAN_NUM_THREADS',
       LEAN_MAX_AS_MB: '0',
     });
-    expect(config.lean).toMatchObject({ sandbox: 'off', sandboxBwrap: '/opt/bin/bwrap', sandboxUser: { uid: 1234, gid: 99 }, maxProcesses: 0, maxAddressSpaceMb: 0, sandboxRead: ['/opt/repl', '/opt/more'], sandboxWrite: ['/var/cache/lean'], sandboxEnv: ['LEAN_NUM_THREADS'] });
+    expect(config.lean).toMatchObject({
+      sandbox: 'off',
+      sandboxBwrap: '/opt/bin/bwrap',
+      sandboxUser: { uid: 1234, gid: 99 },
+      maxProcesses: 0,
+      maxAddressSpaceMb: 0,
+      sandboxRead: ['/opt/repl', '/opt/more'],
+      sandboxWrite: ['/var/cache/lean'],
+      sandboxEnv: ['LEAN_NUM_THREADS'],
+    });
     expect(() => load({ LEAN_SANDBOX: 'none' })).toThrow(/LEAN_SANDBOX/);
     expect(() => load({ LEAN_SANDBOX_READ: 'relative/path' })).toThrow(/LEAN_SANDBOX_READ/);
     expect(() => load({ LEAN_SANDBOX_USER: 'nobody' })).toThrow(/LEAN_SANDBOX_USER/);
@@ -67,7 +92,9 @@ describe('Lean configuration', () => {
   });
 
   it('builds a pool of the configured size, and the safety policy from the allowed imports', async () => {
-    const deps = buildLeanDeps(load({ LEAN_REPL_CMD: 'true', LEAN_POOL_SIZE: '3', LEAN_ALLOWED_IMPORTS: 'Mathlib', LEAN_NO_NETWORK: 'false' }));
+    const deps = buildLeanDeps(
+      load({ LEAN_REPL_CMD: 'true', LEAN_POOL_SIZE: '3', LEAN_ALLOWED_IMPORTS: 'Mathlib', LEAN_NO_NETWORK: 'false' }),
+    );
     expect(deps.lean).toBeInstanceOf(ReplPool);
     expect((deps.lean as ReplPool).size).toBe(3);
     expect(deps.policy?.allowedImports).toEqual(['Mathlib']);

@@ -44,7 +44,11 @@ describe('ReplyFramer', () => {
 
   it('handles a multi-megabyte reply in 64 KiB chunks', () => {
     const framer = new ReplyFramer();
-    const big = JSON.stringify({ env: 9, messages: [{ severity: 'info', pos: { line: 1, column: 0 }, endPos: null, data: 'y'.repeat(3_000_000) }] }, null, 1);
+    const big = JSON.stringify(
+      { env: 9, messages: [{ severity: 'info', pos: { line: 1, column: 0 }, endPos: null, data: 'y'.repeat(3_000_000) }] },
+      null,
+      1,
+    );
     const text = `${big}\n\n`;
     const replies: unknown[] = [];
     for (let i = 0; i < text.length; i += 65_536) replies.push(...framer.push(text.slice(i, i + 65_536)));

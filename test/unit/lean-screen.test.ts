@@ -22,7 +22,9 @@ const LEGITIMATE = load('legitimate.json');
 describe('the screen on a hostile corpus', () => {
   it('has at least 60 inputs over every class of bypass', () => {
     expect(HOSTILE.length).toBeGreaterThanOrEqual(60);
-    expect(new Set(HOSTILE.map((c) => c.class))).toEqual(new Set(['lexer', 'one-line', 'glued', 'command', 'evaluation', 'limits', 'shape']));
+    expect(new Set(HOSTILE.map((c) => c.class))).toEqual(
+      new Set(['lexer', 'one-line', 'glued', 'command', 'evaluation', 'limits', 'shape']),
+    );
   });
 
   for (const c of HOSTILE) {
@@ -42,8 +44,15 @@ describe('the screen on a hostile corpus', () => {
       const gated = screenReplInput(c.text);
       if (!gated.ok) continue;
       // What the gate admits is only statements and driftline's own commands.
-      const words = tokenize(gated.value).filter((t) => t.kind === 'hash' || (t.kind === 'ident' && /^(run_|native|def|instance|initialize|macro|elab|syntax|notation|axiom)/.test(t.text)));
-      expect(words.map((t) => t.text), c.name).toEqual([]);
+      const words = tokenize(gated.value).filter(
+        (t) =>
+          t.kind === 'hash' ||
+          (t.kind === 'ident' && /^(run_|native|def|instance|initialize|macro|elab|syntax|notation|axiom)/.test(t.text)),
+      );
+      expect(
+        words.map((t) => t.text),
+        c.name,
+      ).toEqual([]);
     }
   });
 });
@@ -82,7 +91,13 @@ describe('the text Lean sees is rebuilt from the tokens', () => {
 
   it('splits preamble and signature for the equivalence check', () => {
     const screened = screenStatement('import Mathlib\nopen Nat -- why\ntheorem t (n : ℕ) : n = n := by sorry');
-    expect(screened.ok && screened.value).toMatchObject({ imports: ['Mathlib'], preamble: 'open Nat', keyword: 'theorem', name: 't', signature: '(n : ℕ) : n = n' });
+    expect(screened.ok && screened.value).toMatchObject({
+      imports: ['Mathlib'],
+      preamble: 'open Nat',
+      keyword: 'theorem',
+      name: 't',
+      signature: '(n : ℕ) : n = n',
+    });
   });
 
   it('says what is wrong: a second `:=` after sorry is not "no `:=`"', () => {
@@ -99,11 +114,18 @@ describe('the text Lean sees is rebuilt from the tokens', () => {
 describe('the REPL gate', () => {
   it('admits the equivalence check texts and the name tools, and nothing like them', () => {
     for (const tactic of EQUIVALENCE_TACTICS) {
-      const body = tactic.script.split('\n').map((l) => `  ${l}`).join('\n');
+      const body = tactic.script
+        .split('\n')
+        .map((l) => `  ${l}`)
+        .join('\n');
       const text = `open Nat\ntheorem driftline_hyp (n : ℕ) : n = n := by sorry\ntheorem driftline_goal_0 (n : ℕ) : n = n := by\n${body}`;
       expect(screenReplInput(text).ok, tactic.name).toBe(true);
     }
-    expect(screenReplInput('theorem driftline_hyp : True := trivial\ntheorem g : True := by\n  intros\n  apply driftline_hyp <;> (first | rfl | assumption | simp_all | omega | linarith | norm_num)').ok).toBe(true);
+    expect(
+      screenReplInput(
+        'theorem driftline_hyp : True := trivial\ntheorem g : True := by\n  intros\n  apply driftline_hyp <;> (first | rfl | assumption | simp_all | omega | linarith | norm_num)',
+      ).ok,
+    ).toBe(true);
     expect(screenReplInput('#check @Nat.succ\n#print Nat.succ').ok).toBe(true);
     expect(screenReplInput('#check @Nat.succ #eval 1').ok).toBe(false);
     expect(screenReplInput('#check Nat.succ').ok).toBe(false);
@@ -133,7 +155,9 @@ describe('every gold statement of the benchmarks, with its header', () => {
       try {
         text = readFileSync(`${SHARED}/${file}`, 'utf8');
       } catch {
-        throw new Error(`${name}: ${SHARED}/${file} is missing; set DRIFTLINE_DATA_MIRROR to the shared data folder (npm run setup pulls it)`);
+        throw new Error(
+          `${name}: ${SHARED}/${file} is missing; set DRIFTLINE_DATA_MIRROR to the shared data folder (npm run setup pulls it)`,
+        );
       }
       const refused: string[] = [];
       let count = 0;

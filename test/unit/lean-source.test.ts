@@ -34,7 +34,10 @@ describe('splitSnippet', () => {
 
 describe('buildCheckSource', () => {
   it('uses the library header and drops statement imports it already covers', () => {
-    const source = buildCheckSource('import Mathlib\nimport Mathlib.Data.Real.Basic\ntheorem t : (1 : ℝ) = 1 := by sorry', 'import Mathlib');
+    const source = buildCheckSource(
+      'import Mathlib\nimport Mathlib.Data.Real.Basic\ntheorem t : (1 : ℝ) = 1 := by sorry',
+      'import Mathlib',
+    );
     expect(source.header).toBe('import Mathlib');
     expect(source.extraImports).toEqual([]);
     expect(source.body).toBe('\n\ntheorem t : (1 : ℝ) = 1 := by sorry');

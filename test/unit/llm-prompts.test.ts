@@ -39,14 +39,24 @@ describe('decompose prompt', () => {
 });
 
 const premises: Premise[] = [
-  { name: 'IsPrimitiveRoot', kind: 'structure', declaration: 'structure IsPrimitiveRoot (ζ : M) (k : ℕ) : Prop', source: 'structure IsPrimitiveRoot (ζ : M) (k : ℕ) : Prop where\n  pow_eq_one : ζ ^ k = 1' },
+  {
+    name: 'IsPrimitiveRoot',
+    kind: 'structure',
+    declaration: 'structure IsPrimitiveRoot (ζ : M) (k : ℕ) : Prop',
+    source: 'structure IsPrimitiveRoot (ζ : M) (k : ℕ) : Prop where\n  pow_eq_one : ζ ^ k = 1',
+  },
   { name: 'orderOf', kind: 'def', declaration: 'def orderOf (x : G) : ℕ' },
 ];
 const base: FormalizeStageInput = {
   statement,
   premises,
   examples: [
-    { name: 'ZMod.orderOf_dvd', formal: 'theorem ZMod.orderOf_dvd (a : ZMod p) : orderOf a ∣ p - 1', informal: 'The order of a unit mod p divides p - 1.', covers: ['orderOf'] },
+    {
+      name: 'ZMod.orderOf_dvd',
+      formal: 'theorem ZMod.orderOf_dvd (a : ZMod p) : orderOf a ∣ p - 1',
+      informal: 'The order of a unit mod p divides p - 1.',
+      covers: ['orderOf'],
+    },
     { name: 'IsPrimitiveRoot.pow', formal: 'theorem IsPrimitiveRoot.pow_eq_one : ζ ^ k = 1', covers: ['IsPrimitiveRoot'] },
   ],
 };

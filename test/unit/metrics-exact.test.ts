@@ -34,7 +34,10 @@ describe('the paired sign-flip test', () => {
     expect(r.permutations).toBe(2000);
     expect(r.p).toBe(1 / 2001);
     // Balanced differences: far from significant.
-    const balanced = signFlipTest(d.map((x, i) => (i % 4 < 2 ? x : -x)), { permutations: 2000 });
+    const balanced = signFlipTest(
+      d.map((x, i) => (i % 4 < 2 ? x : -x)),
+      { permutations: 2000 },
+    );
     expect(balanced.p).toBeGreaterThan(0.3);
   });
 });
@@ -67,10 +70,30 @@ describe('intervals that hold at small n', () => {
 
 describe('verdicts on five items', () => {
   const five = (config: string, compiled: (i: number) => boolean, faithful: (i: number) => boolean) =>
-    Array.from({ length: 5 }, (_, i) => runRecord({ config, item: `i${i}`, compiled: compiled(i), judgeGrade: faithful(i) ? 10 : 2, faithful: faithful(i), ...(compiled(i) ? { outcome: 'unfaithful' as const } : {}) }));
+    Array.from({ length: 5 }, (_, i) =>
+      runRecord({
+        config,
+        item: `i${i}`,
+        compiled: compiled(i),
+        judgeGrade: faithful(i) ? 10 : 2,
+        faithful: faithful(i),
+        ...(compiled(i) ? { outcome: 'unfaithful' as const } : {}),
+      }),
+    );
 
   it('no "leads" on a tie, n stated, and no verdict the items cannot carry', () => {
-    const records = [...five('drift', () => true, () => false), ...five('monolithic', () => false, () => false)];
+    const records = [
+      ...five(
+        'drift',
+        () => true,
+        () => false,
+      ),
+      ...five(
+        'monolithic',
+        () => false,
+        () => false,
+      ),
+    ];
     const comparisons = compareConfigurations(records);
     const typecheck = comparisons.find((c) => c.metric === 'typecheck@1')!;
     expect(typecheck).toMatchObject({ items: 5, test: 'mcnemar-exact', p: 0.0625, minP: 0.0625, verdict: 'too-few', significant: false });
@@ -79,7 +102,18 @@ describe('verdicts on five items', () => {
   });
 
   it('findings say "tie" and "too few items", each with n', () => {
-    const records = [...five('drift', () => true, () => false), ...five('monolithic', () => false, () => false)];
+    const records = [
+      ...five(
+        'drift',
+        () => true,
+        () => false,
+      ),
+      ...five(
+        'monolithic',
+        () => false,
+        () => false,
+      ),
+    ];
     const data = buildReportData({ sweep: { id: 's' }, records, bootstrap: { resamples: 100 } });
     const lines = findings(data);
     expect(lines.find((l) => l.startsWith('Typecheck@1'))).toBe(

@@ -53,7 +53,17 @@ function fiveSamples(): SweepRunRecord[] {
   for (const [item, c] of Object.entries(counts)) {
     for (let s = 0; s < 5; s++) {
       const compiled = s < c;
-      out.push(runRecord({ config: 'X', item, sample: s, compiled, equivalent: compiled ? item === 'b' : null, judgeGrade: compiled ? 8 : null, faithful: compiled ? true : null }));
+      out.push(
+        runRecord({
+          config: 'X',
+          item,
+          sample: s,
+          compiled,
+          equivalent: compiled ? item === 'b' : null,
+          judgeGrade: compiled ? 8 : null,
+          faithful: compiled ? true : null,
+        }),
+      );
     }
   }
   return out;
@@ -62,7 +72,7 @@ function fiveSamples(): SweepRunRecord[] {
 describe('pass@k in the sweep metrics and the report', () => {
   const m = computeSweepMetrics(fiveSamples(), { resamples: 300 }).configs[0]!;
 
-  it('averages the items\' pass@k for every k ≤ n, with pass@1 = @1 and pass@n = any of n', () => {
+  it("averages the items' pass@k for every k ≤ n, with pass@1 = @1 and pass@n = any of n", () => {
     const tc = m.typecheck!.passAtK;
     expect(tc.map((p) => p.k)).toEqual([1, 2, 3, 4, 5]);
     tc.forEach((p, i) => expect(p.rate.estimate, `k=${p.k}`).toBeCloseTo((BY_HAND[0]![i]! + BY_HAND[2]![i]! + BY_HAND[5]![i]!) / 3, 12));
@@ -84,7 +94,12 @@ describe('pass@k in the sweep metrics and the report', () => {
   });
 
   it('shows a pass@k table in the page and the Markdown, and the curve in the JSON', async () => {
-    const out = await renderSweepReport({ sweep: { id: 'pk', samples: 5 }, records: fiveSamples(), bootstrap: { resamples: 200 }, generatedAt: '2026-12-02T00:00:00.000Z' });
+    const out = await renderSweepReport({
+      sweep: { id: 'pk', samples: 5 },
+      records: fiveSamples(),
+      bootstrap: { resamples: 200 },
+      generatedAt: '2026-12-02T00:00:00.000Z',
+    });
     for (const text of [out.html, out.markdown]) {
       expect(text).toContain('pass@5');
       // typecheck pass@2 = (0 + 0.7 + 1) / 3 = 56.7 %
@@ -97,7 +112,12 @@ describe('pass@k in the sweep metrics and the report', () => {
 
   it('leaves the table out with one sample per item', async () => {
     const one = fiveSamples().filter((r) => r.sample === 0);
-    const out = await renderSweepReport({ sweep: { id: 'pk1', samples: 1 }, records: one, bootstrap: { resamples: 100 }, generatedAt: '2026-12-02T00:00:00.000Z' });
+    const out = await renderSweepReport({
+      sweep: { id: 'pk1', samples: 1 },
+      records: one,
+      bootstrap: { resamples: 100 },
+      generatedAt: '2026-12-02T00:00:00.000Z',
+    });
     expect(out.markdown).not.toContain('pass@');
     expect(computeSweepMetrics(one).configs[0]!.typecheck!.passAtK).toHaveLength(1);
   });

@@ -32,7 +32,7 @@ describe('bootstrap', () => {
     expect(ci.hi).toBeCloseTo(0.975, 12);
   });
 
-  it('with a fixed seed draws the seeded generator\'s indices, and the interval follows by hand', () => {
+  it("with a fixed seed draws the seeded generator's indices, and the interval follows by hand", () => {
     // The first six draws of xoroshiro128+ seeded 7, uniform on {0, 1, 2}, read off the library.
     const rng = xoroshiro128plus(7);
     const draws = Array.from({ length: 6 }, () => uniformInt(rng, 0, 2));
@@ -75,7 +75,10 @@ describe('bootstrap', () => {
   });
 
   it('resamples several statistics with the same items', () => {
-    const [a, b] = bootstrapMany(3, (ix) => [ix.length, ix.filter((i) => i === 0).length], { resamples: 2, sampler: scripted([0, 0, 0, 1, 2, 1]) });
+    const [a, b] = bootstrapMany(3, (ix) => [ix.length, ix.filter((i) => i === 0).length], {
+      resamples: 2,
+      sampler: scripted([0, 0, 0, 1, 2, 1]),
+    });
     expect(a).toEqual({ estimate: 3, lo: 3, hi: 3 });
     // counts of index 0: full sample 1; resamples 3 and 0.
     expect(b!.estimate).toBe(1);
@@ -126,14 +129,23 @@ describe("McNemar's exact test", () => {
 
 describe('factorial effects from cell means', () => {
   // The agent paper's table 3 (faithful %, N = 400), factors T, F, S as bits 0, 1, 2.
-  const table: Record<string, number> = { '000': 19.75, '100': 24.5, '001': 33.0, '101': 36.0, '110': 58.75, '111': 60.5, '010': 61.25, '011': 62.0 };
+  const table: Record<string, number> = {
+    '000': 19.75,
+    '100': 24.5,
+    '001': 33.0,
+    '101': 36.0,
+    '110': 58.75,
+    '111': 60.5,
+    '010': 61.25,
+    '011': 62.0,
+  };
   const y = Array.from({ length: 8 }, (_, cell) => table[`${cell & 1}${(cell >> 1) & 1}${(cell >> 2) & 1}`]!);
 
   it('orders main effects, then pairs, then the triple', () => {
     expect(effectMasks(3)).toEqual([1, 2, 4, 3, 5, 6, 7]);
   });
 
-  it('reproduces the paper\'s main effects and interactions, computed by hand', () => {
+  it("reproduces the paper's main effects and interactions, computed by hand", () => {
     const [t, f, s, tf, ts, fs, tfs] = effectsFromCellMeans(3, y);
     // F: (58.75 + 60.5 + 61.25 + 62)/4 − (19.75 + 24.5 + 33 + 36)/4 = 60.625 − 28.3125
     expect(f).toBeCloseTo(32.3125, 10);

@@ -12,12 +12,91 @@ const gold = ['P', 'Q'];
 function configA(): SweepRunRecord[] {
   const alg = { domain: 'alg' };
   return [
-    runRecord({ config: 'A', item: 'i1', sample: 0, compiled: true, judgeGrade: 10, faithful: true, equivalent: true, premises: ['P', 'X'], goldPremises: gold, repairRounds: 0, tags: alg, stageMs: { formalize: 100, compile: 10 }, usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.01 } }),
-    runRecord({ config: 'A', item: 'i1', sample: 1, compiled: false, judgeGrade: 2, faithful: false, premises: ['P', 'Q'], goldPremises: gold, repairRounds: 2, tags: alg, stageMs: { formalize: 200, compile: 20 }, usage: { promptTokens: 20, completionTokens: 10, totalTokens: 30, costUsd: 0.02 } }),
-    runRecord({ config: 'A', item: 'i2', sample: 0, compiled: false, judgeGrade: 1, faithful: false, premises: [], goldPremises: gold, repairRounds: 2, tags: alg, stageMs: { formalize: 300 } }),
-    runRecord({ config: 'A', item: 'i2', sample: 1, compiled: true, judgeGrade: 7, faithful: false, equivalent: false, premises: ['Q'], goldPremises: gold, repairRounds: 1, tags: alg, stageMs: { formalize: 400 } }),
-    runRecord({ config: 'A', item: 'i3', sample: 0, outcome: 'failed', checked: false, compiled: false, premises: [], goldPremises: gold, repairRounds: 0, tags: { domain: 'top' }, hasGoldStatement: false, error: 'LlmUnauthorized' }),
-    runRecord({ config: 'A', item: 'i3', sample: 1, compiled: true, judgeGrade: 9, faithful: true, equivalent: true, premises: ['X', 'Y', 'Z'], goldPremises: gold, repairRounds: 0, tags: { domain: 'top' }, hasGoldStatement: false, stageMs: { formalize: 500 } }),
+    runRecord({
+      config: 'A',
+      item: 'i1',
+      sample: 0,
+      compiled: true,
+      judgeGrade: 10,
+      faithful: true,
+      equivalent: true,
+      premises: ['P', 'X'],
+      goldPremises: gold,
+      repairRounds: 0,
+      tags: alg,
+      stageMs: { formalize: 100, compile: 10 },
+      usage: { promptTokens: 10, completionTokens: 5, totalTokens: 15, costUsd: 0.01 },
+    }),
+    runRecord({
+      config: 'A',
+      item: 'i1',
+      sample: 1,
+      compiled: false,
+      judgeGrade: 2,
+      faithful: false,
+      premises: ['P', 'Q'],
+      goldPremises: gold,
+      repairRounds: 2,
+      tags: alg,
+      stageMs: { formalize: 200, compile: 20 },
+      usage: { promptTokens: 20, completionTokens: 10, totalTokens: 30, costUsd: 0.02 },
+    }),
+    runRecord({
+      config: 'A',
+      item: 'i2',
+      sample: 0,
+      compiled: false,
+      judgeGrade: 1,
+      faithful: false,
+      premises: [],
+      goldPremises: gold,
+      repairRounds: 2,
+      tags: alg,
+      stageMs: { formalize: 300 },
+    }),
+    runRecord({
+      config: 'A',
+      item: 'i2',
+      sample: 1,
+      compiled: true,
+      judgeGrade: 7,
+      faithful: false,
+      equivalent: false,
+      premises: ['Q'],
+      goldPremises: gold,
+      repairRounds: 1,
+      tags: alg,
+      stageMs: { formalize: 400 },
+    }),
+    runRecord({
+      config: 'A',
+      item: 'i3',
+      sample: 0,
+      outcome: 'failed',
+      checked: false,
+      compiled: false,
+      premises: [],
+      goldPremises: gold,
+      repairRounds: 0,
+      tags: { domain: 'top' },
+      hasGoldStatement: false,
+      error: 'LlmUnauthorized',
+    }),
+    runRecord({
+      config: 'A',
+      item: 'i3',
+      sample: 1,
+      compiled: true,
+      judgeGrade: 9,
+      faithful: true,
+      equivalent: true,
+      premises: ['X', 'Y', 'Z'],
+      goldPremises: gold,
+      repairRounds: 0,
+      tags: { domain: 'top' },
+      hasGoldStatement: false,
+      stageMs: { formalize: 500 },
+    }),
   ];
 }
 
@@ -103,7 +182,9 @@ describe('paired comparisons', () => {
   const b = [1, 0, 1, 0, 0, 1, 1, 1, 1, 0];
   const records = [
     ...a.map((ok, i) => runRecord({ config: 'A', item: `i${i}`, compiled: ok === 1, premises: ['P'], goldPremises: ['P', 'Q'] })),
-    ...b.map((ok, i) => runRecord({ config: 'B', item: `i${i}`, compiled: ok === 1, premises: i < 5 ? ['P', 'Q'] : ['P'], goldPremises: ['P', 'Q'] })),
+    ...b.map((ok, i) =>
+      runRecord({ config: 'B', item: `i${i}`, compiled: ok === 1, premises: i < 5 ? ['P', 'Q'] : ['P'], goldPremises: ['P', 'Q'] }),
+    ),
   ];
   const cmp = compareConfigurations(records, { resamples: 1000 });
 
@@ -159,7 +240,12 @@ describe('factorial analysis from records', () => {
     expect(factorialResponses(records, ['c00', 'c10', 'c01', 'c11'])).toEqual(['faithful@1', 'typecheck@1']);
     const f = factorialAnalysis(records, design, 'faithful@1', { resamples: 500 });
     expect(f.items).toBe(4);
-    expect(f.cells.map((c) => [c.config, c.mean])).toEqual([['c00', 0.25], ['c10', 0.75], ['c01', 0.5], ['c11', 0.5]]);
+    expect(f.cells.map((c) => [c.config, c.mean])).toEqual([
+      ['c00', 0.25],
+      ['c10', 0.75],
+      ['c01', 0.5],
+      ['c11', 0.5],
+    ]);
     const byLabel = Object.fromEntries(f.effects.map((e) => [e.label, e]));
     // X: (0.75 + 0.5)/2 − (0.25 + 0.5)/2; Y: (0.5 + 0.5)/2 − (0.25 + 0.75)/2; X×Y: (0 − 0.5)
     expect(byLabel['X']!.estimate).toBeCloseTo(0.25, 12);
@@ -167,7 +253,10 @@ describe('factorial analysis from records', () => {
     expect(byLabel['X × Y']!.estimate).toBeCloseTo(-0.5, 12);
     // X with Y low: 0.75 − 0.25; with Y high: 0.5 − 0.5.
     const sx = f.simpleEffects.filter((s) => s.factor === 'X');
-    expect(sx.map((s) => [s.given, s.level, s.estimate])).toEqual([['Y', 0, 0.5], ['Y', 1, 0]]);
+    expect(sx.map((s) => [s.given, s.level, s.estimate])).toEqual([
+      ['Y', 0, 0.5],
+      ['Y', 1, 0],
+    ]);
     for (const e of f.effects) {
       expect(e.lo).toBeLessThanOrEqual(e.estimate + 1e-12);
       expect(e.hi).toBeGreaterThanOrEqual(e.estimate - 1e-12);
@@ -177,7 +266,13 @@ describe('factorial analysis from records', () => {
   it('names what is missing from an incomplete design', () => {
     const partial = { factors: design.factors, cells: { c00: design.cells.c00!, c10: design.cells.c10!, c01: design.cells.c01! } };
     expect(() => factorialAnalysis(records, partial, 'faithful@1')).toThrow(/no cell declared for X=1, Y=1/);
-    expect(() => factorialAnalysis(records.filter((r) => r.config !== 'c11'), design, 'faithful@1')).toThrow(/no records for cell c11/);
+    expect(() =>
+      factorialAnalysis(
+        records.filter((r) => r.config !== 'c11'),
+        design,
+        'faithful@1',
+      ),
+    ).toThrow(/no records for cell c11/);
   });
 });
 

@@ -51,13 +51,17 @@ describe('replay of recorded histories', () => {
     const events = history.events ?? [];
     const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'retrieve');
     scheduled!.activityTaskScheduledEventAttributes!.activityType!.name = 'somethingElse';
-    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history)).rejects.toBeInstanceOf(DeterminismViolationError);
+    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history)).rejects.toBeInstanceOf(
+      DeterminismViolationError,
+    );
   });
 
   it('notices when the agent workflow no longer matches its history', async () => {
     const history = historyFromJSON(JSON.parse(readFileSync(join(DIR, 'formalize-agent-completed.json'), 'utf8')));
     const scheduled = (history.events ?? []).find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'resolveName');
     scheduled!.activityTaskScheduledEventAttributes!.activityType!.name = 'inspectName';
-    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history)).rejects.toBeInstanceOf(DeterminismViolationError);
+    await expect(Worker.runReplayHistory({ workflowBundle: await workflowBundle() }, history)).rejects.toBeInstanceOf(
+      DeterminismViolationError,
+    );
   });
 });

@@ -17,7 +17,15 @@ afterAll(async () => {
 describe('sweep report', () => {
   const demo = demoSweep(16, 2);
   const input = {
-    sweep: { id: 'demo', title: 'Demo <sweep>', leaveOut: 'file' as const, library: 'connf', samples: 2, design: demo.design, configurations: demo.configurations },
+    sweep: {
+      id: 'demo',
+      title: 'Demo <sweep>',
+      leaveOut: 'file' as const,
+      library: 'connf',
+      samples: 2,
+      design: demo.design,
+      configurations: demo.configurations,
+    },
     records: demo.records,
     temporalUiUrl: 'http://localhost:8233/',
     bootstrap: { resamples: 200 },
@@ -37,10 +45,17 @@ describe('sweep report', () => {
       for (const row of lines.filter((l) => l.endsWith('\\\\'))) expect(row.split(/(?<!\\)&/).length, row).toBe(spec!.length);
     }
     // The main table's cells are the numbers the page shows (same intervals).
-    const main = tabulars[0]![2]!.split('\n').filter((l) => l.endsWith('\\\\')).slice(1);
+    const main = tabulars[0]![2]!
+      .split('\n')
+      .filter((l) => l.endsWith('\\\\'))
+      .slice(1);
     expect(main.length).toBe(Object.keys(demo.configurations!).length);
     for (const row of main) {
-      for (const cell of row.replace(/ \\\\$/, '').split(' & ').slice(2)) expect(html, cell).toContain(cell.replace(/--/g, '–'));
+      for (const cell of row
+        .replace(/ \\\\$/, '')
+        .split(' & ')
+        .slice(2))
+        expect(html, cell).toContain(cell.replace(/--/g, '–'));
     }
     expect(latex).toMatch(/\\caption\{Differences against /);
     expect(latexText('50% of a_b & {c} #1')).toBe('50\\% of a\\_b \\& \\{c\\} \\#1');
@@ -48,9 +63,15 @@ describe('sweep report', () => {
 
   it("the item grid unfolds each item's informal statement and each configuration's Lean statements and verdicts", async () => {
     const item = demo.records[0]!.item;
-    const withText = { ...input, sweep: { ...input.sweep, informal: { [item]: 'If p < q & q is prime <then> …' } }, records: demo.records.map((r, i) => (i === 0 ? { ...r, formalStatement: 'theorem thm_P (p : ℕ) : p < p + 1 := by sorry' } : r)) };
+    const withText = {
+      ...input,
+      sweep: { ...input.sweep, informal: { [item]: 'If p < q & q is prime <then> …' } },
+      records: demo.records.map((r, i) => (i === 0 ? { ...r, formalStatement: 'theorem thm_P (p : ℕ) : p < p + 1 := by sorry' } : r)),
+    };
     const { html } = await renderSweepReport(withText);
-    expect(html).toContain(`${item}<details class="cell"><summary>statement</summary><p class="informal">If p &lt; q &amp; q is prime &lt;then&gt; …</p></details>`);
+    expect(html).toContain(
+      `${item}<details class="cell"><summary>statement</summary><p class="informal">If p &lt; q &amp; q is prime &lt;then&gt; …</p></details>`,
+    );
     expect(html).toContain('<pre class="lean">theorem thm_P (p : ℕ) : p &lt; p + 1 := by sorry</pre>');
     const cells = html.match(/<details class="cell"><summary>Lean<\/summary>/g) ?? [];
     expect(cells.length).toBe(new Set(demo.records.map((r) => `${r.item}/${r.config}`)).size);
@@ -69,7 +90,14 @@ describe('sweep report', () => {
     dirs.push(dir);
     const out = join(dir, 'nested', 'report');
     const { files } = await writeSweepReport(out, input);
-    expect(files.map((f) => f.slice(out.length + 1)).sort()).toEqual(['index.html', 'metrics.csv', 'report.json', 'report.md', 'runs.csv', 'tables.tex']);
+    expect(files.map((f) => f.slice(out.length + 1)).sort()).toEqual([
+      'index.html',
+      'metrics.csv',
+      'report.json',
+      'report.md',
+      'runs.csv',
+      'tables.tex',
+    ]);
     expect((await readdir(out)).sort()).toEqual(['index.html', 'metrics.csv', 'report.json', 'report.md', 'runs.csv', 'tables.tex']);
     const json = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
     expect(json.configs).toHaveLength(8);
@@ -90,7 +118,14 @@ describe('sweep report', () => {
   it('states the same protocol on the page and in the Markdown: split, leave-out policy, configurations, intervals', async () => {
     const { html, markdown } = await renderSweepReport(input);
     const configs = demo.configurations ? Object.keys(demo.configurations).join(', ') : '';
-    for (const [label, value] of [['leave-out policy', 'file'], ['library', 'connf'], ['samples per item', '2'], ['configurations', configs], ['intervals', 'rates whose items each succeed or fail (one sample, and every @k): 95% Wilson score intervals'], ['tests', 'rates: McNemar']] as const) {
+    for (const [label, value] of [
+      ['leave-out policy', 'file'],
+      ['library', 'connf'],
+      ['samples per item', '2'],
+      ['configurations', configs],
+      ['intervals', 'rates whose items each succeed or fail (one sample, and every @k): 95% Wilson score intervals'],
+      ['tests', 'rates: McNemar'],
+    ] as const) {
       expect(markdown).toContain(`- **${label}**: ${value}`);
       expect(html).toContain(`<dt>${label}</dt><dd>${value}`);
     }
@@ -99,10 +134,14 @@ describe('sweep report', () => {
   it('links every run to its Temporal UI page by URL-encoded workflow ID', async () => {
     const { html } = await renderSweepReport(input);
     const r = demo.records[0]!;
-    expect(temporalRunUrl('http://localhost:8233/', 'default', r.workflowId)).toBe(`http://localhost:8233/namespaces/default/workflows/${encodeURIComponent(r.workflowId)}`);
+    expect(temporalRunUrl('http://localhost:8233/', 'default', r.workflowId)).toBe(
+      `http://localhost:8233/namespaces/default/workflows/${encodeURIComponent(r.workflowId)}`,
+    );
     expect(r.workflowId).toContain('/');
     expect(html).toContain(`href="http://localhost:8233/namespaces/default/workflows/demo%2Fd0-i0-r0%2FConNF.item_000%2F0"`);
-    expect(html.match(/class="badge [^"]+" title="[^"]*" href="http:\/\/localhost:8233\/namespaces\/default\/workflows\//g)!.length).toBe(demo.records.length);
+    expect(html.match(/class="badge [^"]+" title="[^"]*" href="http:\/\/localhost:8233\/namespaces\/default\/workflows\//g)!.length).toBe(
+      demo.records.length,
+    );
   });
 
   it('shows intervals, factorial effects and says when a difference is within noise', async () => {
@@ -144,7 +183,17 @@ describe('sweep report', () => {
 
   it('draws the step-budget curve for agent runs, and shows tokens and cost when reported', async () => {
     const records = [0, 1, 2, 3].map((i) =>
-      runRecord({ config: 'agent', item: `i${i}`, compiled: i < 3, agentSteps: 4 + i, compiledAtStep: i < 3 ? 2 + i : null, judgeGrade: i < 2 ? 10 : 3, faithful: i < 2, usage: { promptTokens: 900, completionTokens: 100, totalTokens: 1000, costUsd: 0.01 }, stageMs: { agent: 1000 * (i + 1), judge: 100 } }),
+      runRecord({
+        config: 'agent',
+        item: `i${i}`,
+        compiled: i < 3,
+        agentSteps: 4 + i,
+        compiledAtStep: i < 3 ? 2 + i : null,
+        judgeGrade: i < 2 ? 10 : 3,
+        faithful: i < 2,
+        usage: { promptTokens: 900, completionTokens: 100, totalTokens: 1000, costUsd: 0.01 },
+        stageMs: { agent: 1000 * (i + 1), judge: 100 },
+      }),
     );
     const { html, markdown, data } = await renderSweepReport({ sweep: { id: 'agent' }, records, bootstrap: { resamples: 50 } });
     expect(html).toContain('Cumulative success against agent step budget');
@@ -159,31 +208,60 @@ describe('sweep report', () => {
 
   it("labels refused runs as the screen's verdict and says whether Lean ran at all", async () => {
     const refused = (item: string) =>
-      runRecord({ config: 'A', item, outcome: 'refused', checked: false, refusal: '`#eval` starts a command', attempts: [{ round: 0, compiled: false, status: 'refused' }] });
+      runRecord({
+        config: 'A',
+        item,
+        outcome: 'refused',
+        checked: false,
+        refusal: '`#eval` starts a command',
+        attempts: [{ round: 0, compiled: false, status: 'refused' }],
+      });
     // No Lean configured: every attempt skipped or refused.
     const noLean = [
       refused('i0'),
-      runRecord({ config: 'A', item: 'i1', outcome: 'unchecked', checked: false, attempts: [{ round: 0, compiled: false, status: 'skipped' }] }),
+      runRecord({
+        config: 'A',
+        item: 'i1',
+        outcome: 'unchecked',
+        checked: false,
+        attempts: [{ round: 0, compiled: false, status: 'skipped' }],
+      }),
     ];
     const a = await renderSweepReport({ sweep: { id: 'no-lean' }, records: noLean, bootstrap: { resamples: 50 } });
     expect(a.data.lean.line).toBe('not configured, nothing was compiled (1 attempt refused by the screen before Lean)');
     expect(a.markdown).toContain('- **Lean**: not configured, nothing was compiled (1 attempt refused by the screen before Lean)');
     expect(a.html).toContain('<dt>Lean</dt><dd>not configured, nothing was compiled (1 attempt refused by the screen before Lean)</dd>');
     // The outcome table names who decided.
-    expect(a.markdown).toMatch(/\| configuration \| refused by the screen \| not checked \(no Lean\) \|\n\| --- \| ---: \| ---: \|\n\| A \| 1 \| 1 \|/);
-    expect(a.html).toMatch(/<span class="badge o-refused" title="[^"]*refused by the screen before Lean: `#eval` starts a command[^"]*">R<\/span>/);
+    expect(a.markdown).toMatch(
+      /\| configuration \| refused by the screen \| not checked \(no Lean\) \|\n\| --- \| ---: \| ---: \|\n\| A \| 1 \| 1 \|/,
+    );
+    expect(a.html).toMatch(
+      /<span class="badge o-refused" title="[^"]*refused by the screen before Lean: `#eval` starts a command[^"]*">R<\/span>/,
+    );
     expect(a.html).not.toContain('did not compile');
     expect(a.runsCsv.split('\r\n')[0]).toContain(',refusal,');
     expect(a.runsCsv).toContain('`#eval` starts a command');
 
     // Every attempt refused, Lean configured or not: Lean never ran.
-    const allRefused = await renderSweepReport({ sweep: { id: 'refused' }, records: [refused('i0'), refused('i1')], bootstrap: { resamples: 50 } });
+    const allRefused = await renderSweepReport({
+      sweep: { id: 'refused' },
+      records: [refused('i0'), refused('i1')],
+      bootstrap: { resamples: 50 },
+    });
     expect(allRefused.data.lean.line).toBe('never ran: the screen refused every attempt before Lean (2)');
 
     // Lean ran on some: how many attempts each decided.
     const mixed = [
       refused('i0'),
-      runRecord({ config: 'A', item: 'i1', compiled: true, attempts: [{ round: 0, compiled: false, status: 'refused' }, { round: 1, compiled: true, status: 'ok' }] }),
+      runRecord({
+        config: 'A',
+        item: 'i1',
+        compiled: true,
+        attempts: [
+          { round: 0, compiled: false, status: 'refused' },
+          { round: 1, compiled: true, status: 'ok' },
+        ],
+      }),
       runRecord({ config: 'A', item: 'i2', compiled: false, attempts: [{ round: 0, compiled: false }] }),
     ];
     const m = await renderSweepReport({ sweep: { id: 'mixed' }, records: mixed, bootstrap: { resamples: 50 } });

@@ -8,7 +8,26 @@ import { erf } from '../../engines/retrieval/embedders/bert';
 import { LocalEmbedder } from '../../engines/retrieval/embedders/local';
 import { CachingEmbedder } from '../../engines/retrieval/embedders/cache';
 
-const VOCAB = ['[PAD]', '[UNK]', '[CLS]', '[SEP]', 'prime', 'number', 'is', '##pr', '##ime', 'root', '##s', 'a', ',', '.', 'cafe', 'group', 'x', '##1'];
+const VOCAB = [
+  '[PAD]',
+  '[UNK]',
+  '[CLS]',
+  '[SEP]',
+  'prime',
+  'number',
+  'is',
+  '##pr',
+  '##ime',
+  'root',
+  '##s',
+  'a',
+  ',',
+  '.',
+  'cafe',
+  'group',
+  'x',
+  '##1',
+];
 
 describe('WordPiece tokenizer', () => {
   const tok = WordPieceTokenizer.fromVocabTxt(VOCAB.join('\n') + '\n');
@@ -46,7 +65,10 @@ describe('WordPiece tokenizer', () => {
 
 describe('safetensors', () => {
   it('round-trips float32 tensors, including an unaligned data section', () => {
-    const buf = encodeSafetensors({ a: { shape: [2, 2], data: Float32Array.from([1, 2, 3, 4]) }, b: { shape: [1], data: Float32Array.from([-0.5]) } });
+    const buf = encodeSafetensors({
+      a: { shape: [2, 2], data: Float32Array.from([1, 2, 3, 4]) },
+      b: { shape: [1], data: Float32Array.from([-0.5]) },
+    });
     const back = parseSafetensors(buf);
     expect(Array.from(back.get('a')!.data)).toEqual([1, 2, 3, 4]);
     expect(back.get('b')!.shape).toEqual([1]);
@@ -162,7 +184,18 @@ describe('LocalEmbedder on a tiny model directory', () => {
     writeFileSync(join(dir, 'vocab.txt'), VOCAB.join('\n') + '\n');
     writeFileSync(
       join(dir, 'config.json'),
-      JSON.stringify({ model_type: 'bert', vocab_size: VOCAB.length, hidden_size: H, num_hidden_layers: LAYERS, num_attention_heads: HEADS, intermediate_size: INTER, max_position_embeddings: MAXPOS, type_vocab_size: 2, layer_norm_eps: 1e-12, hidden_act: 'gelu' }),
+      JSON.stringify({
+        model_type: 'bert',
+        vocab_size: VOCAB.length,
+        hidden_size: H,
+        num_hidden_layers: LAYERS,
+        num_attention_heads: HEADS,
+        intermediate_size: INTER,
+        max_position_embeddings: MAXPOS,
+        type_vocab_size: 2,
+        layer_norm_eps: 1e-12,
+        hidden_act: 'gelu',
+      }),
     );
     writeFileSync(join(dir, 'model.safetensors'), encodeSafetensors(weights));
     mkdirSync(join(dir, '1_Pooling'));
@@ -200,7 +233,9 @@ describe('LocalEmbedder on a tiny model directory', () => {
     const a = LocalEmbedder.fromDir(dir, { queryPrefix: 'group ' });
     const b = LocalEmbedder.fromDir(dir, { queryPrefix: 'prime ' });
     expect(a.id).not.toBe(b.id);
-    expect(LocalEmbedder.fromDir(dir, { documentPrefix: 'group ' }).id).not.toBe(LocalEmbedder.fromDir(dir, { documentPrefix: 'prime ' }).id);
+    expect(LocalEmbedder.fromDir(dir, { documentPrefix: 'group ' }).id).not.toBe(
+      LocalEmbedder.fromDir(dir, { documentPrefix: 'prime ' }).id,
+    );
     expect(LocalEmbedder.fromDir(dir, { queryPrefix: 'group ' }).id).toBe(a.id); // stable across loads
 
     const cacheFile = join(dir, 'vectors.jsonl');
@@ -241,9 +276,14 @@ describe.skipIf(!haveReal)(`LocalEmbedder on the real all-MiniLM-L6-v2 (${REAL_D
   it('reproduces sentence-transformers on its model card example and ranks by meaning', async () => {
     const e = LocalEmbedder.fromDir(REAL_DIR);
     expect(e.dimensions).toBe(384);
-    const [v, prime, primeInt, cont] = await e.embed(['This is an example sentence', 'a prime number p', 'a prime integer', 'the function f is continuous']);
+    const [v, prime, primeInt, cont] = await e.embed([
+      'This is an example sentence',
+      'a prime number p',
+      'a prime integer',
+      'the function f is continuous',
+    ]);
     // First values of sentence-transformers' own output for this sentence.
-    const expected = [0.0676569, 0.0634959, 0.0487131, 0.0793049, 0.0374480, 0.0026528, 0.0393750, -0.0070984];
+    const expected = [0.0676569, 0.0634959, 0.0487131, 0.0793049, 0.037448, 0.0026528, 0.039375, -0.0070984];
     expected.forEach((x, i) => expect(v![i]).toBeCloseTo(x, 4));
     const cos = (a: Float32Array, b: Float32Array) => a.reduce((s, x, i) => s + x * b[i]!, 0);
     expect(cos(prime!, primeInt!)).toBeGreaterThan(cos(prime!, cont!) + 0.3);

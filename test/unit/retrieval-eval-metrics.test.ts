@@ -52,6 +52,10 @@ describe('retrieval metrics', () => {
 
   it('renders a Markdown table', () => {
     const table = metricsTable(retrievalMetrics(cases, [1]));
-    expect(table.split('\n')).toEqual(['| k | precision | recall | F1 | micro F1 |', '|---:|---:|---:|---:|---:|', expect.stringMatching(/^\| 1 \| 50\.00 \| 16\.67 \| /)]);
+    expect(table.split('\n')).toEqual([
+      '| k | precision | recall | F1 | micro F1 |',
+      '|---:|---:|---:|---:|---:|',
+      expect.stringMatching(/^\| 1 \| 50\.00 \| 16\.67 \| /),
+    ]);
   });
 });

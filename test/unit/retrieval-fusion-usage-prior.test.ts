@@ -35,7 +35,10 @@ describe('library-usage prior', () => {
     expect((await without.searchPremises(q, 2)).map((h) => h.decl.name)).toEqual(['Litter', 'NearLitter']);
     expect((await withPrior.searchPremises(q, 2)).map((h) => h.decl.name)).toEqual(['NearLitter', 'Litter']);
     // With every user of NearLitter excluded, its prior is gone.
-    expect((await withPrior.searchPremises(q, 2, { exclude: ['t1', 't2', 't3'] })).map((h) => h.decl.name)).toEqual(['Litter', 'NearLitter']);
+    expect((await withPrior.searchPremises(q, 2, { exclude: ['t1', 't2', 't3'] })).map((h) => h.decl.name)).toEqual([
+      'Litter',
+      'NearLitter',
+    ]);
     // The setting survives serialisation.
     expect(LexicalIndex.fromJSON(JSON.parse(JSON.stringify(without.toJSON()))).usagePrior).toBe(0);
   });

@@ -26,7 +26,13 @@ describe('reciprocalRankFusion', () => {
   });
 
   it('weights lists, ignores repeats within a list, and cuts to the limit', () => {
-    const fused = reciprocalRankFusion([{ ids: ['a', 'a', 'b'], weight: 0.5 }, { ids: ['c'], weight: 2 }], { limit: 2 });
+    const fused = reciprocalRankFusion(
+      [
+        { ids: ['a', 'a', 'b'], weight: 0.5 },
+        { ids: ['c'], weight: 2 },
+      ],
+      { limit: 2 },
+    );
     expect(fused.map((f) => f.id)).toEqual(['c', 'a']);
     expect(fused[1]!.score).toBeCloseTo(0.5 / 61, 12);
   });
@@ -55,7 +61,7 @@ class ConceptEmbedder implements Embedder {
     return texts.map((t) => {
       const v = new Float32Array(this.dimensions);
       const lower = t.toLowerCase();
-      const synonyms: Record<string, string> = { irreducible: 'prime', 'cyclic': 'group', 'multiplicative': 'order' };
+      const synonyms: Record<string, string> = { irreducible: 'prime', cyclic: 'group', multiplicative: 'order' };
       let axis = CONCEPTS.findIndex((c) => lower.includes(c));
       for (const [word, c] of Object.entries(synonyms)) if (axis < 0 && lower.includes(word)) axis = CONCEPTS.indexOf(c);
       v[axis < 0 ? CONCEPTS.length : axis] = 1;

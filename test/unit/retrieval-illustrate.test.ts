@@ -67,11 +67,7 @@ describe('selectExamples on the fixture corpus', () => {
     const ranked = await rankCandidates(index, { statement: 'the number of elements of ZMod n', premises: ['ZMod'], m: 3 });
     expect(ranked[0]?.name).toBe('ZMod.card');
     const tied = await rankCandidates(index, { statement: '', premises: ['ZMod'], m: 3 });
-    expect(tied.map((c) => c.name)).toEqual([
-      'ZMod.card',
-      'ZMod.orderOf_dvd_card_sub_one',
-      'ZMod.pow_card_sub_one_eq_one',
-    ]);
+    expect(tied.map((c) => c.name)).toEqual(['ZMod.card', 'ZMod.orderOf_dvd_card_sub_one', 'ZMod.pow_card_sub_one_eq_one']);
   });
 
   it('prefers a theorem covering two premises over a better-ranked one covering one', async () => {

@@ -57,7 +57,10 @@ describe('IndexRegistry', () => {
 
   it('keeps serving the promoted version when the corpus changes, and says how to rebuild', async () => {
     const first = await registry({ libraries: [{ name: 'mini', corpusPath }], dir }).open('mini');
-    await appendFile(corpusPath, JSON.stringify({ name: 'Nat.Coprime', kind: 'def', signature: 'def Nat.Coprime (m n : ℕ) : Prop' }) + '\n');
+    await appendFile(
+      corpusPath,
+      JSON.stringify({ name: 'Nat.Coprime', kind: 'def', signature: 'def Nat.Coprime (m n : ℕ) : Prop' }) + '\n',
+    );
     const log = memoryLog();
     const r = registry({ libraries: [{ name: 'mini', corpusPath }], dir, log });
     const again = await r.open('mini');
@@ -68,7 +71,10 @@ describe('IndexRegistry', () => {
   it('follows the alias: a promotion takes effect at the next get', async () => {
     const r = registry({ libraries: [{ name: 'mini', corpusPath }], dir });
     const before = await r.open('mini');
-    await appendFile(corpusPath, JSON.stringify({ name: 'Nat.Coprime', kind: 'def', signature: 'def Nat.Coprime (m n : ℕ) : Prop' }) + '\n');
+    await appendFile(
+      corpusPath,
+      JSON.stringify({ name: 'Nat.Coprime', kind: 'def', signature: 'def Nat.Coprime (m n : ℕ) : Prop' }) + '\n',
+    );
     const next = await buildInProcess({ library: 'mini', corpusPath, store: r.store });
     expect(next.version).not.toBe(before.version);
     const after = await r.open('mini');
@@ -93,7 +99,13 @@ describe('IndexRegistry', () => {
   });
 
   it('builds once for concurrent callers and defaults to the first library', async () => {
-    const r = registry({ libraries: [{ name: 'mini', corpusPath }, { name: 'other', corpusPath }], dir });
+    const r = registry({
+      libraries: [
+        { name: 'mini', corpusPath },
+        { name: 'other', corpusPath },
+      ],
+      dir,
+    });
     expect(r.defaultLibrary).toBe('mini');
     const [a, b] = await Promise.all([r.open('mini'), r.open('mini')]);
     expect(a.version).toBe(b.version);
@@ -111,7 +123,13 @@ describe('IndexRegistry', () => {
   });
 
   it('ready() opens every library', async () => {
-    const r = registry({ libraries: [{ name: 'mini', corpusPath }, { name: 'copy', corpusPath }], dir });
+    const r = registry({
+      libraries: [
+        { name: 'mini', corpusPath },
+        { name: 'copy', corpusPath },
+      ],
+      dir,
+    });
     const status = await r.ready();
     expect(status.map((s) => [s.library, s.built, s.size])).toEqual([
       ['mini', true, 21],

@@ -15,14 +15,26 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), 'driftline-leave-out-'));
   benchmark = join(dir, 'bench.jsonl');
   const items = [
-    { full_name: 'Lib.cloud_mono', informal_stmt: 'The mem cloud is monotone; the cloud of the empty set is empty.', mathlib_dependencies: ['Lib.Params', 'Lib.cloud', 'Lib.Tangle'] },
+    {
+      full_name: 'Lib.cloud_mono',
+      informal_stmt: 'The mem cloud is monotone; the cloud of the empty set is empty.',
+      mathlib_dependencies: ['Lib.Params', 'Lib.cloud', 'Lib.Tangle'],
+    },
   ];
   writeFileSync(benchmark, items.map((i) => JSON.stringify(i)).join('\n') + '\n');
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const cfg = () => loadConfig({ env: { DRIFTLINE_LIBRARIES: `lib=${CORPUS}`, DRIFTLINE_DATA_DIR: join(dir, 'data') } });
-const opts = (o: Partial<EvalRetrievalOptions>): EvalRetrievalOptions => ({ benchmark, library: 'lib', k: '1,2', mode: 'monolithic', retriever: 'auto', json: true, ...o });
+const opts = (o: Partial<EvalRetrievalOptions>): EvalRetrievalOptions => ({
+  benchmark,
+  library: 'lib',
+  k: '1,2',
+  mode: 'monolithic',
+  retriever: 'auto',
+  json: true,
+  ...o,
+});
 
 describe('driftline eval retrieval --leave-out', () => {
   it('keeps the JSON object exactly {results} unless the baseline is asked for', async () => {
@@ -38,7 +50,7 @@ describe('driftline eval retrieval --leave-out', () => {
     expect(b2.recall).toBeCloseTo(200 / 3, 10);
   });
 
-  it('measures differently when the theorems of the item\'s file are hidden, and says which policy ran', async () => {
+  it("measures differently when the theorems of the item's file are hidden, and says which policy ran", async () => {
     // The words match the item's siblings (mem_cloud, cloud_empty). Under `item` they vote for
     // the premises they share with it, and the top 2 is Lib.cloud, Lib.Params, both gold. Under
     // `file` they do not vote: Lib.near (not gold) takes second place. Same figures through the
@@ -52,7 +64,9 @@ describe('driftline eval retrieval --leave-out', () => {
     }
     const text = await evalRetrieval(cfg(), opts({ json: false, leaveOut: 'file' }));
     expect(text).toMatch(/leave-out: file \(the item and every theorem of its source file hidden/);
-    expect(text).toMatch(/Query-blind baseline, same leave-out: the most-used premises first \(the library's most used: Lib\.Params, Lib\.cloud, Lib\.near\)/);
+    expect(text).toMatch(
+      /Query-blind baseline, same leave-out: the most-used premises first \(the library's most used: Lib\.Params, Lib\.cloud, Lib\.near\)/,
+    );
     expect(await evalRetrieval(cfg(), opts({ json: false }))).toMatch(/leave-out: item \(only the item's own declaration hidden\)/);
   });
 });

@@ -57,13 +57,30 @@ describe('leave-out policy', () => {
 
   it('retrieval searches with the widened exclusions, and says so in its notes', async () => {
     const rec = new Recorder(index);
-    const out = await retrievePremises(rec, { library: 'lib', statement: 'cloud of a set', subqueries: [], mode: 'monolithic', topK: 3, exclude: [ITEM], leaveOut: 'file', gold: [] });
+    const out = await retrievePremises(rec, {
+      library: 'lib',
+      statement: 'cloud of a set',
+      subqueries: [],
+      mode: 'monolithic',
+      topK: 3,
+      exclude: [ITEM],
+      leaveOut: 'file',
+      gold: [],
+    });
     expect(rec.seen).toEqual([{ call: 'searchPremises', exclude: [ITEM, ...SIBLINGS] }]);
     expect(out.notes).toContain("leave-out: file (2 theorems of the item's own file hidden)");
     // Definitions of the item's own file stay retrievable.
     expect(out.premises.map((p) => p.name)).toContain('Lib.cloud');
     const rec2 = new Recorder(index);
-    await retrievePremises(rec2, { library: 'lib', statement: 'cloud', subqueries: [{ phrase: 'cloud', formal: 'Lib.cloud s' }], mode: 'drift', topK: 1, exclude: [ITEM], gold: [] });
+    await retrievePremises(rec2, {
+      library: 'lib',
+      statement: 'cloud',
+      subqueries: [{ phrase: 'cloud', formal: 'Lib.cloud s' }],
+      mode: 'drift',
+      topK: 1,
+      exclude: [ITEM],
+      gold: [],
+    });
     expect(rec2.seen).toEqual([{ call: 'searchPremises', exclude: [ITEM] }]);
   });
 
@@ -74,8 +91,18 @@ describe('leave-out policy', () => {
     const analogy = new AnalogyIndex(LexicalIndex.build('lib', decls, { usagePrior: 0 }), { neighbours: 2 });
     const statement = 'mem cloud mono empty';
     const run = async (leaveOut: 'item' | 'file') =>
-      retrievePremises(analogy, { library: 'lib', statement, subqueries: [], mode: 'monolithic', topK: 5, exclude: [ITEM], leaveOut, gold: [] });
-    const voters = async (leaveOut: 'item' | 'file') => (await analogy.searchTheorems(statement, 2, { exclude: await leaveOutNames(index, [ITEM], leaveOut) })).map((h) => h.decl.name);
+      retrievePremises(analogy, {
+        library: 'lib',
+        statement,
+        subqueries: [],
+        mode: 'monolithic',
+        topK: 5,
+        exclude: [ITEM],
+        leaveOut,
+        gold: [],
+      });
+    const voters = async (leaveOut: 'item' | 'file') =>
+      (await analogy.searchTheorems(statement, 2, { exclude: await leaveOutNames(index, [ITEM], leaveOut) })).map((h) => h.decl.name);
     expect(await voters('item')).toEqual(expect.arrayContaining(SIBLINGS));
     expect(await voters('file')).not.toEqual(expect.arrayContaining([SIBLINGS[0]]));
     for (const t of await voters('file')) expect(SIBLINGS).not.toContain(t);
@@ -127,7 +154,12 @@ describe('leave-out policy', () => {
     await evaluateRetrieval(rec, items, { mode: 'monolithic', ks: [1], leaveOut: 'file' });
     expect(rec.seen[0]!.exclude).toEqual([ITEM, ...SIBLINGS]);
     const rec2 = new Recorder(index);
-    await evaluateRetrieval(rec2, items, { mode: 'drift', ks: [1], leaveOut: 'file', subqueries: new Map([[ITEM, [{ phrase: 'cloud', formal: 'Lib.cloud' }]]]) });
+    await evaluateRetrieval(rec2, items, {
+      mode: 'drift',
+      ks: [1],
+      leaveOut: 'file',
+      subqueries: new Map([[ITEM, [{ phrase: 'cloud', formal: 'Lib.cloud' }]]]),
+    });
     expect(rec2.seen[0]!.exclude).toEqual([ITEM, ...SIBLINGS]);
   });
 });

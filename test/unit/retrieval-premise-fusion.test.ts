@@ -14,7 +14,13 @@ import { DEFAULT_RERANK, rerank, rerankWrap, type RerankSettings } from '../../e
 import { retrievePremises } from '../../engines/retrieval/retrieve-premises';
 import { UsageTable } from '../../engines/retrieval/usage-prior';
 
-const d = (name: string, kind: string, signature: string, uses: string[] = [], extra: Partial<Declaration> = {}): Declaration => ({ name, kind, signature, uses, ...extra });
+const d = (name: string, kind: string, signature: string, uses: string[] = [], extra: Partial<Declaration> = {}): Declaration => ({
+  name,
+  kind,
+  signature,
+  uses,
+  ...extra,
+});
 const none: FusionWeights = { definitions: 0, analogy: 0, usagePrior: 0 };
 const premisesOnly = (name: string) => !name.endsWith('_thm');
 
@@ -46,24 +52,48 @@ describe('fusePremiseScores', () => {
 
   it('weighs a similar theorem by how much of the query it covers, squared, over the neighbours', () => {
     const weights = { ...none, analogy: 3 };
-    const out = fusePremiseScores({ hits, neighbours: [{ closeness: 1, uses: ['Allowable'] }, { closeness: 0.5, uses: ['Allowable', 'Orbit'] }], isPremise: premisesOnly, weights, expandFrom: 20 });
+    const out = fusePremiseScores({
+      hits,
+      neighbours: [
+        { closeness: 1, uses: ['Allowable'] },
+        { closeness: 0.5, uses: ['Allowable', 'Orbit'] },
+      ],
+      isPremise: premisesOnly,
+      weights,
+      expandFrom: 20,
+    });
     const score = new Map(out.map((s) => [s.name, s.score]));
     expect(score.get('Allowable')).toBeCloseTo((3 * (1 + 0.25)) / 2, 12);
     expect(score.get('Orbit')).toBeCloseTo((3 * 0.25) / 2, 12);
     // Loose neighbours carry little: the same votes from neighbours covering a tenth of the query.
-    const loose = fusePremiseScores({ hits, neighbours: [{ closeness: 0.1, uses: ['Allowable'] }], isPremise: premisesOnly, weights, expandFrom: 20 });
+    const loose = fusePremiseScores({
+      hits,
+      neighbours: [{ closeness: 0.1, uses: ['Allowable'] }],
+      isPremise: premisesOnly,
+      weights,
+      expandFrom: 20,
+    });
     expect(loose.find((s) => s.name === 'Allowable')!.score).toBeCloseTo(3 * 0.01, 12);
   });
 
   it('adds α times the prior to every scored premise', () => {
-    const out = fusePremiseScores({ hits, neighbours: [], isPremise: premisesOnly, prior: (n) => (n === 'far' ? 1 : 0), weights: { ...none, usagePrior: 1.2 }, expandFrom: 20 });
+    const out = fusePremiseScores({
+      hits,
+      neighbours: [],
+      isPremise: premisesOnly,
+      prior: (n) => (n === 'far' ? 1 : 0),
+      weights: { ...none, usagePrior: 1.2 },
+      expandFrom: 20,
+    });
     expect(out[0]).toEqual({ name: 'far', score: 1.3 });
   });
 });
 
 describe('queryCoverage', () => {
   it("is the share of the query's distinct tokens found in the declaration", () => {
-    const t = d('Lib.cloud_mono', 'theorem', 'theorem Lib.cloud_mono : Lib.cloud s ⊆ Lib.cloud t', [], { informal: 'The cloud map is monotone.' });
+    const t = d('Lib.cloud_mono', 'theorem', 'theorem Lib.cloud_mono : Lib.cloud s ⊆ Lib.cloud t', [], {
+      informal: 'The cloud map is monotone.',
+    });
     expect(queryCoverage(new Set(['cloud', 'monotone']), t)).toBe(1);
     expect(queryCoverage(new Set(['cloud', 'litter']), t)).toBe(0.5);
     expect(queryCoverage(new Set(), t)).toBe(0);
@@ -88,7 +118,10 @@ describe('FusionIndex', () => {
     expect((await fused.searchPremises('the cloud of a set', 3)).map((h) => h.decl.name)).toEqual(['Cloud', 'Params', 'Tangle']);
     expect(fused.kind).toBe('lexical + definitions γ=1');
     // An excluded name is never returned, whoever votes for it.
-    expect((await fused.searchPremises('the cloud of a set', 3, { exclude: ['Params'] })).map((h) => h.decl.name)).toEqual(['Cloud', 'Tangle']);
+    expect((await fused.searchPremises('the cloud of a set', 3, { exclude: ['Params'] })).map((h) => h.decl.name)).toEqual([
+      'Cloud',
+      'Tangle',
+    ]);
   });
 
   it('refuses the usage prior without the usage table', () => {
@@ -113,7 +146,10 @@ describe('the fused ranking honours the leave-out policy', () => {
 
   beforeAll(async () => {
     work = await mkdtemp(join(tmpdir(), 'driftline-fusion-leak-'));
-    lines = (await readFile(FIXTURE, 'utf8')).split('\n').filter(Boolean).map((l) => JSON.parse(l) as Declaration);
+    lines = (await readFile(FIXTURE, 'utf8'))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Declaration);
   });
   afterAll(async () => {
     for (const r of registries) await r.close();
@@ -137,7 +173,16 @@ describe('the fused ranking honours the leave-out policy', () => {
   async function ranking(corpusPath: string, tag: string, settings: RerankSettings, leaveOut: LeaveOutPolicy) {
     const registry = new IndexRegistry({ libraries: [{ name: 'lib', corpusPath }], dir: join(work, tag), wrap: rerankWrap(settings) });
     registries.push(registry);
-    const out = await retrievePremises(await registry.get('lib'), { library: 'lib', statement: QUERY, subqueries: [], mode: 'monolithic', topK: 10, exclude: [ITEM], leaveOut, gold: [] });
+    const out = await retrievePremises(await registry.get('lib'), {
+      library: 'lib',
+      statement: QUERY,
+      subqueries: [],
+      mode: 'monolithic',
+      topK: 10,
+      exclude: [ITEM],
+      leaveOut,
+      gold: [],
+    });
     return out.premises.map((p) => [p.name, p.score]);
   }
 
@@ -162,7 +207,16 @@ describe('the fused ranking honours the leave-out policy', () => {
       const decls = [...lines.map((l) => (decoyed.includes(l.name) ? { ...l, uses: [DECOY.name] } : l)), DECOY];
       const settings = SETTINGS['with usage prior']!;
       const index = rerank(LexicalIndex.build('lib', decls, { usagePrior: 0 }), new UsageTable(decls, isTheorem), 'monolithic', settings);
-      const out = await retrievePremises(index, { library: 'lib', statement: QUERY, subqueries: [], mode: 'monolithic', topK: 10, exclude: [ITEM], leaveOut, gold: [] });
+      const out = await retrievePremises(index, {
+        library: 'lib',
+        statement: QUERY,
+        subqueries: [],
+        mode: 'monolithic',
+        topK: 10,
+        exclude: [ITEM],
+        leaveOut,
+        gold: [],
+      });
       return out.premises.map((p) => [p.name, p.score]);
     };
     const base = await search([], 'file');

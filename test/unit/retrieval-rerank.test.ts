@@ -14,7 +14,10 @@ import type { RetrieveInput } from '../../common/retrieval-types';
 
 const priorOnly = { usagePrior: 1.2, definitions: 0, analogy: 0 };
 /** The usage prior for both uses; with `analogy`, the votes of similar theorems (β = 3) too. */
-const settings = (analogy: boolean): RerankSettings => ({ monolithic: { ...priorOnly, analogy: analogy ? 3 : 0 }, drift: { ...priorOnly, analogy: analogy ? 3 : 0 } });
+const settings = (analogy: boolean): RerankSettings => ({
+  monolithic: { ...priorOnly, analogy: analogy ? 3 : 0 },
+  drift: { ...priorOnly, analogy: analogy ? 3 : 0 },
+});
 
 const d = (name: string, kind: string, signature: string, uses: string[] = []): Declaration => ({ name, kind, signature, uses });
 // "a litter" matches Litter best by its words; NearLitter is what the library's theorems use.
@@ -126,7 +129,9 @@ describe('re-ranking over stored versions', () => {
     const voted = names(await (await withVotes.get('orb')).searchPremises(query, 2));
     expect(voted).toEqual(['Litter', 'Allowable']);
     // The votes are the theorems': excluded (the item under evaluation), they bring nothing.
-    const excluded = names(await (await withVotes.get('orb')).searchPremises(query, 2, { exclude: ['orbit_litter_smul', 'orbit_litter_inv'] }));
+    const excluded = names(
+      await (await withVotes.get('orb')).searchPremises(query, 2, { exclude: ['orbit_litter_smul', 'orbit_litter_inv'] }),
+    );
     expect(excluded).not.toContain('Allowable');
   });
 });

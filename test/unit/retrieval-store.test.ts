@@ -23,7 +23,6 @@ function expectSameScore(actual: number, expected: number): void {
   expect(Math.abs(actual - expected)).toBeLessThanOrEqual(4 * 2 ** -24 * Math.abs(expected));
 }
 
-
 const MINI = join(resolve(__dirname, '../fixtures/corpus'), 'mini.jsonl');
 
 describe('version names and point ids', () => {
@@ -60,19 +59,31 @@ const CASES: StoreCase[] = [
     async make() {
       const root = await mkdtemp(join(tmpdir(), 'driftline-store-'));
       const store = new EmbeddedStore(root);
-      return { store, cleanup: async () => { await store.close(); await rm(root, { recursive: true, force: true }); } };
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          await rm(root, { recursive: true, force: true });
+        },
+      };
     },
   },
   {
     name: 'qdrant',
     enabled: Boolean(process.env.QDRANT_URL),
     async make() {
-      const store = new QdrantStore({ url: process.env.QDRANT_URL!, apiKey: process.env.QDRANT_API_KEY, prefix: `dltest${process.pid}${Date.now() % 100000}` });
+      const store = new QdrantStore({
+        url: process.env.QDRANT_URL!,
+        apiKey: process.env.QDRANT_API_KEY,
+        prefix: `dltest${process.pid}${Date.now() % 100000}`,
+      });
       return {
         store,
         async cleanup() {
           const { aliases } = await store.client.getAliases();
-          for (const a of aliases) if (a.alias_name.startsWith(store.alias('x').slice(0, -2))) await store.client.deleteCollection(a.collection_name).catch(() => undefined);
+          for (const a of aliases)
+            if (a.alias_name.startsWith(store.alias('x').slice(0, -2)))
+              await store.client.deleteCollection(a.collection_name).catch(() => undefined);
           for (const v of await store.listVersions()) await store.client.deleteCollection(store.collection(v.version));
         },
       };
@@ -121,8 +132,15 @@ for (const c of CASES) {
     });
 
     it('rejects dense vectors of the wrong size', async () => {
-      const wrong = { search: async () => [], id: embedder.id, dimensions: 8, embed: async (t: string[]) => t.map(() => new Float32Array(8)) };
-      await expect(storeRange(store, wrong, { version: hybrid.version, corpusPath: MINI, from: 0, to: 2, stats: hybrid.stats })).rejects.toThrow(/dimensions/);
+      const wrong = {
+        search: async () => [],
+        id: embedder.id,
+        dimensions: 8,
+        embed: async (t: string[]) => t.map(() => new Float32Array(8)),
+      };
+      await expect(
+        storeRange(store, wrong, { version: hybrid.version, corpusPath: MINI, from: 0, to: 2, stats: hybrid.stats }),
+      ).rejects.toThrow(/dimensions/);
     });
 
     it('lexical search ranks like the in-memory BM25 index, per role', async () => {
@@ -148,7 +166,12 @@ for (const c of CASES) {
       const hits = await index.searchPremises('a prime number p', 3, { exclude: ['Nat.Prime'] });
       expect(hits.length).toBeGreaterThan(0);
       expect(hits.map((h) => h.decl.name)).not.toContain('Nat.Prime');
-      const only = await store.search(lexical.version, { role: 'premise', k: 10, sparse: sparseQuery('prime ZMod'), only: ['ZMod', 'Monoid'] });
+      const only = await store.search(lexical.version, {
+        role: 'premise',
+        k: 10,
+        sparse: sparseQuery('prime ZMod'),
+        only: ['ZMod', 'Monoid'],
+      });
       expect(only.map((h) => h.decl.name)).toEqual(['ZMod']);
       const scored = await index.scoreTheorems('the totient of a prime', ['Nat.totient_prime', 'ZMod.card', 'NoSuch']);
       expect(scored.get('Nat.totient_prime')).toBeGreaterThan(scored.get('ZMod.card') ?? 0);
@@ -163,11 +186,15 @@ for (const c of CASES) {
       for (const names of [['Nat.totient'], ['ZMod'], ['orderOf', 'ZMod'], ['Unknown']]) {
         expect((await index.theoremsUsing(names)).map((d) => d.name)).toEqual((await reference.theoremsUsing(names)).map((d) => d.name));
       }
-      expect((await index.theoremsUsing(['orderOf'], { exclude: ['IsPrimitiveRoot.orderOf'] })).map((d) => d.name)).not.toContain('IsPrimitiveRoot.orderOf');
+      expect((await index.theoremsUsing(['orderOf'], { exclude: ['IsPrimitiveRoot.orderOf'] })).map((d) => d.name)).not.toContain(
+        'IsPrimitiveRoot.orderOf',
+      );
     });
 
     it("lists every theorem's uses in corpus order (the usage prior's table)", async () => {
-      const expected = decls.filter((d) => isTheorem(d)).map((d) => ({ name: d.name, uses: d.uses, ...(d.module ? { module: d.module } : {}) }));
+      const expected = decls
+        .filter((d) => isTheorem(d))
+        .map((d) => ({ name: d.name, uses: d.uses, ...(d.module ? { module: d.module } : {}) }));
       expect(expected.length).toBeGreaterThan(2);
       expect(expected.some((t) => t.module)).toBe(true);
       expect(await store.theoremUses(lexical.version)).toEqual(expected);
@@ -214,7 +241,9 @@ for (const c of CASES) {
       expect(denseOnly[0]?.decl.name).toBe('Finset.card');
 
       const fused = await store.search(concepts.version, { role: 'premise', k, sparse, dense });
-      const expected = reciprocalRankFusion([{ ids: denseOnly.map((h) => h.decl.name) }, { ids: sparseOnly.map((h) => h.decl.name) }], { limit: k });
+      const expected = reciprocalRankFusion([{ ids: denseOnly.map((h) => h.decl.name) }, { ids: sparseOnly.map((h) => h.decl.name) }], {
+        limit: k,
+      });
       expect(fused.map((h) => h.decl.name)).toEqual(expected.map((e) => e.id));
       fused.forEach((h, i) => expectSameScore(h.score, expected[i]!.score));
       expect(fused.map((h) => h.decl.name)).toContain('Finset.card');

@@ -4,15 +4,7 @@ import { splitWords, stem, tokenize, tokenizeName } from '../../engines/retrieva
 describe('tokenizeName', () => {
   it('keeps the whole dotted name, its dotted suffixes and its namespaces', () => {
     expect(tokenizeName('Nat.Prime')).toEqual(['nat.prime', 'nat', 'prime']);
-    expect(tokenizeName('Nat.Prime.two_le')).toEqual([
-      'nat.prime.two_le',
-      'prime.two_le',
-      'two_le',
-      'nat',
-      'prime',
-      'two',
-      'le',
-    ]);
+    expect(tokenizeName('Nat.Prime.two_le')).toEqual(['nat.prime.two_le', 'prime.two_le', 'two_le', 'nat', 'prime', 'two', 'le']);
   });
 
   it('splits camelCase and PascalCase, keeping the compound whole', () => {

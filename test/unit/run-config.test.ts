@@ -49,7 +49,9 @@ describe('the run configuration, defined once', () => {
     const command = addRunConfigOptions(new Command());
     const names = command.options.map((o) => o.attributeName());
     expect(names.sort()).toEqual(Object.keys(RunConfigSchema.properties).sort());
-    expect(command.options.map((o) => o.long)).toEqual(expect.arrayContaining(['--top-k', '--repair-rounds', '--no-decompose', '--no-judge', '--retrieval']));
+    expect(command.options.map((o) => o.long)).toEqual(
+      expect.arrayContaining(['--top-k', '--repair-rounds', '--no-decompose', '--no-judge', '--retrieval']),
+    );
   });
 
   it('turns parsed options into the configuration, checking ranges and choices', () => {
@@ -63,7 +65,9 @@ describe('the run configuration, defined once', () => {
     expect(() => parse(['--top-k', '0'])).toThrow(/from 1 to 100/);
     expect(() => parse(['--repair-rounds', '2.5'])).toThrow(/whole number/);
     expect(() => parse(['--retrieval', 'bm25'])).toThrow(/drift/);
-    expect(runConfigFromOptions(parse(['--mode', 'agent', '--tools', 'write_file,run_lean,write_file', '--max-steps', '6', '--drift-context']))).toMatchObject({
+    expect(
+      runConfigFromOptions(parse(['--mode', 'agent', '--tools', 'write_file,run_lean,write_file', '--max-steps', '6', '--drift-context'])),
+    ).toMatchObject({
       mode: 'agent',
       tools: ['write_file', 'run_lean'],
       maxSteps: 6,

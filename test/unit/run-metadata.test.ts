@@ -13,7 +13,9 @@ describe('run metadata for the Temporal UI', () => {
     const slug = statementSlug('Let p be a prime of the form 4t+3. Then a is a primitive root modulo p iff -a has order (p-1)/2.');
     expect(slug.length).toBeLessThanOrEqual(40);
     expect(slug).toBe('let-p-be-a-prime-of-the-form-4t-3-then-a');
-    expect(adHocRunId('Every prime greater than 2 is odd.', '0123456789abcdef')).toBe('formalize-every-prime-greater-than-2-is-odd-0123456789ab');
+    expect(adHocRunId('Every prime greater than 2 is odd.', '0123456789abcdef')).toBe(
+      'formalize-every-prime-greater-than-2-is-odd-0123456789ab',
+    );
   });
 
   it('keeps the summary within the UI limit of 200 bytes, on one line', () => {
@@ -25,8 +27,9 @@ describe('run metadata for the Temporal UI', () => {
 
   it('says the configuration in words', () => {
     expect(configInWords(DEFAULT_RUN_CONFIG)).toBe('DRIFT retrieval (decomposed), 3 examples, up to 3 repair rounds, judged');
-    expect(configInWords({ ...DEFAULT_RUN_CONFIG, retrieval: 'monolithic', topK: 7, illustrate: false, repairRounds: 0, judge: false }))
-      .toBe('monolithic retrieval, top 7, no examples, no repair, not judged');
+    expect(
+      configInWords({ ...DEFAULT_RUN_CONFIG, retrieval: 'monolithic', topK: 7, illustrate: false, repairRounds: 0, judge: false }),
+    ).toBe('monolithic retrieval, top 7, no examples, no repair, not judged');
   });
 
   it('details name library, configuration, index version and outcome', () => {
@@ -39,8 +42,13 @@ describe('run metadata for the Temporal UI', () => {
     expect(running).toContain('not opened yet');
 
     const done = runCurrentDetails({
-      library: 'connf', config: DEFAULT_RUN_CONFIG, stage: 'done', round: 3,
-      indexVersion: 'connf-03d63981038f-lexical-s1t1', outcome: 'not-compiled', compile: 'round 3: error (2 errors)',
+      library: 'connf',
+      config: DEFAULT_RUN_CONFIG,
+      stage: 'done',
+      round: 3,
+      indexVersion: 'connf-03d63981038f-lexical-s1t1',
+      outcome: 'not-compiled',
+      compile: 'round 3: error (2 errors)',
     });
     expect(done).toMatch(/^\*\*Outcome\*\* NOT COMPILED/);
     expect(done).toContain('**Index version** connf-03d63981038f-lexical-s1t1');
@@ -49,8 +57,14 @@ describe('run metadata for the Temporal UI', () => {
 
   it('details of a refused run say the screen decided, never Lean', () => {
     const refused = runCurrentDetails({
-      library: 'connf', config: DEFAULT_RUN_CONFIG, stage: 'done', round: 1, outcome: 'refused', refusal: '`#eval` runs code',
-      compile: 'round 1: refused by the screen: `#eval` runs code', compileBy: 'screen',
+      library: 'connf',
+      config: DEFAULT_RUN_CONFIG,
+      stage: 'done',
+      round: 1,
+      outcome: 'refused',
+      refusal: '`#eval` runs code',
+      compile: 'round 1: refused by the screen: `#eval` runs code',
+      compileBy: 'screen',
     });
     expect(refused).toMatch(/^\*\*Outcome\*\* REFUSED by the screen before Lean \(Lean never saw the last attempt\): `#eval` runs code/);
     expect(refused).toContain('**Screen** (Lean never saw it) round 1: refused by the screen: `#eval` runs code');

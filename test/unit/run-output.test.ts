@@ -32,7 +32,12 @@ function result(over: Partial<FormalizeResult>): FormalizeResult {
       {
         round: 0,
         statement: HOSTILE,
-        compile: { status: 'refused', messages: [{ severity: 'error', line: 1, column: 0, text: 'refused before Lean: `#eval` starts a command' }], reason: '`#eval` starts a command', durationMs: 0 },
+        compile: {
+          status: 'refused',
+          messages: [{ severity: 'error', line: 1, column: 0, text: 'refused before Lean: `#eval` starts a command' }],
+          reason: '`#eval` starts a command',
+          durationMs: 0,
+        },
       },
     ],
     judge: null,
@@ -61,7 +66,17 @@ describe('CLI run output', () => {
       result({
         outcome: 'not-compiled',
         checked: true,
-        attempts: [{ round: 0, statement: 'theorem t : Foo := by sorry', compile: { status: 'error', messages: [{ severity: 'error', line: 1, column: 12, text: "unknown identifier 'Foo'" }], durationMs: 5 } }],
+        attempts: [
+          {
+            round: 0,
+            statement: 'theorem t : Foo := by sorry',
+            compile: {
+              status: 'error',
+              messages: [{ severity: 'error', line: 1, column: 12, text: "unknown identifier 'Foo'" }],
+              durationMs: 5,
+            },
+          },
+        ],
       }),
       out as unknown as NodeJS.WritableStream,
     );
@@ -73,13 +88,42 @@ describe('CLI run output', () => {
   it('says when the gold statement was refused, and prints a refused compile round as such', () => {
     const { out, text } = captured();
     const none = { proved: false, withoutHypothesis: [], tried: 0 };
-    printResult(result({ outcome: 'unchecked', equivalence: { equivalent: false, candidateToGold: none, goldToCandidate: none, refused: 'gold', reason: 'refused before Lean: `#eval` starts a command', durationMs: 0 } }), out as unknown as NodeJS.WritableStream);
+    printResult(
+      result({
+        outcome: 'unchecked',
+        equivalence: {
+          equivalent: false,
+          candidateToGold: none,
+          goldToCandidate: none,
+          refused: 'gold',
+          reason: 'refused before Lean: `#eval` starts a command',
+          durationMs: 0,
+        },
+      }),
+      out as unknown as NodeJS.WritableStream,
+    );
     expect(text()).toContain('gold:      not checked: the gold statement was refused by the screen: `#eval` starts a command\n');
 
     const lines: string[] = [];
     const print = stagePrinter((l) => lines.push(l));
-    print({ seq: 1, type: 'stage.completed', stage: 'compile', activity: 'compile', round: 0, time: '', compile: { status: 'refused', errors: 1 } });
-    print({ seq: 2, type: 'stage.completed', stage: 'compile', activity: 'compile', round: 1, time: '', compile: { status: 'error', errors: 2 } });
+    print({
+      seq: 1,
+      type: 'stage.completed',
+      stage: 'compile',
+      activity: 'compile',
+      round: 0,
+      time: '',
+      compile: { status: 'refused', errors: 1 },
+    });
+    print({
+      seq: 2,
+      type: 'stage.completed',
+      stage: 'compile',
+      activity: 'compile',
+      round: 1,
+      time: '',
+      compile: { status: 'error', errors: 2 },
+    });
     expect(lines).toEqual(['      refused by the screen before Lean (Lean never saw it)', '      Lean rejected it (2 errors)']);
   });
 });

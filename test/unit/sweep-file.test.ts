@@ -14,7 +14,13 @@ import { RunConfigFields } from '../../engines/sweeps/sweep-file';
 
 const DATA = '/data';
 const parse = (raw: unknown) => parseSweep(raw, 'sweep.yaml', { dataDir: DATA });
-const minimal = { benchmark: { path: 'b.jsonl', format: 'rautoformalizer', limit: 10 }, library: 'connf', samples: 2, window: 4, configurations: { drift: {} } };
+const minimal = {
+  benchmark: { path: 'b.jsonl', format: 'rautoformalizer', limit: 10 },
+  library: 'connf',
+  samples: 2,
+  window: 4,
+  configurations: { drift: {} },
+};
 
 function tempFile(name: string, text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'driftline-sweepfile-'));
@@ -26,27 +32,50 @@ function tempFile(name: string, text: string): string {
 describe('sweep file', () => {
   it('accepts the contract shape and fills defaults', () => {
     const spec = parse(minimal);
-    expect(spec).toMatchObject({ library: 'connf', samples: 2, window: 4, maxAttempts: 2, leaveOut: 'item', configurations: [{ name: 'drift', config: {} }] });
+    expect(spec).toMatchObject({
+      library: 'connf',
+      samples: 2,
+      window: 4,
+      maxAttempts: 2,
+      leaveOut: 'item',
+      configurations: [{ name: 'drift', config: {} }],
+    });
     expect(spec.benchmarks[0]).toMatchObject({ format: 'rautoformalizer', limit: 10 });
     expect(spec.benchmarks[0]!.path).toMatch(/\/b\.jsonl$/);
   });
 
   it('resolves $DATA/ paths against the shared data directory and others against the file', () => {
-    const spec = parseSweep({ ...minimal, benchmark: [{ path: '$DATA/connf/x.jsonl', format: 'rautoformalizer' }, { path: 'rel.jsonl', format: 'deepseek' }] }, '/tmp/s/sweep.json', { dataDir: DATA });
+    const spec = parseSweep(
+      {
+        ...minimal,
+        benchmark: [
+          { path: '$DATA/connf/x.jsonl', format: 'rautoformalizer' },
+          { path: 'rel.jsonl', format: 'deepseek' },
+        ],
+      },
+      '/tmp/s/sweep.json',
+      { dataDir: DATA },
+    );
     expect(spec.benchmarks.map((b) => b.path)).toEqual(['/data/connf/x.jsonl', '/tmp/s/rel.jsonl']);
   });
 
   it('names the path of a bad field', () => {
     expect(() => parse({ ...minimal, configurations: { drift: { topK: 0 } } })).toThrow(/configurations\.drift\.topK: /);
     expect(() => parse({ ...minimal, configurations: { drift: { retrieval: 'magic' } } })).toThrow(/configurations\.drift\.retrieval: /);
-    expect(() => parse({ ...minimal, configurations: { drift: { temperture: 1 } } })).toThrow(/configurations\.drift: unknown field "temperture"/);
+    expect(() => parse({ ...minimal, configurations: { drift: { temperture: 1 } } })).toThrow(
+      /configurations\.drift: unknown field "temperture"/,
+    );
     expect(() => parse({ ...minimal, benchmark: { path: 'b', format: 'csv' } })).toThrow(/benchmark\.format: /);
-    expect(() => parse({ ...minimal, benchmark: [{ path: 'b', format: 'jsonl' }] })).toThrow(/benchmark\[0\]\.fields: the jsonl format needs "fields"/);
+    expect(() => parse({ ...minimal, benchmark: [{ path: 'b', format: 'jsonl' }] })).toThrow(
+      /benchmark\[0\]\.fields: the jsonl format needs "fields"/,
+    );
     expect(() => parse({ ...minimal, samples: 0 })).toThrow(/samples: /);
     expect(() => parse({ ...minimal, retry: { maxAttempts: 'x' } })).toThrow(/retry\.maxAttempts: /);
     expect(() => parse({ ...minimal, configurations: { 'a/b': {} } })).toThrow(/configurations\.a\/b: .*no "\/"/);
     expect(() => parse({ benchmark: minimal.benchmark, library: 'connf' })).toThrow(/configurations: declare "configurations"/);
-    expect(() => parse({ ...minimal, benchmark: { path: 'b', format: 'rautoformalizer', seed: 3 } })).toThrow(/benchmark\.seed: a seeded sample needs "limit"/);
+    expect(() => parse({ ...minimal, benchmark: { path: 'b', format: 'rautoformalizer', seed: 3 } })).toThrow(
+      /benchmark\.seed: a seeded sample needs "limit"/,
+    );
   });
 
   it('expands a factorial design into named cells, first factor slowest', () => {
@@ -54,13 +83,25 @@ describe('sweep file', () => {
       base: { retrieval: 'drift' },
       factors: { decompose: { on: { decompose: true }, off: { decompose: false } }, repairRounds: [0, 3] },
     });
-    expect(cells.map((c) => c.name)).toEqual(['decompose=on,repairRounds=0', 'decompose=on,repairRounds=3', 'decompose=off,repairRounds=0', 'decompose=off,repairRounds=3']);
-    expect(cells[2]).toEqual({ name: 'decompose=off,repairRounds=0', config: { retrieval: 'drift', decompose: false, repairRounds: 0 }, factors: { decompose: 'off', repairRounds: '0' } });
+    expect(cells.map((c) => c.name)).toEqual([
+      'decompose=on,repairRounds=0',
+      'decompose=on,repairRounds=3',
+      'decompose=off,repairRounds=0',
+      'decompose=off,repairRounds=3',
+    ]);
+    expect(cells[2]).toEqual({
+      name: 'decompose=off,repairRounds=0',
+      config: { retrieval: 'drift', decompose: false, repairRounds: 0 },
+      factors: { decompose: 'off', repairRounds: '0' },
+    });
     expect(() => expandFactorial({ factors: { topK: [1, 'x'] } })).toThrow(/factorial\.factors\.topK: "x" is not a value/);
   });
 
   it('reads YAML and JSON files; a syntax error names the file', async () => {
-    const yaml = tempFile('s.yaml', 'benchmark: {path: b.jsonl, format: deepseek}\nlibrary: connf\nconfigurations:\n  zero: {retrieval: none}\n');
+    const yaml = tempFile(
+      's.yaml',
+      'benchmark: {path: b.jsonl, format: deepseek}\nlibrary: connf\nconfigurations:\n  zero: {retrieval: none}\n',
+    );
     expect((await readSweepFile(yaml, { dataDir: DATA })).configurations).toEqual([{ name: 'zero', config: { retrieval: 'none' } }]);
     const json = tempFile('s.json', JSON.stringify(minimal));
     expect((await readSweepFile(json, { dataDir: DATA })).samples).toBe(2);
@@ -71,11 +112,22 @@ describe('sweep file', () => {
   it('ships the DRIFT ablation table and the 2×2×2 factorial as examples', async () => {
     const dir = fileURLToPath(new URL('../../sweeps/', import.meta.url));
     const ablation = await readSweepFile(join(dir, 'connf-drift-ablation.yaml'), { dataDir: DATA });
-    expect(ablation.configurations.map((c) => c.name)).toEqual(['drift', 'no-decompose', 'no-illustrate', 'no-retrieval', 'monolithic-top5', 'oracle', 'zero-shot']);
+    expect(ablation.configurations.map((c) => c.name)).toEqual([
+      'drift',
+      'no-decompose',
+      'no-illustrate',
+      'no-retrieval',
+      'monolithic-top5',
+      'oracle',
+      'zero-shot',
+    ]);
     expect(ablation.benchmarks[0]!.path).toBe('/data/connf/benchmark.dev.jsonl');
     const factorial = await readSweepFile(join(dir, 'factorial-2x2x2.yaml'), { dataDir: DATA });
     expect(factorial.configurations).toHaveLength(8);
-    expect(factorial.configurations[7]).toMatchObject({ name: 'decompose=off,illustrate=off,repair=off', config: { retrieval: 'drift', decompose: false, illustrate: false, repairRounds: 0 } });
+    expect(factorial.configurations[7]).toMatchObject({
+      name: 'decompose=off,illustrate=off,repair=off',
+      config: { retrieval: 'drift', decompose: false, illustrate: false, repairRounds: 0 },
+    });
     const smoke = await readSweepFile(join(dir, 'connf-smoke.json'), { dataDir: DATA });
     expect(smoke.configurations).toHaveLength(2);
   });
@@ -91,7 +143,9 @@ describe('sweep file', () => {
   });
 
   it('turns factorial cells into the report\'s 2^n design, "off" levels as 0', () => {
-    const cells = expandFactorial({ factors: { decompose: { on: { decompose: true }, off: { decompose: false } }, repairRounds: [0, 3] } }).map((c) => ({ ...c, hash: 'h' }));
+    const cells = expandFactorial({
+      factors: { decompose: { on: { decompose: true }, off: { decompose: false } }, repairRounds: [0, 3] },
+    }).map((c) => ({ ...c, hash: 'h' }));
     expect(factorialDesign({ cells })).toEqual({
       factors: [
         { name: 'decompose', low: 'off', high: 'on' },
@@ -110,10 +164,15 @@ describe('sweep file', () => {
     expect(factorialDesign({ cells: [{ name: 'drift', config: {}, hash: 'h' }] })).toBeUndefined();
   });
 
-  it('takes exactly the fields the API\'s config takes, agent mode included', () => {
+  it("takes exactly the fields the API's config takes, agent mode included", () => {
     const zodKeys = Object.keys(RunConfigFields.shape).sort();
     expect(zodKeys).toEqual(Object.keys(RunConfigPatchSchema.properties).sort());
-    expect(parse({ ...minimal, configurations: { agent: { mode: 'agent', tools: ['write_file', 'run_lean'], maxSteps: 12 } } }).configurations[0]!.config).toMatchObject({ mode: 'agent', maxSteps: 12 });
-    expect(() => parse({ ...minimal, configurations: { agent: { mode: 'agent', tools: ['run_lean'] } } })).toThrow(/configurations\.agent: "tools" must include "write_file"/);
+    expect(
+      parse({ ...minimal, configurations: { agent: { mode: 'agent', tools: ['write_file', 'run_lean'], maxSteps: 12 } } })
+        .configurations[0]!.config,
+    ).toMatchObject({ mode: 'agent', maxSteps: 12 });
+    expect(() => parse({ ...minimal, configurations: { agent: { mode: 'agent', tools: ['run_lean'] } } })).toThrow(
+      /configurations\.agent: "tools" must include "write_file"/,
+    );
   });
 });

@@ -30,7 +30,9 @@ describe('runOutcome', () => {
 describe('verdict words', () => {
   it('names the screen for a refusal, and Lean for its own verdicts', () => {
     expect(compileVerdict(refused)).toBe('refused by the screen: `#eval` starts a command');
-    expect(compileVerdict({ status: 'error', messages: [{ severity: 'error', line: 1, column: 0, text: 'x' }], durationMs: 1 })).toBe('Lean rejected it (1 error)');
+    expect(compileVerdict({ status: 'error', messages: [{ severity: 'error', line: 1, column: 0, text: 'x' }], durationMs: 1 })).toBe(
+      'Lean rejected it (1 error)',
+    );
     expect(compileVerdict({ status: 'skipped', messages: [], durationMs: 0 })).toBe('not checked (no Lean configured)');
     expect(compileVerdict({ status: 'ok', messages: [], durationMs: 1 })).toBe('compiled');
   });
@@ -40,8 +42,15 @@ describe('verdict words', () => {
     expect(refusalReason({ messages: [] })).toBe('no reason given');
   });
   it('says which statement of an equivalence check was refused', () => {
-    const e = { equivalent: false, candidateToGold: { proved: false, withoutHypothesis: [], tried: 0 }, goldToCandidate: { proved: false, withoutHypothesis: [], tried: 0 }, durationMs: 0 };
-    expect(equivalenceVerdict({ ...e, refused: 'gold', reason: 'refused before Lean: `#eval` starts a command' })).toBe('not checked: the gold statement was refused by the screen: `#eval` starts a command');
+    const e = {
+      equivalent: false,
+      candidateToGold: { proved: false, withoutHypothesis: [], tried: 0 },
+      goldToCandidate: { proved: false, withoutHypothesis: [], tried: 0 },
+      durationMs: 0,
+    };
+    expect(equivalenceVerdict({ ...e, refused: 'gold', reason: 'refused before Lean: `#eval` starts a command' })).toBe(
+      'not checked: the gold statement was refused by the screen: `#eval` starts a command',
+    );
     expect(equivalenceVerdict({ ...e, reason: 'timed out' })).toBe('not shown equivalent: timed out');
   });
 });

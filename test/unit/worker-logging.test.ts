@@ -32,7 +32,9 @@ describe('workerLogger', () => {
     logger.warn('Activity failed', { error, activityType: 'decompose', workflowId: 'formalize-1', attempt: 1, durationMs: 3 });
     logger.warn('Worker state changed', { state: 'DRAINING' });
     const out = terminal.join('');
-    expect(out).toContain(`Activity failed: No LLM is configured. Set OPENAI_BASE_URL … (activityType=decompose workflowId=formalize-1 attempt=1); stack trace in ${file}`);
+    expect(out).toContain(
+      `Activity failed: No LLM is configured. Set OPENAI_BASE_URL … (activityType=decompose workflowId=formalize-1 attempt=1); stack trace in ${file}`,
+    );
     expect(out).not.toMatch(/\n\s+at /);
     expect(out).toContain('Worker state changed');
     const logged = readFileSync(file, 'utf8');

@@ -55,7 +55,14 @@ export class CachingEmbedder implements Embedder {
   async embed(texts: string[], opts: { kind?: EmbedKind; signal?: AbortSignal } = {}): Promise<Float32Array[]> {
     const kind = opts.kind ?? 'document';
     const keys = texts.map((t) => this.key(kind, t));
-    const missing = [...new Set(keys.map((k, i) => (this.vectors.has(k) ? -1 : i)).filter((i) => i >= 0).map((i) => texts[i]!))];
+    const missing = [
+      ...new Set(
+        keys
+          .map((k, i) => (this.vectors.has(k) ? -1 : i))
+          .filter((i) => i >= 0)
+          .map((i) => texts[i]!),
+      ),
+    ];
     this.hits += texts.length - missing.length;
     this.misses += missing.length;
     // In slices, so an interrupted long run keeps what it computed.

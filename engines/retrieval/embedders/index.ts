@@ -30,7 +30,8 @@ export async function createEmbedder(s: EmbedderSettings, signal?: AbortSignal):
         ...(s.documentPrefix ? { documentPrefix: s.documentPrefix } : {}),
       });
     case 'openai':
-      if (!s.baseURL || !s.model) throw new Error('the openai embedder needs a base URL and a model name (DRIFTLINE_EMBEDDINGS_BASE_URL, DRIFTLINE_EMBEDDING_MODEL)');
+      if (!s.baseURL || !s.model)
+        throw new Error('the openai embedder needs a base URL and a model name (DRIFTLINE_EMBEDDINGS_BASE_URL, DRIFTLINE_EMBEDDING_MODEL)');
       return createOpenAIEmbedder(
         {
           baseURL: s.baseURL,

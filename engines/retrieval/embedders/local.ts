@@ -52,7 +52,8 @@ export class LocalEmbedder implements Embedder {
   /** Loads a model directory; throws a message that names the missing piece. */
   static fromDir(dir: string, opts: LocalEmbedderOptions = {}): LocalEmbedder {
     const root = resolve(dir);
-    const hint = 'Install the bundled model with `npm run setup:model` (or point DRIFTLINE_LOCAL_MODEL_DIR at a sentence-transformers model directory).';
+    const hint =
+      'Install the bundled model with `npm run setup:model` (or point DRIFTLINE_LOCAL_MODEL_DIR at a sentence-transformers model directory).';
     if (!existsSync(root)) throw new Error(`local embedding model directory ${root} does not exist. ${hint}`);
     const configJson = readJson(join(root, 'config.json'));
     if (!configJson) throw new Error(`${root} has no config.json. ${hint}`);

@@ -74,24 +74,31 @@ export function toEmbedderError(err: unknown, target: Target, signal?: AbortSign
       return failure(EMBEDDER_FAILURE.unavailable, `Could not reach the embeddings endpoint ${target.baseURL}${e.cause}`, e.error);
     case 'transient':
       return failure(
-        EMBEDDER_FAILURE.unavailable, `Embeddings endpoint ${transientLabel(e.status)} for ${where}${retryHint(e.delayMs)}${e.detail}`,
+        EMBEDDER_FAILURE.unavailable,
+        `Embeddings endpoint ${transientLabel(e.status)} for ${where}${retryHint(e.delayMs)}${e.detail}`,
         e.error,
         e.delayMs,
       );
     case 'refused':
       if (e.status === 401 || e.status === 403) {
         return failure(
-          EMBEDDER_FAILURE.unauthorized, `Embeddings endpoint refused the credentials (HTTP ${e.status}) for ${where}: check DRIFTLINE_EMBEDDINGS_API_KEY or OPENAI_API_KEY${e.detail}`,
+          EMBEDDER_FAILURE.unauthorized,
+          `Embeddings endpoint refused the credentials (HTTP ${e.status}) for ${where}: check DRIFTLINE_EMBEDDINGS_API_KEY or OPENAI_API_KEY${e.detail}`,
           e.error,
         );
       }
       if (e.status === 404) {
         return failure(
-          EMBEDDER_FAILURE.notFound, `Embeddings endpoint or model not found (HTTP 404) for ${where}: check DRIFTLINE_EMBEDDINGS_BASE_URL (it usually ends in /v1) and DRIFTLINE_EMBEDDING_MODEL${e.detail}`,
+          EMBEDDER_FAILURE.notFound,
+          `Embeddings endpoint or model not found (HTTP 404) for ${where}: check DRIFTLINE_EMBEDDINGS_BASE_URL (it usually ends in /v1) and DRIFTLINE_EMBEDDING_MODEL${e.detail}`,
           e.error,
         );
       }
-      return failure(EMBEDDER_FAILURE.rejected, `Embeddings endpoint rejected the request (HTTP ${e.status}) for ${where}${e.detail}`, e.error);
+      return failure(
+        EMBEDDER_FAILURE.rejected,
+        `Embeddings endpoint rejected the request (HTTP ${e.status}) for ${where}${e.detail}`,
+        e.error,
+      );
   }
 }
 
@@ -115,9 +122,7 @@ export class OpenAIEmbedder implements Embedder {
   private readonly batchSize: number;
   private readonly target: Target;
 
-  constructor(
-    private readonly opts: OpenAIEmbedderOptions & { dimensions: number },
-  ) {
+  constructor(private readonly opts: OpenAIEmbedderOptions & { dimensions: number }) {
     if (!opts.model) throw new Error('an embedding model name is needed (DRIFTLINE_EMBEDDING_MODEL)');
     this.batchSize = Math.max(1, opts.batchSize ?? 64);
     const timeoutMs = opts.timeoutMs ?? 60_000;
@@ -169,7 +174,10 @@ export class OpenAIEmbedder implements Embedder {
       throw toEmbedderError(err, this.target, signal);
     }
     const bad = (why: string) =>
-      failure(EMBEDDER_FAILURE.badReply, `Embeddings endpoint ${this.target.baseURL} (model "${this.opts.model}") sent a bad reply: ${why}`);
+      failure(
+        EMBEDDER_FAILURE.badReply,
+        `Embeddings endpoint ${this.target.baseURL} (model "${this.opts.model}") sent a bad reply: ${why}`,
+      );
     if (!Array.isArray(data) || data.length !== input.length) {
       throw bad(`${Array.isArray(data) ? data.length : 'no'} embeddings for ${input.length} inputs`);
     }

@@ -104,7 +104,13 @@ export class WordPieceTokenizer {
 
   static fromTokenizerJson(json: {
     normalizer?: { type?: string; lowercase?: boolean; strip_accents?: boolean | null } | null;
-    model?: { type?: string; vocab?: Record<string, number>; unk_token?: string; continuing_subword_prefix?: string; max_input_chars_per_word?: number };
+    model?: {
+      type?: string;
+      vocab?: Record<string, number>;
+      unk_token?: string;
+      continuing_subword_prefix?: string;
+      max_input_chars_per_word?: number;
+    };
   }): WordPieceTokenizer {
     const model = json.model;
     if (!model || model.type !== 'WordPiece' || !model.vocab) {

@@ -43,7 +43,13 @@ function normalizeInto(dst: Float32Array, offset: number, v: Float32Array): void
 }
 
 /** Exact cosine top-k over normalised rows. */
-export function cosineTopK(side: { decls: readonly Declaration[]; matrix: Float32Array }, dim: number, query: Float32Array, k: number, exclude?: ReadonlySet<string>): Hit[] {
+export function cosineTopK(
+  side: { decls: readonly Declaration[]; matrix: Float32Array },
+  dim: number,
+  query: Float32Array,
+  k: number,
+  exclude?: ReadonlySet<string>,
+): Hit[] {
   const q = new Float32Array(dim);
   normalizeInto(q, 0, query);
   const scored: { i: number; s: number }[] = [];
@@ -70,11 +76,19 @@ export class HybridIndex implements PremiseIndex {
     private readonly opts: HybridIndexOptions,
   ) {
     this.mode = opts.mode ?? 'hybrid';
-    this.kind = this.mode === 'dense' ? `dense (${embedder.id}, exact cosine)` : `hybrid (dense ${embedder.id} + BM25, RRF k=${opts.rrfK ?? RRF_DEFAULT_K})`;
+    this.kind =
+      this.mode === 'dense'
+        ? `dense (${embedder.id}, exact cosine)`
+        : `hybrid (dense ${embedder.id} + BM25, RRF k=${opts.rrfK ?? RRF_DEFAULT_K})`;
   }
 
   /** Embeds the library's premises (and theorems if asked) and keeps the vectors in memory. */
-  static async build(lexical: LexicalIndex, declarations: readonly Declaration[], embedder: Embedder, opts: HybridIndexOptions = {}): Promise<HybridIndex> {
+  static async build(
+    lexical: LexicalIndex,
+    declarations: readonly Declaration[],
+    embedder: Embedder,
+    opts: HybridIndexOptions = {},
+  ): Promise<HybridIndex> {
     const premiseDecls = declarations.filter((d) => !isTheorem(d));
     const theoremDecls = opts.theorems ? declarations.filter((d) => isTheorem(d)) : [];
     const total = premiseDecls.length + theoremDecls.length;
@@ -85,7 +99,10 @@ export class HybridIndex implements PremiseIndex {
       const batch = 32;
       for (let i = 0; i < decls.length; i += batch) {
         const slice = decls.slice(i, i + batch);
-        const vecs = await embedder.embed(slice.map(denseDocumentText), { kind: 'document', ...(opts.signal ? { signal: opts.signal } : {}) });
+        const vecs = await embedder.embed(slice.map(denseDocumentText), {
+          kind: 'document',
+          ...(opts.signal ? { signal: opts.signal } : {}),
+        });
         vecs.forEach((v, j) => {
           if (v.length !== dim) throw new Error(`embedder ${embedder.id} returned ${v.length} dimensions, expected ${dim}`);
           normalizeInto(matrix, (i + j) * dim, v);
@@ -108,7 +125,13 @@ export class HybridIndex implements PremiseIndex {
     return this.lexical.size;
   }
 
-  private async search(side: DenseSide, lexicalSearch: (q: string, k: number, o?: SearchOptions) => Promise<Hit[]>, query: string, k: number, opts?: SearchOptions): Promise<Hit[]> {
+  private async search(
+    side: DenseSide,
+    lexicalSearch: (q: string, k: number, o?: SearchOptions) => Promise<Hit[]>,
+    query: string,
+    k: number,
+    opts?: SearchOptions,
+  ): Promise<Hit[]> {
     if (k <= 0) return [];
     const exclude = opts?.exclude?.length ? new Set(opts.exclude) : undefined;
     const n = this.opts.prefetch ? this.opts.prefetch(k) : prefetchLimit(k);
@@ -119,10 +142,7 @@ export class HybridIndex implements PremiseIndex {
     const byName = new Map<string, Declaration>();
     for (const h of [...dense, ...lexical]) byName.set(h.decl.name, h.decl);
     return reciprocalRankFusion(
-      [
-        { ids: lexical.map((h) => h.decl.name), weight: this.opts.lexicalWeight ?? 1 },
-        { ids: dense.map((h) => h.decl.name) },
-      ],
+      [{ ids: lexical.map((h) => h.decl.name), weight: this.opts.lexicalWeight ?? 1 }, { ids: dense.map((h) => h.decl.name) }],
       { k: this.opts.rrfK ?? RRF_DEFAULT_K, limit: k },
     ).map((f) => ({ decl: byName.get(f.id)!, score: f.score }));
   }

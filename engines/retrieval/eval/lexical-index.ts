@@ -105,7 +105,12 @@ export class LexicalIndex implements PremiseIndex {
     // The scale too leaves the excluded theorems out.
     let maxUses = 0;
     for (const name of this.usedBy.keys()) maxUses = Math.max(maxUses, uses(name));
-    return applyUsagePrior(hits.map((h) => ({ ...h, name: h.decl.name })), uses, maxUses, this.usagePrior)
+    return applyUsagePrior(
+      hits.map((h) => ({ ...h, name: h.decl.name })),
+      uses,
+      maxUses,
+      this.usagePrior,
+    )
       .slice(0, k)
       .map((h) => ({ decl: h.decl, score: h.score }));
   }

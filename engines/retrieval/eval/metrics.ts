@@ -84,7 +84,11 @@ export function retrievalMetrics(cases: readonly RetrievalCase[], ks: readonly n
 
 /** `1,3,5,10` → [1, 3, 5, 10]; throws on anything but positive whole numbers. */
 export function parseKs(text: string): number[] {
-  const ks = text.split(',').map((s) => s.trim()).filter(Boolean).map(Number);
+  const ks = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map(Number);
   if (ks.length === 0 || ks.some((k) => !Number.isInteger(k) || k < 1)) {
     throw new Error(`--k expects positive whole numbers separated by commas, got "${text}"`);
   }

@@ -31,7 +31,12 @@ export function mostUsedPremises(decls: readonly Declaration[], hidden: Readonly
     .map(({ d }) => d.name);
 }
 
-export function usageBaseline(decls: readonly Declaration[], items: readonly BenchmarkItem[], ks: readonly number[], policy: LeaveOutPolicy = 'item'): RetrievalMetrics[] {
+export function usageBaseline(
+  decls: readonly Declaration[],
+  items: readonly BenchmarkItem[],
+  ks: readonly number[],
+  policy: LeaveOutPolicy = 'item',
+): RetrievalMetrics[] {
   const maxK = Math.max(...ks);
   const cases: RetrievalCase[] = items.map((item) => ({
     retrieved: mostUsedPremises(decls, new Set(hiddenTheorems(decls, item.name, policy)), maxK),

@@ -24,7 +24,11 @@ export async function corpusRevision(path: string): Promise<string> {
   return (await sha256File(path)).slice(0, 12);
 }
 
-export async function versionForCorpus(library: string, corpusPath: string, embedderId: string | undefined): Promise<{ version: string; revision: string }> {
+export async function versionForCorpus(
+  library: string,
+  corpusPath: string,
+  embedderId: string | undefined,
+): Promise<{ version: string; revision: string }> {
   const revision = await corpusRevision(corpusPath);
   return { version: versionName(library, revision, embedderId), revision };
 }

@@ -158,7 +158,9 @@ export class EmbeddedStore implements IndexStore {
       // Large versions get an IVF index on the dense vectors (exact vectors in √n partitions,
       // 1/8 of them probed): an exact scan grows with the library, this does not.
       const partitions = Math.round(Math.sqrt(count));
-      await (await this.table(version)).createIndex('vector', {
+      await (
+        await this.table(version)
+      ).createIndex('vector', {
         config: lancedb.Index.ivfFlat({ distanceType: 'cosine', numPartitions: partitions }),
         replace: true,
       });
@@ -188,7 +190,9 @@ export class EmbeddedStore implements IndexStore {
     if (!info) throw new VersionNotFoundError(version);
     const rows = points.map((p) => {
       if (info.dimensions > 0 && p.dense?.length !== info.dimensions) {
-        throw new Error(`point ${p.decl.name}: dense vector of ${p.dense?.length ?? 0} dimensions, version ${version} has ${info.dimensions}`);
+        throw new Error(
+          `point ${p.decl.name}: dense vector of ${p.dense?.length ?? 0} dimensions, version ${version} has ${info.dimensions}`,
+        );
       }
       const row: Record<string, unknown> = {
         id: pointId(version, p.decl.name),
@@ -248,7 +252,17 @@ export class EmbeddedStore implements IndexStore {
         });
       }
       rows.sort((a, b) => a.ord - b.ord);
-      const l: Loaded = { tableVersion: current, complete, nprobes, decls: [], roles: [], ords: [], byName: new Map(), postings: new Map(), usedBy: new Map() };
+      const l: Loaded = {
+        tableVersion: current,
+        complete,
+        nprobes,
+        decls: [],
+        roles: [],
+        ords: [],
+        byName: new Map(),
+        postings: new Map(),
+        usedBy: new Map(),
+      };
       rows.forEach((r, i) => {
         l.decls.push(r.decl);
         l.roles.push(r.role);
@@ -332,9 +346,7 @@ export class EmbeddedStore implements IndexStore {
       .limit(limit);
     if (l.nprobes) query = query.nprobes(l.nprobes);
     const rows = (await query.toArray()) as { name: string; ord: number; _distance: number }[];
-    return rows
-      .map((r) => ({ name: r.name, ord: r.ord, score: 1 - r._distance }))
-      .sort((a, b) => b.score - a.score || a.ord - b.ord);
+    return rows.map((r) => ({ name: r.name, ord: r.ord, score: 1 - r._distance })).sort((a, b) => b.score - a.score || a.ord - b.ord);
   }
 
   async search(version: string, req: StoreSearch): Promise<StoreHit[]> {
@@ -348,8 +360,9 @@ export class EmbeddedStore implements IndexStore {
     const dense = await this.denseRanking(version, req, req.sparse ? limit : req.k, l);
     if (!req.sparse) return dense.flatMap((h) => (l.byName.has(h.name) ? [{ decl: l.decls[l.byName.get(h.name)!]!, score: h.score }] : []));
     const sparse = this.sparseRanking(l, req, limit).map((h) => l.decls[h.i]!.name);
-    return reciprocalRankFusion([{ ids: dense.map((h) => h.name) }, { ids: sparse }], { limit: req.k })
-      .flatMap((h) => (l.byName.has(h.id) ? [{ decl: l.decls[l.byName.get(h.id)!]!, score: h.score }] : []));
+    return reciprocalRankFusion([{ ids: dense.map((h) => h.name) }, { ids: sparse }], { limit: req.k }).flatMap((h) =>
+      l.byName.has(h.id) ? [{ decl: l.decls[l.byName.get(h.id)!]!, score: h.score }] : [],
+    );
   }
 
   async get(version: string, names: readonly string[]): Promise<Map<string, Declaration>> {
@@ -367,14 +380,21 @@ export class EmbeddedStore implements IndexStore {
     const ex = new Set(exclude);
     const positions = new Set<number>();
     for (const n of names) for (const i of l.usedBy.get(n) ?? []) positions.add(i);
-    return [...positions].sort((a, b) => a - b).map((i) => l.decls[i]!).filter((d) => !ex.has(d.name));
+    return [...positions]
+      .sort((a, b) => a - b)
+      .map((i) => l.decls[i]!)
+      .filter((d) => !ex.has(d.name));
   }
 
   async theoremUses(version: string): Promise<TheoremUses[]> {
     const l = await this.load(version);
     const out: { ord: number; t: TheoremUses }[] = [];
     l.decls.forEach((d, i) => {
-      if (l.roles[i] === 'theorem') out.push({ ord: l.ords[i]!, t: d.module !== undefined ? { name: d.name, uses: d.uses, module: d.module } : { name: d.name, uses: d.uses } });
+      if (l.roles[i] === 'theorem')
+        out.push({
+          ord: l.ords[i]!,
+          t: d.module !== undefined ? { name: d.name, uses: d.uses, module: d.module } : { name: d.name, uses: d.uses },
+        });
     });
     return out.sort((a, b) => a.ord - b.ord).map(({ t }) => t);
   }

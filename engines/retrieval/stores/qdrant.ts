@@ -149,7 +149,9 @@ export class QdrantStore implements IndexStore {
         const vector: Record<string, unknown> = { [SPARSE]: { indices: p.sparse.indices, values: p.sparse.values } };
         if (info.dimensions > 0) {
           if (p.dense?.length !== info.dimensions) {
-            throw new Error(`point ${p.decl.name}: dense vector of ${p.dense?.length ?? 0} dimensions, version ${version} has ${info.dimensions}`);
+            throw new Error(
+              `point ${p.decl.name}: dense vector of ${p.dense?.length ?? 0} dimensions, version ${version} has ${info.dimensions}`,
+            );
           }
           vector[DENSE] = Array.from(p.dense);
         }
@@ -209,13 +211,15 @@ export class QdrantStore implements IndexStore {
         with_payload: true,
       });
     }
-    return res.points
-      .map((p) => ({ decl: (p.payload as unknown as Payload).decl, score: p.score, ord: (p.payload as unknown as Payload).ord }))
-      // Sparse matches score > 0 by construction; a dense-only search keeps negative cosines,
-      // as the embedded store does (top-k by similarity, whatever its sign).
-      .filter((h) => dense !== undefined || h.score > 0)
-      .sort((a, b) => b.score - a.score || a.ord - b.ord)
-      .map(({ decl, score }) => ({ decl, score }));
+    return (
+      res.points
+        .map((p) => ({ decl: (p.payload as unknown as Payload).decl, score: p.score, ord: (p.payload as unknown as Payload).ord }))
+        // Sparse matches score > 0 by construction; a dense-only search keeps negative cosines,
+        // as the embedded store does (top-k by similarity, whatever its sign).
+        .filter((h) => dense !== undefined || h.score > 0)
+        .sort((a, b) => b.score - a.score || a.ord - b.ord)
+        .map(({ decl, score }) => ({ decl, score }))
+    );
   }
 
   async get(version: string, names: readonly string[]): Promise<Map<string, Declaration>> {
@@ -235,12 +239,23 @@ export class QdrantStore implements IndexStore {
 
   async theoremsUsing(version: string, names: readonly string[], exclude: readonly string[] = []): Promise<Declaration[]> {
     if (names.length === 0) return [];
-    const filter: Filter = { must: [{ key: 'role', match: { value: 'theorem' } }, { key: 'uses', match: { any: [...names] } }] };
+    const filter: Filter = {
+      must: [
+        { key: 'role', match: { value: 'theorem' } },
+        { key: 'uses', match: { any: [...names] } },
+      ],
+    };
     if (exclude.length) filter.must_not = [{ key: 'name', match: { any: [...exclude] } }];
     const found: Payload[] = [];
     let offset: string | number | undefined;
     for (;;) {
-      const page = await this.client.scroll(this.collection(version), { filter, limit: SCROLL_PAGE, offset, with_payload: true, with_vector: false });
+      const page = await this.client.scroll(this.collection(version), {
+        filter,
+        limit: SCROLL_PAGE,
+        offset,
+        with_payload: true,
+        with_vector: false,
+      });
       for (const p of page.points) found.push(p.payload as unknown as Payload);
       const next = page.next_page_offset;
       if (next === null || next === undefined || typeof next === 'object') break;
@@ -286,7 +301,10 @@ export class QdrantStore implements IndexStore {
     const alias = this.alias(library);
     // One call, applied atomically: searches through the alias see the old or the new version.
     await this.client.updateCollectionAliases({
-      actions: [{ delete_alias: { alias_name: alias } }, { create_alias: { alias_name: alias, collection_name: this.collection(version) } }],
+      actions: [
+        { delete_alias: { alias_name: alias } },
+        { create_alias: { alias_name: alias, collection_name: this.collection(version) } },
+      ],
     });
   }
 

@@ -40,11 +40,17 @@ export class StoreIndex implements PremiseIndex {
     const mode = opts.search ?? (info.dimensions > 0 ? 'hybrid' : 'lexical');
     this.sparse = mode !== 'dense';
     if (mode !== 'lexical') {
-      if (info.dimensions === 0) throw new Error(`index version ${info.version} has no dense vectors (built without an embedder); ${mode} search needs a version built with one`);
+      if (info.dimensions === 0)
+        throw new Error(
+          `index version ${info.version} has no dense vectors (built without an embedder); ${mode} search needs a version built with one`,
+        );
       // Vectors of two models never meet: the query must be embedded by the version's model.
       if (!embedder || embedder.id !== info.embedder) throw new EmbedderMismatchError(info, embedder?.id);
       this.embedder = embedder;
-      this.kind = mode === 'dense' ? `dense (${embedder.id}) in the ${store.kind} store` : `hybrid (dense ${embedder.id} + BM25, RRF k=${RRF_DEFAULT_K}) in the ${store.kind} store`;
+      this.kind =
+        mode === 'dense'
+          ? `dense (${embedder.id}) in the ${store.kind} store`
+          : `hybrid (dense ${embedder.id} + BM25, RRF k=${RRF_DEFAULT_K}) in the ${store.kind} store`;
     } else {
       // Only a version built without an embedder is plain `lexical` (the run notes then say that
       // no embedder is configured).
@@ -61,7 +67,12 @@ export class StoreIndex implements PremiseIndex {
     return this.info.expected;
   }
 
-  private async request(role: Role, query: string, k: number, opts: SearchOptions & { only?: readonly string[] } = {}): Promise<StoreSearch> {
+  private async request(
+    role: Role,
+    query: string,
+    k: number,
+    opts: SearchOptions & { only?: readonly string[] } = {},
+  ): Promise<StoreSearch> {
     const req: StoreSearch = { role, k };
     if (this.sparse) req.sparse = sparseQuery(query);
     if (opts.exclude?.length) req.exclude = opts.exclude;

@@ -115,7 +115,10 @@ export function checkLibraryName(library: string): void {
  * in punctuation never collide). */
 export function embedderSlug(embedderId: string | undefined): string {
   if (!embedderId) return 'lexical';
-  const readable = embedderId.replace(/[^A-Za-z0-9]+/g, '_').replace(/^_|_$/g, '').slice(0, 40);
+  const readable = embedderId
+    .replace(/[^A-Za-z0-9]+/g, '_')
+    .replace(/^_|_$/g, '')
+    .slice(0, 40);
   return `${readable}_${createHash('sha256').update(embedderId).digest('hex').slice(0, 6)}`;
 }
 
