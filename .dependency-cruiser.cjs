@@ -1,4 +1,4 @@
-// The layer rules of DESIGN.md ("Layout"), checked by `npm run lint:deps` in CI. Each rule's
+// The layer rules of DESIGN.md ("Layers"), checked by `npm run lint:deps` in CI. Each rule's
 // name is what a violation reports; its comment says what to do instead. Type-only imports count
 // (tsPreCompilationDeps), so a workflow importing an engine's type is caught too.
 //

@@ -77,7 +77,7 @@ describeInBrowser('the Temporal UI', () => {
     expect(faithful.id).toMatch(/^formalize-if-p-is-a-prime-number-then-p-is-at-[0-9a-f]{12}$/);
 
     const page = await browser.newPage({ viewport: { width: 2100, height: 700 } });
-    // What README tells people to do once: add the outcome and configuration columns.
+    // What docs/temporal-ui.md tells people to do once: add the outcome and configuration columns.
     await openList(page, 'WorkflowType = "formalize"');
     await page.getByRole('button', { name: 'Configure Columns' }).click();
     await page.getByRole('button', { name: 'Add DriftlineOutcome column' }).click();
@@ -94,7 +94,7 @@ describeInBrowser('the Temporal UI', () => {
     await expect.poll(() => badRow.textContent()).toContain('not-compiled');
     await page.screenshot({ path: screenshotPath('temporal-ui-list.png') });
 
-    // README's filter for the runs that did not compile finds exactly that one.
+    // The filter in docs/temporal-ui.md for the runs that did not compile finds exactly that one.
     await openList(page, 'DriftlineOutcome = "not-compiled"');
     await expect.poll(() => page.getByRole('link', { name: notCompiled.id }).count(), { timeout: 30_000 }).toBe(1);
     expect(await page.getByRole('link', { name: faithful.id }).count()).toBe(0);

@@ -292,7 +292,7 @@ describe.skipIf(!haveModel)('one whole run on the local model', () => {
 
   beforeAll(async () => {
     env = await startTemporal();
-    // The configuration a user writes (README), with small replies and a generous timeout:
+    // The configuration a user writes (docs/llm-providers.md), with small replies and a generous timeout:
     // on two busy cores a reply takes tens of seconds.
     const config = loadConfig({
       env: {
