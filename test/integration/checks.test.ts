@@ -14,6 +14,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { buildServer } from '../../api/server';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, workflowBundleFile, type TestStack } from '../helpers/stack';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
+import { activityRuns } from '../helpers/history';
 
 const CLI = fileURLToPath(new URL('../../bin/cli.ts', import.meta.url));
 const GOLD = 'open Nat\ntheorem gold (p : ℕ) (hp : p.Prime) : p ≥ 2 := by sorry';
@@ -224,6 +225,10 @@ describe('POST /v1/checks', () => {
       const hostile = view.results.find((r) => r.id === 'hostile')!;
       expect(hostile.reason).toMatch(/^statement is refused before Lean \(line 1, column 9\): `#eval` runs code/);
       expect(repl.leaks()).toEqual([]);
+      // The kill came mid-batch: checks in flight on the dead worker ran again on the new one.
+      const runs = await activityRuns(env.client, started.id);
+      expect(runs.filter((r) => r.type === 'compile')).toHaveLength(49); // the hostile one never reached Lean
+      expect(runs.some((r) => (r.attempt ?? 0) > 1)).toBe(true);
       // Each event's result is the statement's result at its index.
       for (const e of finished) expect(e.data.result).toEqual(view.results[e.data.index as number]);
 
