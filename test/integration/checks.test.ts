@@ -255,6 +255,19 @@ describe('POST /v1/checks', () => {
     expect((await post({ statements: Array(501).fill({ statement: 'theorem t : True := by sorry' }) })).status).toBe(400);
     expect((await post({ statements: [{ statement: `theorem t : ${'x'.repeat(20_001)}` }] })).status).toBe(400);
     expect((await fetch(`${base}/v1/checks/no-such-batch`)).status).toBe(404);
+    // A caller-chosen id: the same request again starts nothing; a header that disagrees is a 400.
+    const one = { id: `checks-fixed-${Date.now()}`, statements: [{ statement: 'theorem t : True := by sorry' }] };
+    const first = await post(one);
+    expect(first.status).toBe(202);
+    const second = await post(one);
+    expect(second.status).toBe(200);
+    expect(await second.json()).toMatchObject({ id: one.id, existing: true });
+    const differing = await fetch(`${base}/v1/checks`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'other' },
+      body: JSON.stringify(one),
+    });
+    expect(differing.status).toBe(400);
     expect((await fetch(`${base}/v1/checks/no-such-batch/events`)).status).toBe(404);
   });
 });
