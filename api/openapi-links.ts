@@ -9,6 +9,7 @@ export interface OpenApiDocument {
 /** For each operation that creates something: its link name → target operation, fed the new id. */
 const LINKS: Record<string, Record<string, string>> = {
   startFormalization: { read: 'getFormalization', cancel: 'cancelFormalization', events: 'getFormalizationEvents' },
+  startChecks: { read: 'getChecks', events: 'getChecksEvents' },
   startSweep: { read: 'getSweep', report: 'getSweepReport', pause: 'pauseSweep', resume: 'resumeSweep', cancel: 'cancelSweep' },
 };
 

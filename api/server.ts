@@ -18,6 +18,7 @@ import type { LibraryCatalog } from '../client/library-catalog';
 import { runLinker } from './links';
 import { describeValidation, HttpProblem, problem, sendProblem } from './problem';
 import { eventRoutes } from './routes/events';
+import { checkRoutes } from './routes/checks';
 import { formalizationRoutes } from './routes/formalizations';
 import { healthRoutes } from './routes/health';
 import { libraryRoutes } from './routes/libraries';
@@ -193,6 +194,16 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
       ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
     });
     await v1.register(eventRoutes, { temporal: options.temporal, keepAliveMs: options.sseKeepAliveMs });
+    await v1.register(checkRoutes, {
+      temporal: options.temporal,
+      maxStatementChars: options.maxStatementChars,
+      ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+      ...(options.sweeps?.leanTaskQueue ? { leanTaskQueue: options.sweeps.leanTaskQueue } : {}),
+      ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
+      temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
+      namespace: options.namespace ?? options.temporal.options.namespace,
+      ...(options.sseKeepAliveMs !== undefined ? { keepAliveMs: options.sseKeepAliveMs } : {}),
+    });
     if (options.catalog) await v1.register(libraryRoutes, { catalog: options.catalog });
     if (options.sweeps) {
       await v1.register(sweepRoutes, {

@@ -54,6 +54,14 @@ program
   });
 
 program
+  .command('check')
+  .description('check a batch of Lean statements without an LLM: each screened, compiled and, with a gold, checked for equivalence')
+  .argument('<file>', 'a JSONL file, one {"id"?, "statement", "gold"?} per line')
+  .option('--json', 'print the batch and its results as JSON')
+  .addHelpText('after', '\nExit status: 0 the batch completed (whatever Lean said of each statement), 1 it failed or a line is malformed.')
+  .action(async (file: string, opts: { json?: boolean }) => (await import('./check-command')).checkCommand(file, opts));
+
+program
   .command('mcp')
   .description('serve the Model Context Protocol over stdio (for AI coding assistants), against TEMPORAL_ADDRESS and the data directory')
   .action(async () => (await import('./mcp-command')).mcpCommand());

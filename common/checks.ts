@@ -10,6 +10,9 @@ export interface CheckItem {
   statement: string;
   /** A reference statement: when the statement compiles, Lean checks that each proves the other. */
   gold?: string;
+  /** Set by the client that started the batch when the screen refused the statement or its gold:
+   * the workflow records the refusal as the statement's result and sends nothing to Lean. */
+  refused?: { reason: string; message?: LeanMessage };
 }
 
 export interface CheckStatementsInput {
@@ -49,6 +52,30 @@ export interface CheckProgress {
 }
 
 export const CHECK_PROGRESS_QUERY = 'checkProgress';
+
+/** The results finished so far, in the order they finished, from the `after`-th on (the API's
+ * event stream reads them). */
+export const CHECK_FINISHED_QUERY = 'checkFinished';
+
+export interface CheckFinished {
+  /** 1-based: the n-th statement to finish. */
+  seq: number;
+  /** The statement's position in the batch (0-based). */
+  index: number;
+  result: CheckItemResult;
+}
+
+/** The result of a statement the screen refused before the batch started. */
+export function refusedItemResult(item: CheckItem): CheckItemResult {
+  return {
+    ...(item.id !== undefined ? { id: item.id } : {}),
+    compiled: false,
+    status: 'refused',
+    messages: item.refused?.message ? [item.refused.message] : [],
+    reason: item.refused?.reason ?? 'refused before Lean',
+    durationMs: 0,
+  };
+}
 
 /** A check's result from its compile result and, where one ran, its equivalence check. */
 export function checkItemResult(item: CheckItem, compile: CompileResult, equivalence?: EquivalenceResult | null): CheckItemResult {

@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from '../engines/lean/statement-safety';
 import type { ResultsDb } from '../engines/results/results-db';
 import { startRequestProblem } from '../common/run-config';
-import type { CheckStatementsInput, CheckStatementsResult } from '../common/checks';
+import type { CheckStatementsResult } from '../common/checks';
 import { MAIN_TASK_QUEUE } from '../common/activities';
 import type { LlmCallPolicy } from '../common/llm-call-policy';
 import type { RunConfig } from '../common/run-config-schema';
@@ -19,6 +19,7 @@ import type { RunConfig } from '../common/run-config-schema';
 import { BadPageTokenError, getFormalization, listFormalizations, startFormalization, temporalUiLink, type RunView } from '../client/runs';
 import { followRunEvents, type RunEvent } from '../client/run-events';
 import { getSweepProgress } from '../client/sweeps';
+import { startChecks } from '../client/checks';
 import {
   checkLeanInput,
   checkLeanOutput,
@@ -322,17 +323,15 @@ export function createMcpServer(deps: McpDeps): McpServer {
             `${field} is refused before Lean (line ${screened.message.line}, column ${screened.message.column}): ${screened.reason}`,
           );
       }
-      const id = `check-${randomBytes(6).toString('hex')}`;
-      const input: CheckStatementsInput = {
-        statements: [{ statement, ...(gold !== undefined ? { gold } : {}) }],
-        ...(deps.leanTaskQueue ? { leanTaskQueue: deps.leanTaskQueue } : {}),
-      };
-      const handle = await temporal.workflow.start('checkStatements', {
-        workflowId: id,
+      // One code path with the API and the CLI (client/checks.ts).
+      const id = await startChecks(temporal, [{ statement, ...(gold !== undefined ? { gold } : {}) }], {
+        id: `check-${randomBytes(6).toString('hex')}`,
         taskQueue,
-        args: [input],
+        ...(deps.leanTaskQueue ? { leanTaskQueue: deps.leanTaskQueue } : {}),
+        screenPolicy: policy,
         staticSummary: 'check of one Lean statement (MCP check_lean)',
       });
+      const handle = temporal.workflow.getHandle(id);
       log(`check ${id} started`, { id });
       let outcome: CheckStatementsResult;
       try {

@@ -6,8 +6,11 @@
 import { defineQuery, proxyActivities, setHandler } from '@temporalio/workflow';
 import { NON_RETRYABLE_TYPES } from '../common/failures';
 import {
+  CHECK_FINISHED_QUERY,
   CHECK_PROGRESS_QUERY,
   checkItemResult,
+  refusedItemResult,
+  type CheckFinished,
   type CheckItem,
   type CheckItemResult,
   type CheckProgress,
@@ -17,6 +20,7 @@ import {
 import { LEAN_TASK_QUEUE, type LeanActivities } from '../common/activities';
 
 export const checkProgressQuery = defineQuery<CheckProgress>(CHECK_PROGRESS_QUERY);
+export const checkFinishedQuery = defineQuery<CheckFinished[], [number]>(CHECK_FINISHED_QUERY);
 
 const DEFAULT_CONCURRENCY = 8;
 
@@ -45,8 +49,13 @@ export async function checkStatements(input: CheckStatementsInput): Promise<Chec
   const items = input.statements;
   const progress: CheckProgress = { total: items.length, done: 0 };
   setHandler(checkProgressQuery, () => progress);
+  // Queries and local state only: no command is added, so older histories replay unchanged.
+  const finished: CheckFinished[] = [];
+  setHandler(checkFinishedQuery, (after: number) => finished.slice(Math.max(0, after)));
 
   const check = async (item: CheckItem): Promise<CheckItemResult> => {
+    // Refused by the screen where the batch was started: nothing goes to Lean.
+    if (item.refused) return refusedItemResult(item);
     try {
       const compiled = await compile({ code: item.statement });
       const beq =
@@ -70,8 +79,10 @@ export async function checkStatements(input: CheckStatementsInput): Promise<Chec
   const lane = async (): Promise<void> => {
     while (next < items.length) {
       const index = next++;
-      results[index] = await check(items[index]!);
+      const result = await check(items[index]!);
+      results[index] = result;
       progress.done++;
+      finished.push({ seq: finished.length + 1, index, result });
     }
   };
   const lanes = Math.max(1, Math.min(input.concurrency ?? DEFAULT_CONCURRENCY, items.length));

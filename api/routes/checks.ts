@@ -1,0 +1,324 @@
+// Batch checks without an LLM (workflow `checkStatements`, client/checks.ts): start, read, list,
+// follow as server-sent events. A statement or gold the screen refuses is that statement's result
+// (`status: 'refused'` with the reason), not a 400 for the batch; a body that is not the schema is.
+import type { FastifyPluginAsync } from 'fastify';
+import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { SafetyPolicy } from '../../engines/lean/statement-safety';
+import { CHECK_WORKFLOW_TYPE, followChecks, getChecks, listChecks, MAX_CHECK_STATEMENTS, startChecks } from '../../client/checks';
+import { temporalUiLink } from '../../client/runs';
+import { HttpProblem, problemResponses } from '../problem';
+import { ID_MAX, ID_PATTERN } from '../schemas';
+import { IdParams } from './formalizations';
+
+export interface CheckRoutesOptions {
+  temporal: Client;
+  maxStatementChars: number;
+  taskQueue?: string;
+  leanTaskQueue?: string;
+  screenPolicy?: SafetyPolicy;
+  temporalUiUrl: string;
+  namespace: string;
+  keepAliveMs?: number;
+}
+
+const CheckStatus = Type.Union([Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed'), Type.Literal('canceled')]);
+
+function checksBody(maxStatementChars: number) {
+  const lean = Type.String({ minLength: 1, maxLength: maxStatementChars, pattern: '\\S' });
+  return Type.Object(
+    {
+      statements: Type.Array(
+        Type.Object(
+          {
+            id: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: "The caller's name, echoed in the result" })),
+            statement: { ...lean, description: 'One Lean 4 theorem statement' },
+            gold: Type.Optional({ ...lean, description: 'A reference statement: Lean checks that each proves the other' }),
+          },
+          { additionalProperties: false },
+        ),
+        { minItems: 1, maxItems: MAX_CHECK_STATEMENTS },
+      ),
+      // A caller-chosen batch ID makes a retried POST safe: the same ID never starts a second batch.
+      id: Type.Optional(Type.String({ minLength: 1, maxLength: ID_MAX, pattern: ID_PATTERN })),
+    },
+    { additionalProperties: false },
+  );
+}
+
+const StartHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({ minLength: 1, maxLength: ID_MAX, pattern: ID_PATTERN, description: 'Used as the batch id when the body has none' }),
+  ),
+});
+
+const ChecksLinks = Type.Object({ self: Type.String(), events: Type.String(), temporalUi: Type.String() }, { additionalProperties: false });
+
+const CheckStartedSchema = Type.Object(
+  { id: Type.String(), existing: Type.Optional(Type.Boolean()), links: ChecksLinks },
+  { additionalProperties: false },
+);
+
+const LeanMessageSchema = Type.Object(
+  {
+    severity: Type.String(),
+    line: Type.Optional(Type.Integer()),
+    column: Type.Optional(Type.Integer()),
+    text: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true },
+);
+
+const CheckResultSchema = Type.Object(
+  {
+    id: Type.Optional(Type.String()),
+    compiled: Type.Boolean(),
+    status: Type.Union([
+      Type.Literal('ok'),
+      Type.Literal('error'),
+      Type.Literal('timeout'),
+      Type.Literal('refused'),
+      Type.Literal('skipped'),
+      Type.Literal('failed'),
+    ]),
+    messages: Type.Array(LeanMessageSchema),
+    reason: Type.Optional(Type.String()),
+    durationMs: Type.Number(),
+    equivalent: Type.Optional(Type.Boolean()),
+    equivalence: Type.Optional(Type.Object({}, { additionalProperties: true })),
+    error: Type.Optional(Type.String()),
+  },
+  { additionalProperties: false },
+);
+
+const ChecksViewSchema = Type.Object(
+  {
+    id: Type.String(),
+    status: CheckStatus,
+    startedAt: Type.String(),
+    closedAt: Type.Optional(Type.String()),
+    total: Type.Integer(),
+    done: Type.Integer(),
+    results: Type.Optional(Type.Array(CheckResultSchema)),
+    error: Type.Optional(Type.String()),
+    links: ChecksLinks,
+  },
+  { additionalProperties: false },
+);
+
+const ChecksListSchema = Type.Object(
+  {
+    items: Type.Array(
+      Type.Object(
+        { id: Type.String(), status: CheckStatus, startedAt: Type.String(), closedAt: Type.Optional(Type.String()), links: ChecksLinks },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const ListQuery = Type.Object(
+  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 20 })) },
+  { additionalProperties: false },
+);
+
+const EventsQuery = Type.Object(
+  { after: Type.Optional(Type.Integer({ minimum: 0, description: 'Send only events after this sequence number (as Last-Event-ID)' })) },
+  { additionalProperties: false },
+);
+const EventsHeaders = Type.Object({ 'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$' })) });
+
+const CheckSseSchema = Type.Object(
+  {
+    event: Type.Union([
+      Type.Literal('check.finished'),
+      Type.Literal('checks.completed'),
+      Type.Literal('checks.failed'),
+      Type.Literal('checks.canceled'),
+      Type.Literal('error'),
+    ]),
+    id: Type.Optional(Type.String({ pattern: '^[0-9]+$' })),
+    data: Type.String({ contentMediaType: 'application/json' }),
+    retry: Type.Optional(Type.Integer()),
+  },
+  { additionalProperties: false },
+);
+
+export const checkRoutes: FastifyPluginAsync<CheckRoutesOptions> = async (fastify, options) => {
+  const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
+  const { temporal } = options;
+  const body = checksBody(options.maxStatementChars);
+  const self = (id: string) => `/v1/checks/${encodeURIComponent(id)}`;
+  const links = (id: string) => ({
+    self: self(id),
+    events: `${self(id)}/events`,
+    temporalUi: temporalUiLink(options.temporalUiUrl, options.namespace, id),
+  });
+  const open = new Set<() => void>();
+  app.addHook('preClose', async () => {
+    for (const end of [...open]) end();
+  });
+
+  app.post(
+    '/v1/checks',
+    {
+      schema: {
+        operationId: 'startChecks',
+        summary: 'Check a batch of Lean statements (no LLM)',
+        description:
+          `Screens each statement (and gold), compiles it on the Lean queue and, with a gold, checks that the two prove each other. ` +
+          `At most ${MAX_CHECK_STATEMENTS} statements. A statement the screen refuses is its result (status "refused" with the reason), ` +
+          'not a 400. Answers 202 with the batch id; with an `id` (or Idempotency-Key) already taken by a batch, 200 with `existing: true`.',
+        tags: ['checks'],
+        body,
+        headers: StartHeaders,
+        response: { 202: CheckStartedSchema, 200: CheckStartedSchema, ...problemResponses(400, 401, 409, 413, 415, 429) },
+      },
+    },
+    async (request, reply) => {
+      const input = request.body as Static<typeof body>;
+      const key = (request.headers as Static<typeof StartHeaders>)['idempotency-key'];
+      if (key && input.id && key !== input.id) {
+        throw new HttpProblem(
+          400,
+          `the Idempotency-Key header ("${key}") and "id" ("${input.id}") differ; send one, or the same value in both`,
+        );
+      }
+      const chosenId = input.id ?? key;
+      try {
+        const id = await startChecks(temporal, input.statements, {
+          ...(chosenId ? { id: chosenId } : {}),
+          ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
+          ...(options.leanTaskQueue ? { leanTaskQueue: options.leanTaskQueue } : {}),
+          ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
+        });
+        return reply
+          .status(202)
+          .header('location', self(id))
+          .send({ id, links: links(id) });
+      } catch (err) {
+        if (!(err instanceof WorkflowExecutionAlreadyStartedError) || !chosenId) throw err;
+      }
+      const takenBy = (await temporal.workflow.getHandle(chosenId).describe()).type;
+      if (takenBy !== CHECK_WORKFLOW_TYPE) {
+        throw new HttpProblem(409, `id "${chosenId}" belongs to a ${takenBy} workflow, not a batch of checks; choose another id`, {
+          id: chosenId,
+        });
+      }
+      return reply
+        .status(200)
+        .header('location', self(chosenId))
+        .send({ id: chosenId, existing: true, links: links(chosenId) });
+    },
+  );
+
+  app.get(
+    '/v1/checks/:id',
+    {
+      schema: {
+        operationId: 'getChecks',
+        summary: 'Read a batch of checks: its status, progress and, once completed, one result per statement in order',
+        tags: ['checks'],
+        params: IdParams,
+        response: { 200: ChecksViewSchema, ...problemResponses(400, 401, 404, 429) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params as Static<typeof IdParams>;
+      const view = await getChecks(temporal, id);
+      if (!view) throw new HttpProblem(404, `no batch of checks with id "${id}"`, { id });
+      return { ...view, links: links(id) };
+    },
+  );
+
+  app.get(
+    '/v1/checks',
+    {
+      schema: {
+        operationId: 'listChecks',
+        summary: "List batches of checks, newest first, from Temporal's visibility store",
+        tags: ['checks'],
+        querystring: ListQuery,
+        response: { 200: ChecksListSchema, ...problemResponses(400, 401, 429) },
+      },
+    },
+    async (request) => {
+      const { limit } = request.query as Static<typeof ListQuery>;
+      const items = await listChecks(temporal, { limit: limit ?? 20 });
+      return { items: items.map((item) => ({ ...item, links: links(item.id) })) };
+    },
+  );
+
+  app.get(
+    '/v1/checks/:id/events',
+    {
+      schema: {
+        operationId: 'getChecksEvents',
+        summary: "A batch's progress as server-sent events",
+        description:
+          'One `check.finished` event per statement as it finishes (`index` is its position in the batch, `result` its result), then one of ' +
+          "checks.completed (with a summary), checks.failed or checks.canceled, after which the stream ends. `id:` is the event's sequence " +
+          'number: reconnect with Last-Event-ID (or ?after=) to continue.',
+        tags: ['checks'],
+        params: IdParams,
+        querystring: EventsQuery,
+        headers: EventsHeaders,
+        response: {
+          200: { description: 'An event stream', content: { 'text/event-stream': { schema: CheckSseSchema } } },
+          ...problemResponses(400, 401, 404, 429),
+        },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as Static<typeof IdParams>;
+      const header = (request.headers as Static<typeof EventsHeaders>)['last-event-id'];
+      const after = Math.max(Number(header ?? 0), (request.query as Static<typeof EventsQuery>).after ?? 0);
+      let description;
+      try {
+        description = await temporal.workflow.getHandle(id).describe();
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) throw new HttpProblem(404, `no batch of checks with id "${id}"`, { id });
+        throw err;
+      }
+      if (description.type !== CHECK_WORKFLOW_TYPE) throw new HttpProblem(404, `no batch of checks with id "${id}"`, { id });
+
+      const abort = new AbortController();
+      const res = reply.raw;
+      reply.hijack();
+      res.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      res.write('retry: 2000\n\n');
+      const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.keepAliveMs ?? 15_000);
+      let ended = false;
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        clearInterval(keepAlive);
+        open.delete(end);
+        abort.abort();
+        res.end();
+      };
+      open.add(end);
+      request.raw.on('close', end);
+      res.on('close', end);
+      try {
+        for await (const event of followChecks(temporal, id, { after, signal: abort.signal })) {
+          if (ended) break;
+          res.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
+        }
+      } catch (err) {
+        if (!ended) {
+          request.log.warn({ err: (err as Error).message, id }, 'event stream broken off');
+          res.write(`event: error\ndata: ${JSON.stringify({ error: 'the event stream broke off; reconnect with Last-Event-ID' })}\n\n`);
+        }
+      } finally {
+        end();
+      }
+    },
+  );
+};
