@@ -284,6 +284,8 @@ describe('driftline check FILE.jsonl', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${file}:3: statement: missing`);
     expect(result.stderr).toMatch(new RegExp(`${file.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}:4: line: not JSON`));
+    // The bad line itself is not echoed.
+    expect(result.stderr).not.toContain('nope');
     // Nothing started.
     expect(((await (await fetch(`${base}/v1/checks?limit=200`)).json()) as { items: unknown[] }).items).toHaveLength(listed.items.length);
   }, 60_000);
