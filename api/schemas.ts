@@ -4,6 +4,7 @@ import { Type, type Static, type TLiteral, type TUnion } from '@fastify/type-pro
 import { OUTCOMES } from '../common/outcomes';
 import { RUN_EVENT_TYPES } from '../client/run-events';
 import { RUN_STATUSES } from '../client/runs';
+import { HttpProblem } from './problem';
 
 /** A union of the literals of a list, typed as the list's union (a plain array would type as never). */
 function literalUnion<const T extends readonly string[]>(values: T): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }> {
@@ -19,6 +20,25 @@ export const ID_MAX = 200;
 export const ID_RULE =
   `"id" may use letters A-Z and a-z, digits, ".", "_", ":" and "-", with "/" between parts (no empty, "." or ".." parts), ` +
   `at most ${ID_MAX} characters; e.g. "my-sweep/drift/item-1/0". In a URL write "/" inside an id as %2F.`;
+
+/** The `Idempotency-Key` header of a start route: the ID of what it starts when the body has none. */
+export function idempotencyHeaders(what: string) {
+  return Type.Object({
+    'idempotency-key': Type.Optional(
+      Type.String({ minLength: 1, maxLength: ID_MAX, pattern: ID_PATTERN, description: `Used as the ${what} id when the body has none` }),
+    ),
+  });
+}
+
+/** The ID a start request asks for: the body's `id`, else its Idempotency-Key (400 when both are
+ * sent and differ). */
+export function requestedId(headers: unknown, bodyId: string | undefined): string | undefined {
+  const key = (headers as { 'idempotency-key'?: string })['idempotency-key'];
+  if (key && bodyId && key !== bodyId) {
+    throw new HttpProblem(400, `the Idempotency-Key header ("${key}") and "id" ("${bodyId}") differ; send one, or the same value in both`);
+  }
+  return bodyId ?? key;
+}
 
 export const RunLinks = Type.Object(
   {

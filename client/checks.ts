@@ -4,7 +4,7 @@
 // one becomes its result (`status: 'refused'`, with the reason) and never reaches a Lean worker,
 // which screens what it is sent again anyway.
 import { randomUUID } from 'node:crypto';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from '../engines/lean/statement-safety';
 import {
   CHECK_FINISHED_QUERY,
@@ -17,7 +17,7 @@ import {
   type CheckStatementsResult,
 } from '../common/checks';
 import { MAIN_TASK_QUEUE } from '../common/activities';
-import { statusOf } from './runs';
+import { describeIf, statusOf } from './runs';
 
 export const CHECK_WORKFLOW_TYPE = 'checkStatements';
 /** The most statements one batch may hold. */
@@ -95,15 +95,9 @@ export interface ChecksView {
 
 /** A batch's status and, when completed, its results; null when there is no such batch. */
 export async function getChecks(client: Client, id: string): Promise<ChecksView | null> {
-  const handle = client.workflow.getHandle(id);
-  let description;
-  try {
-    description = await handle.describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return null;
-    throw err;
-  }
-  if (description.type !== CHECK_WORKFLOW_TYPE) return null;
+  const found = await describeIf(client, id, (type) => type === CHECK_WORKFLOW_TYPE);
+  if (!found) return null;
+  const { handle, description } = found;
   const status = statusOf(description.status.name);
   const view: ChecksView = {
     id,

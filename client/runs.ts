@@ -101,8 +101,9 @@ export interface RunView {
   failure?: RunFailure;
 }
 
-/** The run's state, or null when no run has that ID. */
-export async function getFormalization(client: Client, id: string): Promise<RunView | null> {
+/** A workflow's description when it exists and its type is one `accepts` takes; null otherwise
+ * (other workflows, a sweep say, share the namespace's IDs but are not what was asked for). */
+export async function describeIf(client: Client, id: string, accepts: (workflowType: string) => boolean) {
   const handle = client.workflow.getHandle(id);
   let description;
   try {
@@ -111,8 +112,14 @@ export async function getFormalization(client: Client, id: string): Promise<RunV
     if (err instanceof WorkflowNotFoundError) return null;
     throw err;
   }
-  // A sweep (or any other workflow) shares the namespace's IDs, but is no run.
-  if (!isFormalization(description.type)) return null;
+  return accepts(description.type) ? { handle, description } : null;
+}
+
+/** The run's state, or null when no run has that ID. */
+export async function getFormalization(client: Client, id: string): Promise<RunView | null> {
+  const found = await describeIf(client, id, isFormalization);
+  if (!found) return null;
+  const { handle, description } = found;
   const status = description.status.name;
   if (status === 'RUNNING') {
     // The query needs a live worker; when none answers soon, the stage search attribute (set by
@@ -175,15 +182,9 @@ export function isFormalization(workflowType: string): boolean {
 
 /** Asks a running run to stop; its stages are canceled and it ends as `canceled`. */
 export async function cancelFormalization(client: Client, id: string): Promise<void> {
-  const handle = client.workflow.getHandle(id);
-  let description;
-  try {
-    description = await handle.describe();
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new RunNotFoundError(id);
-    throw err;
-  }
-  if (!isFormalization(description.type)) throw new RunNotFoundError(id);
+  const found = await describeIf(client, id, isFormalization);
+  if (!found) throw new RunNotFoundError(id);
+  const { handle, description } = found;
   if (description.status.name !== 'RUNNING') throw new RunClosedError(id, statusOf(description.status.name));
   await handle.cancel();
 }

@@ -18,6 +18,7 @@ import {
   type CheckStatementsResult,
 } from '../common/checks';
 import { LEAN_TASK_QUEUE, type LeanActivities } from '../common/activities';
+import { leanActivities } from './run-core';
 
 export const checkProgressQuery = defineQuery<CheckProgress>(CHECK_PROGRESS_QUERY);
 export const checkFinishedQuery = defineQuery<CheckFinished[], [number]>(CHECK_FINISHED_QUERY);
@@ -26,19 +27,8 @@ const DEFAULT_CONCURRENCY = 8;
 
 export async function checkStatements(input: CheckStatementsInput): Promise<CheckStatementsResult> {
   const queue = input.leanTaskQueue ?? LEAN_TASK_QUEUE;
-  // The timeouts and retries of the run's compile stage (workflows/formalize.ts).
-  const { compile } = proxyActivities<LeanActivities>({
-    taskQueue: queue,
-    startToCloseTimeout: '10m',
-    heartbeatTimeout: '30s',
-    retry: {
-      initialInterval: '2s',
-      backoffCoefficient: 2,
-      maximumInterval: '30s',
-      maximumAttempts: 5,
-      nonRetryableErrorTypes: NON_RETRYABLE_TYPES,
-    },
-  });
+  // The timeouts and retries of a run's compile stage.
+  const { compile } = leanActivities(queue);
   const { equivalence } = proxyActivities<LeanActivities>({
     taskQueue: queue,
     startToCloseTimeout: '10m',

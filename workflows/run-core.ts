@@ -58,7 +58,8 @@ const search = proxyActivities<MainActivities>({
   retry: { initialInterval: '1s', maximumAttempts: 5, nonRetryableErrorTypes: NON_RETRYABLE },
 });
 
-function leanActivities(taskQueue: string) {
+/** The Lean stages' proxies (compile, screen, …) on a Lean task queue, with their policy. */
+export function leanActivities(taskQueue: string) {
   return proxyActivities<LeanActivities>({
     taskQueue,
     // Waiting for a free REPL counts against this too; the activity heartbeats meanwhile.

@@ -3,13 +3,14 @@
 // (`status: 'refused'` with the reason), not a 400 for the batch; a body that is not the schema is.
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { SafetyPolicy } from '../../engines/lean/statement-safety';
 import { CHECK_WORKFLOW_TYPE, followChecks, getChecks, listChecks, MAX_CHECK_STATEMENTS, startChecks } from '../../client/checks';
-import { temporalUiLink } from '../../client/runs';
+import { describeIf, temporalUiLink } from '../../client/runs';
 import { HttpProblem, problemResponses } from '../problem';
-import { ID_MAX, ID_PATTERN } from '../schemas';
+import { ID_MAX, ID_PATTERN, idempotencyHeaders, requestedId } from '../schemas';
 import { IdParams } from './formalizations';
+import { EventsHeaders, EventsQuery, eventStreams, resumeAfter } from '../sse';
 
 export interface CheckRoutesOptions {
   temporal: Client;
@@ -46,11 +47,7 @@ function checksBody(maxStatementChars: number) {
   );
 }
 
-const StartHeaders = Type.Object({
-  'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: ID_MAX, pattern: ID_PATTERN, description: 'Used as the batch id when the body has none' }),
-  ),
-});
+const StartHeaders = idempotencyHeaders('batch');
 
 const ChecksLinks = Type.Object({ self: Type.String(), events: Type.String(), temporalUi: Type.String() }, { additionalProperties: false });
 
@@ -123,12 +120,6 @@ const ListQuery = Type.Object(
   { additionalProperties: false },
 );
 
-const EventsQuery = Type.Object(
-  { after: Type.Optional(Type.Integer({ minimum: 0, description: 'Send only events after this sequence number (as Last-Event-ID)' })) },
-  { additionalProperties: false },
-);
-const EventsHeaders = Type.Object({ 'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$' })) });
-
 const CheckSseSchema = Type.Object(
   {
     event: Type.Union([
@@ -155,10 +146,7 @@ export const checkRoutes: FastifyPluginAsync<CheckRoutesOptions> = async (fastif
     events: `${self(id)}/events`,
     temporalUi: temporalUiLink(options.temporalUiUrl, options.namespace, id),
   });
-  const open = new Set<() => void>();
-  app.addHook('preClose', async () => {
-    for (const end of [...open]) end();
-  });
+  const send = eventStreams(app, options);
 
   app.post(
     '/v1/checks',
@@ -178,14 +166,7 @@ export const checkRoutes: FastifyPluginAsync<CheckRoutesOptions> = async (fastif
     },
     async (request, reply) => {
       const input = request.body as Static<typeof body>;
-      const key = (request.headers as Static<typeof StartHeaders>)['idempotency-key'];
-      if (key && input.id && key !== input.id) {
-        throw new HttpProblem(
-          400,
-          `the Idempotency-Key header ("${key}") and "id" ("${input.id}") differ; send one, or the same value in both`,
-        );
-      }
-      const chosenId = input.id ?? key;
+      const chosenId = requestedId(request.headers, input.id);
       try {
         const id = await startChecks(temporal, input.statements, {
           ...(chosenId ? { id: chosenId } : {}),
@@ -272,53 +253,17 @@ export const checkRoutes: FastifyPluginAsync<CheckRoutesOptions> = async (fastif
     },
     async (request, reply) => {
       const { id } = request.params as Static<typeof IdParams>;
-      const header = (request.headers as Static<typeof EventsHeaders>)['last-event-id'];
-      const after = Math.max(Number(header ?? 0), (request.query as Static<typeof EventsQuery>).after ?? 0);
-      let description;
-      try {
-        description = await temporal.workflow.getHandle(id).describe();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw new HttpProblem(404, `no batch of checks with id "${id}"`, { id });
-        throw err;
-      }
-      if (description.type !== CHECK_WORKFLOW_TYPE) throw new HttpProblem(404, `no batch of checks with id "${id}"`, { id });
+      const after = resumeAfter(request);
+      const found = await describeIf(temporal, id, (type) => type === CHECK_WORKFLOW_TYPE);
+      if (!found) throw new HttpProblem(404, `no batch of checks with id "${id}"`, { id });
 
-      const abort = new AbortController();
-      const res = reply.raw;
-      reply.hijack();
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
-      res.write('retry: 2000\n\n');
-      const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.keepAliveMs ?? 15_000);
-      let ended = false;
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        clearInterval(keepAlive);
-        open.delete(end);
-        abort.abort();
-        res.end();
-      };
-      open.add(end);
-      request.raw.on('close', end);
-      res.on('close', end);
-      try {
-        for await (const event of followChecks(temporal, id, { after, signal: abort.signal })) {
-          if (ended) break;
-          res.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-        }
-      } catch (err) {
-        if (!ended) {
-          request.log.warn({ err: (err as Error).message, id }, 'event stream broken off');
-          res.write(`event: error\ndata: ${JSON.stringify({ error: 'the event stream broke off; reconnect with Last-Event-ID' })}\n\n`);
-        }
-      } finally {
-        end();
-      }
+      await send(
+        request,
+        reply,
+        (signal) => followChecks(temporal, id, { after, signal }),
+        { error: 'the event stream broke off; reconnect with Last-Event-ID' },
+        { id },
+      );
     },
   );
 };

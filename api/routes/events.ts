@@ -3,13 +3,14 @@
 // reconnects with Last-Event-ID (EventSource does this by itself) continues without a gap or a
 // repeat. The stream ends after the run's last event; a server shutting down ends it cleanly.
 import type { FastifyPluginAsync } from 'fastify';
-import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Client } from '@temporalio/client';
 import { followRunEvents } from '../../client/run-events';
-import { isFormalization } from '../../client/runs';
+import { describeIf, isFormalization } from '../../client/runs';
 import { HttpProblem, problemResponses } from '../problem';
 import { IdParams } from './formalizations';
 import { SseEventSchema } from '../schemas';
+import { EventsHeaders, EventsQuery, eventStreams, resumeAfter } from '../sse';
 
 export interface EventRoutesOptions {
   temporal: Client;
@@ -17,20 +18,9 @@ export interface EventRoutesOptions {
   keepAliveMs?: number;
 }
 
-const EventsQuery = Type.Object(
-  { after: Type.Optional(Type.Integer({ minimum: 0, description: 'Send only events after this sequence number (as Last-Event-ID)' })) },
-  { additionalProperties: false },
-);
-const EventsHeaders = Type.Object({ 'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$' })) });
-
 export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (fastify, options) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
-  const open = new Set<() => void>();
-  // Shutting down: end every stream (clients reconnect with Last-Event-ID elsewhere), so the
-  // server's close is not held up by connections that would otherwise last as long as a run.
-  app.addHook('preClose', async () => {
-    for (const end of [...open]) end();
-  });
+  const send = eventStreams(app, options);
 
   app.get(
     '/v1/formalizations/:id/events',
@@ -57,58 +47,19 @@ export const eventRoutes: FastifyPluginAsync<EventRoutesOptions> = async (fastif
     },
     async (request, reply) => {
       const { id } = request.params as Static<typeof IdParams>;
-      const header = (request.headers as Static<typeof EventsHeaders>)['last-event-id'];
-      const after = Math.max(Number(header ?? 0), (request.query as Static<typeof EventsQuery>).after ?? 0);
-      let description;
-      try {
-        description = await options.temporal.workflow.getHandle(id).describe();
-      } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw new HttpProblem(404, `no formalization with id "${id}"`, { id });
-        throw err;
-      }
+      const after = resumeAfter(request);
       // A sweep's ID is no run's: its history is not a run's story.
-      if (!isFormalization(description.type)) throw new HttpProblem(404, `no formalization with id "${id}"`, { id });
-      const runId = description.runId;
+      const found = await describeIf(options.temporal, id, isFormalization);
+      if (!found) throw new HttpProblem(404, `no formalization with id "${id}"`, { id });
+      const runId = found.description.runId;
 
-      const abort = new AbortController();
-      const res = reply.raw;
-      reply.hijack();
-      res.writeHead(200, {
-        'content-type': 'text/event-stream; charset=utf-8',
-        'cache-control': 'no-cache, no-transform',
-        connection: 'keep-alive',
-        'x-accel-buffering': 'no',
-      });
-      // Tells EventSource how long to wait before reconnecting.
-      res.write('retry: 2000\n\n');
-      const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), options.keepAliveMs ?? 15_000);
-      let ended = false;
-      const end = () => {
-        if (ended) return;
-        ended = true;
-        clearInterval(keepAlive);
-        open.delete(end);
-        abort.abort();
-        res.end();
-      };
-      open.add(end);
-      request.raw.on('close', end);
-      res.on('close', end);
-      try {
-        for await (const event of followRunEvents(options.temporal, id, { after, runId, signal: abort.signal })) {
-          if (ended) break;
-          res.write(`id: ${event.seq}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`);
-        }
-      } catch (err) {
-        if (!ended) {
-          request.log.warn({ err: (err as Error).message, id }, 'event stream broken off');
-          res.write(
-            `event: error\ndata: ${JSON.stringify({ stage: 'error', error: 'the event stream broke off; reconnect with Last-Event-ID' })}\n\n`,
-          );
-        }
-      } finally {
-        end();
-      }
+      await send(
+        request,
+        reply,
+        (signal) => followRunEvents(options.temporal, id, { after, runId, signal }),
+        { stage: 'error', error: 'the event stream broke off; reconnect with Last-Event-ID' },
+        { id },
+      );
     },
   );
 };

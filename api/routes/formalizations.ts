@@ -17,7 +17,18 @@ import {
   type StartRequest,
 } from '../../client/runs';
 import { HttpProblem, problemResponses, sendProblem } from '../problem';
-import { CancelSchema, ID_MAX, ID_PATTERN, OutcomeSchema, RunListSchema, RunViewSchema, StartedSchema, StatusSchema } from '../schemas';
+import {
+  CancelSchema,
+  ID_MAX,
+  ID_PATTERN,
+  idempotencyHeaders,
+  OutcomeSchema,
+  requestedId,
+  RunListSchema,
+  RunViewSchema,
+  StartedSchema,
+  StatusSchema,
+} from '../schemas';
 import type { RunLinker } from '../links';
 import { startRequestProblem } from '../../common/run-config';
 import type { LlmCallPolicy } from '../../common/llm-call-policy';
@@ -70,11 +81,7 @@ function startBody(maxStatementChars: number, libraries: readonly string[]) {
   );
 }
 
-const StartHeaders = Type.Object({
-  'idempotency-key': Type.Optional(
-    Type.String({ minLength: 1, maxLength: ID_MAX, pattern: ID_PATTERN, description: 'Used as the run id when the body has none' }),
-  ),
-});
+const StartHeaders = idempotencyHeaders('run');
 
 export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: ID_MAX }) });
 
@@ -115,14 +122,7 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
     },
     async (request, reply) => {
       const input = request.body as Static<typeof body>;
-      const key = (request.headers as Static<typeof StartHeaders>)['idempotency-key'];
-      if (key && input.id && key !== input.id) {
-        throw new HttpProblem(
-          400,
-          `the Idempotency-Key header ("${key}") and "id" ("${input.id}") differ; send one, or the same value in both`,
-        );
-      }
-      const chosenId = input.id ?? key;
+      const chosenId = requestedId(request.headers, input.id);
       // The rules across fields, shared with the MCP tool `formalize`.
       const refused = startRequestProblem(input, options);
       if (refused) throw new HttpProblem(refused.status, refused.message);
