@@ -192,7 +192,9 @@ export async function* followChecks(
   options: { after?: number; signal?: AbortSignal; pollMs?: number } = {},
 ): AsyncGenerator<CheckEvent> {
   const handle = client.workflow.getHandle(id);
-  let seq = options.after ?? 0;
+  // A batch has at most MAX_CHECK_STATEMENTS + 1 events: a reader's `after` past that is the end,
+  // and the end event's number stays a small integer whatever it sent.
+  let seq = Math.min(options.after ?? 0, MAX_CHECK_STATEMENTS + 1);
   while (!options.signal?.aborted) {
     const description = await handle.describe();
     const status = statusOf(description.status.name);

@@ -239,6 +239,10 @@ describe('POST /v1/checks', () => {
       // After the end, the stream replays from Last-Event-ID.
       const again = await readEvents(`${base}${started.links.events}?after=45`);
       expect(again.map((e) => e.event)).toEqual([...Array(5).fill('check.finished'), 'checks.completed']);
+      // A resume point past the end (Schemathesis sent 1.6e24) gives the end event, numbered as an integer.
+      const past = await readEvents(`${base}${started.links.events}?after=1591150964022069000000000`);
+      expect(past.map((e) => e.event)).toEqual(['checks.completed']);
+      expect(past[0]!.id).toMatch(/^[0-9]+$/);
     } finally {
       for (const child of children.splice(0)) await kill(child);
       mainWorker!.shutdown();
