@@ -64,7 +64,8 @@ function describe(index: number, result: CheckItemResult): string {
   if (result.status === 'refused' && result.reason) line += ` (${result.reason})`;
   else if (result.error) line += ` (${result.error})`;
   else if (firstError) line += ` (${firstError.line}:${firstError.column}: ${firstError.text.split('\n')[0]})`;
-  return `${line} [${result.durationMs} ms]`;
+  const memory = result.peakRssMb !== undefined ? `, peak ${result.peakRssMb} MB` : '';
+  return `${line} [${result.durationMs} ms${memory}]`;
 }
 
 export async function checkCommand(file: string, opts: { json?: boolean }): Promise<void> {

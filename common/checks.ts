@@ -35,6 +35,9 @@ export interface CheckItemResult {
   /** Why the statement was refused or not checked, in words. */
   reason?: string;
   durationMs: number;
+  /** Peak resident memory (MB) of the Lean REPL while it checked the statement (see
+   * CompileResult.peakRssMb); absent when Lean did not run or the platform cannot tell. */
+  peakRssMb?: number;
   /** With a gold statement and a compiled statement: whether Lean proved both directions. */
   equivalent?: boolean;
   equivalence?: EquivalenceResult;
@@ -86,6 +89,7 @@ export function checkItemResult(item: CheckItem, compile: CompileResult, equival
     messages: compile.messages,
     ...(compile.reason ? { reason: compile.reason } : {}),
     durationMs: compile.durationMs,
+    ...(compile.peakRssMb !== undefined ? { peakRssMb: compile.peakRssMb } : {}),
     ...(equivalence ? { equivalent: equivalence.equivalent, equivalence } : {}),
   };
 }

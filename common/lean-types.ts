@@ -25,6 +25,9 @@ export interface CompileResult {
   /** Why the check was skipped or refused, in words. */
   reason?: string;
   durationMs: number;
+  /** Peak resident memory (MB) of the REPL's processes while Lean checked the statement, the
+   * imported header's memory included; absent when nothing ran or the platform cannot tell. */
+  peakRssMb?: number;
 }
 
 export interface InspectNameInput {

@@ -231,6 +231,7 @@ export const checkLeanOutput = {
   messages: z.array(leanMessage),
   reason: z.string().optional(),
   durationMs: z.number(),
+  peakRssMb: z.number().optional().describe('Peak resident memory (MB) of the Lean REPL while it checked the statement'),
   equivalent: z.boolean().optional().describe('With gold: whether Lean proved both directions'),
   equivalence: z.object({ equivalent: z.boolean() }).loose().optional(),
   error: z.string().optional(),

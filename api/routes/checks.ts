@@ -81,6 +81,7 @@ const CheckResultSchema = Type.Object(
     messages: Type.Array(LeanMessageSchema),
     reason: Type.Optional(Type.String()),
     durationMs: Type.Number(),
+    peakRssMb: Type.Optional(Type.Number({ description: 'Peak resident memory (MB) of the Lean REPL while it checked the statement' })),
     equivalent: Type.Optional(Type.Boolean()),
     equivalence: Type.Optional(Type.Object({}, { additionalProperties: true })),
     error: Type.Optional(Type.String()),

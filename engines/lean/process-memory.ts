@@ -1,6 +1,6 @@
 // Resident memory of a REPL's process group, read from /proc (Linux). The REPL runs in its own
 // process group (see ReplProcess), so the group is exactly the shell, `lake env` and Lean.
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 /** Whether /proc can tell us process memory on this platform. */
 export function canMeasureRss(): boolean {
@@ -34,17 +34,45 @@ function rssKb(pid: number): number {
 
 /** Summed resident memory (MB) of every process in process group `pgid`; 0 when unknown. */
 export function groupRssMb(pgid: number): number {
+  return groupPids(pgid).reduce((kb, pid) => kb + rssKb(pid), 0) / 1024;
+}
+
+/** The group's processes (pids) now. */
+function groupPids(pgid: number): number[] {
   let entries: string[];
   try {
     entries = readdirSync('/proc');
   } catch {
-    return 0;
+    return [];
   }
+  return entries.filter((e) => /^\d+$/.test(e) && processGroup(Number(e)) === pgid).map(Number);
+}
+
+/** Resets the peak-resident-memory mark (VmHWM) of every process in group `pgid`, so that a
+ * later `groupPeakMb` tells the peak since now; false when the kernel refused (then the peak
+ * covers the process's whole life and must not be reported as one statement's). Writing 5 to
+ * clear_refs is the kernel's documented way to reset the mark (Linux ≥ 4.0). */
+export function resetGroupPeak(pgid: number): boolean {
+  const pids = groupPids(pgid);
+  if (pids.length === 0) return false;
+  try {
+    for (const pid of pids) writeFileSync(`/proc/${pid}/clear_refs`, '5');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Summed peak resident memory (MB, VmHWM) of the group's processes; 0 when unknown. */
+export function groupPeakMb(pgid: number): number {
   let kb = 0;
-  for (const entry of entries) {
-    if (!/^\d+$/.test(entry)) continue;
-    const pid = Number(entry);
-    if (processGroup(pid) === pgid) kb += rssKb(pid);
+  for (const pid of groupPids(pgid)) {
+    try {
+      const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+      if (match) kb += Number(match[1]);
+    } catch {
+      // exited between listing and reading
+    }
   }
   return kb / 1024;
 }

@@ -15,7 +15,7 @@ import type { CompileResult } from '../../common/lean-types';
 import { importHeader } from './header-import';
 import { buildCheckSource, compileStatus, toLeanMessages, type CheckSource } from './lean-source';
 import type { CheckOptions, LeanRunner, RunnerLog } from './runner-contract';
-import { canMeasureRss, groupRssMb } from './process-memory';
+import { canMeasureRss, groupPeakMb, groupRssMb, resetGroupPeak } from './process-memory';
 import { ReplCrashedError, ReplProcess, ReplTimeoutError } from './repl-process';
 import { isErrorReply, UNKNOWN_ENVIRONMENT, type ReplReply } from './repl-protocol';
 import { DEFAULT_SAFETY_POLICY, screenHeader, screenReplInput, type SafetyPolicy } from './statement-safety';
@@ -109,6 +109,8 @@ export class ReplPool implements LeanRunner {
   private readonly waiters: Waiter[] = [];
   private closed = false;
   private readonly measureRss: boolean;
+  /** /proc tells process memory here: each check reports its peak (with or without a cap). */
+  private readonly procReadable = canMeasureRss();
   /** The configured library header, as the screen rebuilt it. */
   private readonly libraryHeader: string;
   private warmOk = true;
@@ -224,15 +226,19 @@ export class ReplPool implements LeanRunner {
         if (typeof env !== 'number') return env;
         const proc = slot.proc;
         if (!proc) throw poolClosed('The Lean pool is shutting down.');
+        // The peak mark is reset just before the statement, so it tells this statement's peak
+        // (the imported header's memory included: it is resident while Lean checks).
+        const peakFrom = this.procReadable && proc.pid !== undefined && resetGroupPeak(proc.pid) ? proc.pid : undefined;
         const reply = await this.watched(proc, () => proc.request({ cmd: source.body, env }, { timeoutMs, signal: opts.signal }));
         if (isErrorReply(reply) && reply.message === UNKNOWN_ENVIRONMENT && attempt === 0) {
           this.settings.log?.warn({ slot: slot.id, env }, 'Lean REPL forgot an environment; importing the header again');
           slot.headerEnvs.delete(source.header);
           continue;
         }
+        const peakRssMb = peakFrom !== undefined ? Math.round(groupPeakMb(peakFrom)) : 0;
         slot.uses++;
         this.afterCheck(slot);
-        return resultOf(reply);
+        return { ...resultOf(reply), ...(peakRssMb > 0 ? { peakRssMb } : {}) };
       }
     } catch (error) {
       if (error instanceof ReplTimeoutError) {

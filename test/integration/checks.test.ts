@@ -212,6 +212,7 @@ describe('POST /v1/checks', () => {
           reason?: string;
           messages: unknown[];
           durationMs: number;
+          peakRssMb?: number;
         }[];
       };
       expect(view.status).toBe('completed');
@@ -221,6 +222,10 @@ describe('POST /v1/checks', () => {
         expect(result.compiled, result.id).toBe(expected[i]!.status === 'ok');
         expect(result.equivalent, result.id).toBe(expected[i]!.equivalent);
         expect(typeof result.durationMs).toBe('number');
+        // Lean's (the fake REPL's) peak memory for every statement that reached it; none for the
+        // refused one.
+        if (result.status === 'refused') expect(result.peakRssMb, result.id).toBeUndefined();
+        else expect(result.peakRssMb, result.id).toBeGreaterThan(0);
       });
       const hostile = view.results.find((r) => r.id === 'hostile')!;
       expect(hostile.reason).toMatch(/^statement is refused before Lean \(line 1, column 9\): `#eval` runs code/);

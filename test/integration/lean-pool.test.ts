@@ -139,6 +139,22 @@ describe('ReplPool', () => {
     for (const list of byPid(fake.events(), 'body').values()) expect(list.length).toBeLessThan(5);
   });
 
+  it("reports each check's peak memory, read from the REPL's processes", async () => {
+    // Each command keeps 60 MB resident: the third statement's peak is at least 120 MB above
+    // the first's (two more commands' worth), with or without a cap configured.
+    const { pool } = setup({ memoryPerCommandMb: 60 }, { size: 1 });
+    const peaks: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const result = await pool.check(theorem(`m${i}`));
+      expect(result.status).toBe('ok');
+      expect(result.peakRssMb).toBeGreaterThan(60);
+      peaks.push(result.peakRssMb!);
+    }
+    expect(peaks[2]! - peaks[0]!).toBeGreaterThanOrEqual(110);
+    // A refused statement never reached Lean: no memory to report.
+    expect((await pool.check('#eval 1')).peakRssMb).toBeUndefined();
+  });
+
   it('kills a check whose memory passes the cap while it runs, and says so', async () => {
     // The check would take 30 s; it must end well before (spawning the process included, on a
     // busy machine), killed by the watcher, and never be answered by the REPL.
