@@ -5,7 +5,7 @@ import { Context, heartbeat, sleep } from '@temporalio/activity';
 import type { RecordedRun, RecordRunInput, SweepActivities } from '../common/sweep';
 import type { FormalizeResult } from '../common/run-types';
 import type { ResultsDb } from '../engines/results/results-db';
-import { failedRecord, recordFromResult, type RunIdentity } from '../engines/sweeps/record';
+import { failedRecord, missingRecord, recordFromResult, type RunIdentity } from '../engines/sweeps/record';
 import { SqlReplyLedger } from '../engines/results/llm-ledger';
 
 export interface SweepActivityDeps {
@@ -29,6 +29,10 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
     async recordSweepRun(input: RecordRunInput): Promise<RecordedRun> {
       return withTotals(input, await recordRun(input));
     },
+
+    async sweepPredictions({ sweepId, config, from, count }) {
+      return db.predictions(sweepId, config, from, count);
+    },
   };
 
   async function recordRun(input: RecordRunInput): Promise<RecordedRun> {
@@ -42,6 +46,10 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
       sample: input.sample,
       workflowId: input.workflowId,
     };
+    if (input.missingPrediction) {
+      await db.recordRun(missingRecord(id, new Date()));
+      return { workflowId: input.workflowId, outcome: 'missing', finished: true };
+    }
     let failure = input.failure;
     let result: FormalizeResult | undefined = input.result;
     if (failure === undefined && result === undefined) {
