@@ -95,11 +95,11 @@ export function parsePredictions(bytes: Buffer | string, source: PredictionsSour
     const record = raw as Record<string, unknown>;
     const id = record[fields.id];
     if (id === undefined || id === null) throw problem(path, line, fields.id, 'missing (the item id)');
-    if (typeof id !== 'string') throw problem(path, line, fields.id, `the item id is a ${typeOf(id)}, not a string`);
+    if (typeof id !== 'string') throw problem(path, line, fields.id, `the item id is ${typeOf(id)}, not a string`);
     if (id.trim() === '') throw problem(path, line, fields.id, 'the item id is empty');
     const statement = record[fields.statement];
     if (statement === undefined || statement === null) throw problem(path, line, fields.statement, 'missing (the Lean statement)');
-    if (typeof statement !== 'string') throw problem(path, line, fields.statement, `the statement is a ${typeOf(statement)}, not a string`);
+    if (typeof statement !== 'string') throw problem(path, line, fields.statement, `the statement is ${typeOf(statement)}, not a string`);
     if (statement.length > SCREEN_LIMITS.maxChars)
       throw problem(
         path,
@@ -140,8 +140,9 @@ export function parsePredictions(bytes: Buffer | string, source: PredictionsSour
   return { sha256, entries, ignored };
 }
 
+/** What a JSON value is, with its article: `a number`, `an object`, `a list`. */
 function typeOf(v: unknown): string {
-  return Array.isArray(v) ? 'list' : typeof v === 'object' ? 'object' : typeof v;
+  return Array.isArray(v) ? 'a list' : typeof v === 'object' ? 'an object' : `a ${typeof v}`;
 }
 
 /** The note on lines ignored for naming items outside the selection, or null. */
