@@ -194,7 +194,8 @@ export function sweepFileJsonSchema(): Record<string, unknown> {
     ...schema,
     description:
       'A sweep file. Also checked: "configurations" or "factorial" is present; the jsonl format has "fields"; "seed" comes with "limit"; ' +
-      '"ids" is not combined with limit, offset or seed; agent settings are consistent (as for a run\'s config).',
+      '"ids" is not combined with limit, offset or seed; agent settings are consistent (as for a run\'s config); ' +
+      'a configuration with "predictions" (statements read from a JSONL file) sets only judge, models.judge, providers.judge, cache, temperature, tokenBudget and costBudgetUsd.',
   };
 }
 

@@ -6,7 +6,7 @@
 // must refuse before Lean. Malformed files stop `sweep start` before anything starts, naming
 // FILE:LINE: field: problem.
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -22,6 +22,7 @@ import { renderSweepReportAs } from '../../engines/report/write-report';
 import type { BenchmarkItem } from '../../common/sweep';
 import { createStack, startTemporal, type TestStack } from '../helpers/stack';
 import { publicData } from '../helpers/public-data';
+import { buildServer } from '../../api/server';
 import { recordHistory } from '../helpers/history';
 
 const run = promisify(execFile);
@@ -229,14 +230,29 @@ describe('a predictions configuration', () => {
     const [a, b] = items.map((i) => i.id) as [string, string];
     const cases: { name: string; lines: unknown[]; says: RegExp }[] = [
       { name: 'bad-json', lines: [{ name: a, k: 0, lean4: 't' }, '{"name": oops'], says: /bad-json\.jsonl:2: \(line\): not JSON/ },
-      { name: 'no-id', lines: [{ name: a, k: 0, lean4: 't' }, { k: 0, lean4: 't' }], says: /no-id\.jsonl:2: name: missing/ },
+      {
+        name: 'no-id',
+        lines: [
+          { name: a, k: 0, lean4: 't' },
+          { k: 0, lean4: 't' },
+        ],
+        says: /no-id\.jsonl:2: name: missing/,
+      },
       { name: 'number', lines: [{ name: a, k: 0, lean4: 42 }], says: /number\.jsonl:1: lean4: the statement is a number, not a string/ },
       {
         name: 'twice',
-        lines: [{ name: a, k: 0, lean4: 't' }, { name: b, k: 0, lean4: 't' }, { name: a, k: 0, lean4: 'u' }],
+        lines: [
+          { name: a, k: 0, lean4: 't' },
+          { name: b, k: 0, lean4: 't' },
+          { name: a, k: 0, lean4: 'u' },
+        ],
         says: /twice\.jsonl:3: name: the item and sample 0 repeat line 1/,
       },
-      { name: 'range', lines: [{ name: a, k: 2, lean4: 't' }], says: /range\.jsonl:1: k: sample 2 is out of range: the sweep has samples: 2/ },
+      {
+        name: 'range',
+        lines: [{ name: a, k: 2, lean4: 't' }],
+        says: /range\.jsonl:1: k: sample 2 is out of range: the sweep has samples: 2/,
+      },
       { name: 'elsewhere', lines: [{ name: 'Not.An.Item', k: 0, lean4: 't' }], says: /elsewhere\.jsonl: no line names an item/ },
     ];
     for (const c of cases) {
@@ -261,5 +277,73 @@ describe('a predictions configuration', () => {
     const wrong = await cli('sweep', 'start', extra);
     expect(wrong.code).toBe(1);
     expect(wrong.stderr).toMatch(/configurations\.herald\.topK: does not apply to a predictions configuration/);
+  }, 300_000);
+
+  it('starts over HTTP from a file in the data directory, stores its statements and reports beside a generated configuration', async () => {
+    const [a, b] = items.map((i) => i.id) as [string, string];
+    // The API reads files from its data directory only: the benchmark and the predictions there.
+    const apiData = join(dir, 'api-data');
+    mkdirSync(apiData);
+    copyFileSync(join(DATA, 'connf', 'benchmark.dev.jsonl'), join(apiData, 'connf.dev.jsonl'));
+    writeFileSync(
+      join(apiData, 'preds.jsonl'),
+      jsonl([
+        { id: a, statement: items[0]!.goldStatement },
+        { id: 'Elsewhere.x', statement: 't' },
+      ]),
+    );
+    const app = await buildServer({
+      temporal: stack.client,
+      libraries: ['connf'],
+      defaultLibrary: 'connf',
+      maxStatementChars: 20_000,
+      readiness: async () => ({ ready: true, checks: {}, missing: [] }),
+      pressure: { maxEventLoopDelayMs: 0 },
+      temporalUiUrl: 'http://127.0.0.1:8233',
+      sweeps: { results: stack.results, dataDir: apiData },
+    });
+    try {
+      const response = await app.inject({
+        method: 'POST',
+        url: '/v1/sweeps?id=pred-api',
+        headers: { 'content-type': 'application/json' },
+        payload: JSON.stringify({
+          benchmark: { path: 'connf.dev.jsonl', format: 'rautoformalizer', limit: 2 },
+          library: 'connf',
+          configurations: {
+            zero: { retrieval: 'none', illustrate: false, repairRounds: 0, judge: false },
+            mine: { predictions: { path: 'preds.jsonl', format: 'jsonl', fields: { id: 'id', statement: 'statement' } }, judge: false },
+          },
+        }),
+      });
+      expect(response.statusCode, response.body).toBe(202);
+      expect(response.json()).toMatchObject({
+        id: 'pred-api',
+        total: 4,
+        configurations: ['zero', 'mine'],
+        notes: [`"preds.jsonl": 1 line name items outside the sweep's selection and are ignored (the first: line 2)`],
+      });
+      // Stored when the sweep started: one statement, for the first item; the second is missing.
+      expect(await stack.results.predictions('pred-api', 'mine')).toEqual([{ ord: 0, sample: 0, statement: items[0]!.goldStatement }]);
+      const final = await stack.withWorkers(() => stack.client.workflow.getHandle('pred-api').result() as Promise<SweepProgress>);
+      expect(final).toMatchObject({ status: 'completed', total: 4, done: 4 });
+      const mine = (await stack.results.runs('pred-api', 'mine')).map((r) => [r.item, r.outcome, r.compiled, r.equivalent]);
+      expect(mine).toEqual(
+        expect.arrayContaining([
+          [a, 'compiled', true, true],
+          [b, 'missing', false, null],
+        ]),
+      );
+      const report = await app.inject({ method: 'GET', url: '/v1/sweeps/pred-api/report?format=json' });
+      expect(report.statusCode).toBe(200);
+      const data = report.json() as { comparisons: { a: string; b: string; metric: string }[] };
+      // (Configurations in the report's order, which is by name here.)
+      const paired = data.comparisons.filter(
+        (cmp) => new Set([cmp.a, cmp.b]).size === 2 && [cmp.a, cmp.b].every((x) => x === 'zero' || x === 'mine'),
+      );
+      expect(paired.map((cmp) => cmp.metric)).toContain('typecheck@1');
+    } finally {
+      await app.close();
+    }
   }, 300_000);
 });

@@ -84,7 +84,9 @@ describe('POST /v1/sweeps predictions files', () => {
     expect(await refusal('link.jsonl')).toBe(
       'configurations.herald.predictions.path: "link.jsonl" leads outside the data directory (through a symbolic link); over HTTP a predictions file is read from the data directory only',
     );
-    expect(await refusal('nowhere.jsonl')).toBe('configurations.herald.predictions.path: no such file in the data directory: "nowhere.jsonl"');
+    expect(await refusal('nowhere.jsonl')).toBe(
+      'configurations.herald.predictions.path: no such file in the data directory: "nowhere.jsonl"',
+    );
   });
 
   it('names the malformed line and field without quoting the file', async () => {

@@ -5,9 +5,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ignoredNote, parsePredictions, PredictionsError, readPredictions } from '../../engines/sweeps/predictions';
-import { parseSweep, SweepFileError, type PredictionsSource } from '../../engines/sweeps/sweep-file';
+import { parseSweep, readSweepFile, SweepFileError, type PredictionsSource } from '../../engines/sweeps/sweep-file';
 import { configHash } from '../../engines/sweeps/config-hash';
 import { sweepCells } from '../../client/sweeps';
 import { recordFromResult, missingRecord } from '../../engines/sweeps/record';
@@ -91,7 +92,9 @@ describe('a predictions file', () => {
     expect(ignoredNote(set, 'herald.jsonl')).toBe(
       "herald.jsonl: 2 lines name items outside the sweep's selection and are ignored (the first: line 1)",
     );
-    expect(problem(lines({ name: 'Other.x', k: 0, lean4: 't' }, { name: 'Other.x', k: 0, lean4: 'u' }))).toMatch(/:2: name: .* repeat line 1/);
+    expect(problem(lines({ name: 'Other.x', k: 0, lean4: 't' }, { name: 'Other.x', k: 0, lean4: 'u' }))).toMatch(
+      /:2: name: .* repeat line 1/,
+    );
     expect(problem(lines({ name: 'Other.x', k: 0, lean4: 't' }))).toBe(
       '/p/herald.jsonl: no line names an item of the sweep\'s benchmark selection (item ids are read from the field "name")',
     );
@@ -120,13 +123,21 @@ describe('a predictions configuration in a sweep file', () => {
 
   it('resolves its path as benchmark paths are, and keeps the judge settings', () => {
     const spec = parseSweep(
-      file({ drift: {}, herald: { ...herald, judge: true, models: { judge: 'o3' } }, kimina: { predictions: { ...herald.predictions, path: '$DATA/k.jsonl' } } }),
+      file({
+        drift: {},
+        herald: { ...herald, judge: true, models: { judge: 'o3' } },
+        kimina: { predictions: { ...herald.predictions, path: '$DATA/k.jsonl' } },
+      }),
       '/tmp/s/sweep.yaml',
       { dataDir: '/data' },
     );
     expect(spec.configurations).toEqual([
       { name: 'drift', config: {} },
-      { name: 'herald', config: { judge: true, models: { judge: 'o3' } }, predictions: { ...herald.predictions, path: '/tmp/s/herald.jsonl' } },
+      {
+        name: 'herald',
+        config: { judge: true, models: { judge: 'o3' } },
+        predictions: { ...herald.predictions, path: '/tmp/s/herald.jsonl' },
+      },
       { name: 'kimina', config: {}, predictions: { ...herald.predictions, path: '/data/k.jsonl' } },
     ]);
   });
@@ -141,15 +152,33 @@ describe('a predictions configuration in a sweep file', () => {
       }
       throw new Error('expected a refusal');
     };
-    expect(refused({ herald: { ...herald, topK: 5 } })).toMatch(/configurations\.herald\.topK: does not apply to a predictions configuration/);
+    expect(refused({ herald: { ...herald, topK: 5 } })).toMatch(
+      /configurations\.herald\.topK: does not apply to a predictions configuration/,
+    );
     expect(refused({ herald: { ...herald, models: { formalizer: 'x' } } })).toMatch(
       /configurations\.herald\.models\.formalizer: a predictions configuration calls only the judge/,
     );
-    expect(refused({ herald: { predictions: { ...herald.predictions, format: 'csv' } } })).toMatch(/configurations\.herald\.predictions\.format/);
+    expect(refused({ herald: { predictions: { ...herald.predictions, format: 'csv' } } })).toMatch(
+      /configurations\.herald\.predictions\.format/,
+    );
     expect(refused({ herald: { predictions: { ...herald.predictions, fields: { id: 'name' } } } })).toMatch(
       /configurations\.herald\.predictions\.fields\.statement/,
     );
     expect(refused({ herald: { predictions: { ...herald.predictions, where: 'x' } } })).toMatch(/unknown field "where"/);
+  });
+
+  it('ships an example: a predictions file of gold statements beside DRIFT', async () => {
+    const dir = fileURLToPath(new URL('../../sweeps/', import.meta.url));
+    const spec = await readSweepFile(join(dir, 'connf-predictions.yaml'), { dataDir: '/data' });
+    const gold = spec.configurations.find((c) => c.name === 'gold')!;
+    expect(gold.predictions).toEqual({
+      path: join(dir, 'connf-gold.predictions.jsonl'),
+      format: 'jsonl',
+      fields: { id: 'name', statement: 'lean4' },
+    });
+    const set = await readPredictions(gold.predictions!, { items: ['ConNF.mem_cloud', 'ConNF.cloud_empty', 'ConNF.other'], samples: 1 });
+    expect(set.entries.map((e) => e.item)).toEqual(['ConNF.mem_cloud', 'ConNF.cloud_empty']);
+    expect(set.ignored.lines).toBe(2);
   });
 
   it('hashes the file content into the configuration hash, so --reuse never matches another file', () => {
@@ -179,7 +208,14 @@ describe('records of predictions units', () => {
 
   it('records a missing unit as a failure of every rate, left out of retrieval and latency', () => {
     const missing = missingRecord(id, new Date(0));
-    expect(missing).toMatchObject({ outcome: 'missing', source: 'predictions', compiled: false, checked: false, equivalent: null, faithful: null });
+    expect(missing).toMatchObject({
+      outcome: 'missing',
+      source: 'predictions',
+      compiled: false,
+      checked: false,
+      equivalent: null,
+      faithful: null,
+    });
     const evaluated = recordFromResult(
       { ...id, item: { ...id.item, id: 'A.two' }, workflowId: 's/herald/A.two/0' },
       {
