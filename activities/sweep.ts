@@ -2,6 +2,7 @@
 // writing each finished child's record once (idempotent, keyed by the child's workflow ID).
 import { rootCauseMessage } from '../common/failures';
 import { Context, heartbeat, sleep } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/common';
 import type { RecordedRun, RecordRunInput, SweepActivities } from '../common/sweep';
 import type { FormalizeResult } from '../common/run-types';
 import type { ResultsDb } from '../engines/results/results-db';
@@ -56,7 +57,16 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
       const handle = Context.current().client.workflow.getHandle(input.workflowId);
       const deadline = Date.now() + (input.waitMs ?? 0);
       for (;;) {
-        const status = (await handle.describe()).status.name;
+        let status: string;
+        try {
+          status = (await handle.describe()).status.name;
+        } catch (err) {
+          // Never started (the sweep continued as new while the unit was still being prepared):
+          // the workflow starts it.
+          if (err instanceof WorkflowNotFoundError)
+            return { workflowId: input.workflowId, outcome: 'failed', finished: false, missing: true };
+          throw err;
+        }
         if (status === 'RUNNING') {
           if (Date.now() >= deadline) return { workflowId: input.workflowId, outcome: 'failed', finished: false };
           heartbeat();

@@ -218,20 +218,20 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
    * when the file has none for the unit. Generated cells choose without awaiting anything. */
   const unitChild = (cell: SweepCell, item: BenchmarkItem, index: number, sample: number): UnitChoice | Promise<UnitChoice> => {
     const config = resolveRunConfig(cell.config);
-    const run: FormalizeInput = {
-      statement: item.informal,
-      library: input.library,
-      config,
-      leanTaskQueue: input.leanTaskQueue ?? LEAN_TASK_QUEUE,
-      ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
-      ...(input.llm ? { llm: input.llm } : {}),
-      // k samples of an item are k different LLM cache entries (and the same k on a re-run).
-      ...(sample ? { sample } : {}),
-    };
     if (cell.predictionsFile) {
       return predictionAt(cell.name, index, sample).then((formalStatement): UnitChoice => {
         if (formalStatement === undefined) return { missing: true };
-        const evaluate: EvaluateStatementInput = { ...run, formalStatement };
+        // No retrieval, so no exclusions, gold premises or index version: the statement is given.
+        const evaluate: EvaluateStatementInput = {
+          statement: item.informal,
+          formalStatement,
+          library: input.library,
+          config,
+          leanTaskQueue: input.leanTaskQueue ?? LEAN_TASK_QUEUE,
+          ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
+          ...(input.llm ? { llm: input.llm } : {}),
+          ...(sample ? { sample } : {}),
+        };
         return { type: 'evaluateStatement', args: evaluate };
       });
     }
@@ -244,10 +244,11 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       exclude: [item.id],
       leaveOut: input.leaveOut,
       goldPremises: item.goldPremises,
-      leanTaskQueue: run.leanTaskQueue,
+      leanTaskQueue: input.leanTaskQueue ?? LEAN_TASK_QUEUE,
       ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
       ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
       ...(input.llm ? { llm: input.llm } : {}),
+      // k samples of an item are k different LLM cache entries (and the same k on a re-run).
       ...(sample ? { sample } : {}),
     };
     return { type: workflowTypeFor(config), args: child };
@@ -255,15 +256,15 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
 
   const startUnit = async (id: RecordRunInput, item: BenchmarkItem, index: number): Promise<RecordedRun> => {
     const cell = input.cells.find((c) => c.name === id.cell.name)!;
-    const chosen = unitChild(cell, item, index, id.sample);
-    const choice = chosen instanceof Promise ? await chosen : chosen;
-    // Nothing to run: the unit's record says the file had no statement for it.
-    if ('missing' in choice) return recordSweepRun({ ...id, missingPrediction: true, ...(input.budget ? { totals: true } : {}) });
     let handle: ChildWorkflowHandle<(input: FormalizeInput) => Promise<unknown>>;
-    // Counted until the start is confirmed: the sweep never continues as new with a start
-    // still in flight.
+    // Counted until the start is confirmed (or a predictions unit's statement is read and, when
+    // missing, its record written): the sweep never continues as new with a start in flight.
     starting++;
     try {
+      const chosen = unitChild(cell, item, index, id.sample);
+      const choice = chosen instanceof Promise ? await chosen : chosen;
+      // Nothing to run: the unit's record says the file had no statement for it.
+      if ('missing' in choice) return await recordSweepRun({ ...id, missingPrediction: true, ...(input.budget ? { totals: true } : {}) });
       // Agent cells run the tool-calling loop; its result has the same shape.
       handle = await startChild(choice.type, {
         workflowId: id.workflowId,
