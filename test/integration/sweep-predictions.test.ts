@@ -226,6 +226,26 @@ describe('a predictions configuration', () => {
     expect(JSON.stringify(input.sweep.configurations?.herald)).toContain('herald.jsonl');
   }, 600_000);
 
+  it('continues as new with predictions units in flight and still records each unit once', async () => {
+    // The file of the first test; a history limit that makes the sweep continue as new often.
+    const file = sweepFile('alone.yaml', 'herald.jsonl', { alone: true });
+    const started = await cli('sweep', 'start', file, '--id', 'pred-can', '--history-limit', '30');
+    expect(started.code, started.stderr).toBe(0);
+    const final = await stack.withWorkers(() => stack.client.workflow.getHandle('pred-can').result() as Promise<SweepProgress>);
+    expect(final).toMatchObject({ status: 'completed', total: 10, done: 10, failed: 0 });
+    expect(final.generation).toBeGreaterThan(0);
+    const runs = await stack.results.runs('pred-can');
+    expect(runs).toHaveLength(10);
+    expect(new Set(runs.map((r) => `${r.item}/${r.sample}`)).size).toBe(10);
+    const count = (outcome: string) => runs.filter((r) => r.outcome === outcome).length;
+    expect([count('missing'), count('refused'), count('not-compiled')]).toEqual([3, 2, 2]);
+    // The same file, the same configuration hash as in the first sweep: --reuse would match it.
+    const first = (await stack.results.getSweep('pred-sweep'))!.cells.find((c) => c.name === 'herald')!;
+    const again = (await stack.results.getSweep('pred-can'))!.cells.find((c) => c.name === 'herald')!;
+    expect(again.hash).toBe(first.hash);
+    expect(again.predictionsFile).toEqual({ sha256: first.predictionsFile!.sha256, statements: 7 });
+  }, 300_000);
+
   it('stops `sweep start` at a malformed line, naming FILE:LINE: field: problem, before anything starts', async () => {
     const [a, b] = items.map((i) => i.id) as [string, string];
     const cases: { name: string; lines: unknown[]; says: RegExp }[] = [

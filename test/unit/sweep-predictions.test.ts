@@ -189,6 +189,9 @@ describe('a predictions configuration in a sweep file', () => {
     const other = sweepCells(spec, 'v1', new Map([['herald', set(lines({ name: 'A.one', k: 0, lean4: 'u' }))]]));
     expect(one[0]!.hash).toBe(same[0]!.hash);
     expect(one[0]!.hash).not.toBe(other[0]!.hash);
+    // The index version and leave-out policy say nothing about a file's statements.
+    const read = new Map([['herald', set(lines({ name: 'A.one', k: 0, lean4: 't' }))]]);
+    expect(sweepCells({ ...spec, leaveOut: 'file' }, undefined, read)[0]!.hash).toBe(one[0]!.hash);
     expect(one[0]!.predictionsFile).toEqual({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/), statements: 1 });
     // Not the hash of a generated cell with the same (judge) settings.
     expect(one[0]!.hash).not.toBe(configHash({ config: {}, library: 'connf', indexVersion: 'v1', leaveOut: 'item' }));
