@@ -2,10 +2,11 @@
 // writing each finished child's record once (idempotent, keyed by the child's workflow ID).
 import { rootCauseMessage } from '../common/failures';
 import { Context, heartbeat, sleep } from '@temporalio/activity';
+import { WorkflowNotFoundError } from '@temporalio/common';
 import type { RecordedRun, RecordRunInput, SweepActivities } from '../common/sweep';
 import type { FormalizeResult } from '../common/run-types';
 import type { ResultsDb } from '../engines/results/results-db';
-import { failedRecord, recordFromResult, type RunIdentity } from '../engines/sweeps/record';
+import { failedRecord, missingRecord, recordFromResult, type RunIdentity } from '../engines/sweeps/record';
 import { SqlReplyLedger } from '../engines/results/llm-ledger';
 
 export interface SweepActivityDeps {
@@ -29,6 +30,10 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
     async recordSweepRun(input: RecordRunInput): Promise<RecordedRun> {
       return withTotals(input, await recordRun(input));
     },
+
+    async sweepPredictions({ sweepId, config, from, count }) {
+      return db.predictions(sweepId, config, from, count);
+    },
   };
 
   async function recordRun(input: RecordRunInput): Promise<RecordedRun> {
@@ -42,13 +47,26 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
       sample: input.sample,
       workflowId: input.workflowId,
     };
+    if (input.missingPrediction) {
+      await db.recordRun(missingRecord(id, new Date()));
+      return { workflowId: input.workflowId, outcome: 'missing', finished: true };
+    }
     let failure = input.failure;
     let result: FormalizeResult | undefined = input.result;
     if (failure === undefined && result === undefined) {
       const handle = Context.current().client.workflow.getHandle(input.workflowId);
       const deadline = Date.now() + (input.waitMs ?? 0);
       for (;;) {
-        const status = (await handle.describe()).status.name;
+        let status: string;
+        try {
+          status = (await handle.describe()).status.name;
+        } catch (err) {
+          // Never started (the sweep continued as new while the unit was still being prepared):
+          // the workflow starts it.
+          if (err instanceof WorkflowNotFoundError)
+            return { workflowId: input.workflowId, outcome: 'failed', finished: false, missing: true };
+          throw err;
+        }
         if (status === 'RUNNING') {
           if (Date.now() >= deadline) return { workflowId: input.workflowId, outcome: 'failed', finished: false };
           heartbeat();

@@ -17,6 +17,7 @@ import { join } from 'node:path';
 import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../client/sweeps';
 import { loadBenchmarks } from '../engines/benchmarks/load';
 import { readSweepFile, type SweepSpec } from '../engines/sweeps/sweep-file';
+import { ignoredNote, readSweepPredictions } from '../engines/sweeps/predictions';
 import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
 import { configRate, type SweepCounts, type SweepProgress } from '../common/sweep';
@@ -80,6 +81,15 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
       `note: ${items.filter((i) => i.goldPremises.length === 0).length} items have no gold premises; oracle retrieval gives them none\n`,
     );
   }
+  // Every line of every predictions file too, against the items and samples.
+  const predictions = await readSweepPredictions(spec.configurations, { items: items.map((i) => i.id), samples: spec.samples }).catch(
+    (err: Error) => fail(err.message),
+  );
+  for (const c of spec.configurations) {
+    const set = predictions.get(c.name);
+    const note = set && c.predictions ? ignoredNote(set, c.predictions.path) : null;
+    if (note) process.stderr.write(`note: ${note}\n`);
+  }
   // The index version a sweep pins when its file names none: the alias's current version.
   const current = spec.indexVersion
     ? undefined
@@ -95,6 +105,7 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
         ...(current ? { currentIndexVersion: current } : {}),
         ...(opts.historyLimit ? { historyLimit: opts.historyLimit } : {}),
         llm: runLlmSettings(cfg),
+        predictions,
       });
     } catch (err) {
       if (err instanceof SweepRequestError) fail(err.message);

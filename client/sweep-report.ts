@@ -1,7 +1,7 @@
 // What a sweep's report is made from: its row in the results database (benchmark, library,
 // index version, configurations, factorial design) and its finished runs. Shared by
 // `driftline sweep report` and `GET /v1/sweeps/:id/report`.
-import type { FactorialDesign } from '../common/sweep';
+import type { FactorialDesign, SweepCell } from '../common/sweep';
 import type { ResultsDb, SweepRow } from '../engines/results/results-db';
 import type { SweepReportInput } from '../engines/report/write-report';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
@@ -9,6 +9,7 @@ import { SqlReplyLedger } from '../engines/results/llm-ledger';
 import { SCREEN_VERSION } from '../engines/lean/statement-safety';
 import { resolveRunConfig } from '../common/run-config';
 import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
 
 const ROOT = new URL('../', import.meta.url);
 
@@ -73,6 +74,22 @@ function describeBenchmarks(spec: Partial<SweepSpec> | undefined): string | unde
     .join('; ');
 }
 
+function describeCell(cell: SweepCell, spec: Partial<SweepSpec> | undefined): unknown {
+  const config = resolveRunConfig(cell.config);
+  if (!cell.predictionsFile) return config;
+  const file = spec?.configurations?.find((c) => c.name === cell.name)?.predictions;
+  return {
+    predictions: {
+      ...(file ? { file: basename(file.path), fields: file.fields } : {}),
+      sha256: cell.predictionsFile.sha256,
+      statements: cell.predictionsFile.statements,
+    },
+    judge: config.judge,
+    ...(config.models?.judge ? { models: { judge: config.models.judge } } : {}),
+    ...(config.providers?.judge ? { providers: { judge: config.providers.judge } } : {}),
+  };
+}
+
 /** The report's input for sweep `id`, or null when the results database has no such sweep. */
 export async function sweepReportInput(
   db: ResultsDb,
@@ -98,8 +115,9 @@ export async function sweepReportInput(
       leaveOut: row.leaveOut,
       samples: row.samples,
       createdAt: row.createdAt,
-      // Resolved with the defaults, so the report says what each configuration ran with.
-      configurations: Object.fromEntries(row.cells.map((c) => [c.name, resolveRunConfig(c.config)])),
+      // Resolved with the defaults, so the report says what each configuration ran with; a
+      // predictions configuration by its file and the judge settings that applied.
+      configurations: Object.fromEntries(row.cells.map((c) => [c.name, describeCell(c, spec)])),
       ...(design ? { design } : {}),
       ...(row.indexVersion ? {} : { notes: ["index version: not pinned (the library alias's version at each run)"] }),
       models: await new SqlReplyLedger(db.driver).sweepModels(id),

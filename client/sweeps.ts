@@ -11,6 +11,7 @@ import { configHash } from '../engines/sweeps/config-hash';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
 import type { ResultsDb, SweepRow } from '../engines/results/results-db';
 import { unitWorkflowId } from '../engines/sweeps/record';
+import type { PredictionSet } from '../engines/sweeps/predictions';
 
 export interface StartSweepOptions {
   id?: string;
@@ -24,6 +25,9 @@ export interface StartSweepOptions {
   historyLimit?: number;
   /** The workers' LLM settings (timeout, re-asks), handed to every run. */
   llm?: LlmCallPolicy;
+  /** The files of the sweep's predictions configurations, read and checked (by configuration
+   * name; engines/sweeps/predictions.ts). Every predictions configuration needs its set. */
+  predictions?: ReadonlyMap<string, PredictionSet>;
 }
 
 export interface StartedSweep {
@@ -50,13 +54,29 @@ export function newSweepId(now = new Date()): string {
   return `sweep-${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
-export function sweepCells(spec: SweepSpec, indexVersion: string | undefined): SweepCell[] {
-  return spec.configurations.map((c) => ({
-    name: c.name,
-    config: c.config,
-    hash: configHash({ config: c.config, library: spec.library, indexVersion, leaveOut: spec.leaveOut }),
-    ...(c.factors ? { factors: c.factors } : {}),
-  }));
+export function sweepCells(
+  spec: SweepSpec,
+  indexVersion: string | undefined,
+  predictions: ReadonlyMap<string, PredictionSet> = new Map(),
+): SweepCell[] {
+  return spec.configurations.map((c) => {
+    const set = predictions.get(c.name);
+    if (c.predictions && !set) throw new SweepRequestError(`configurations.${c.name}: its predictions file was not read`);
+    const file = c.predictions && set ? { sha256: set.sha256, fields: { ...c.predictions.fields } } : undefined;
+    return {
+      name: c.name,
+      config: c.config,
+      hash: configHash({
+        config: c.config,
+        library: spec.library,
+        indexVersion,
+        leaveOut: spec.leaveOut,
+        ...(file ? { predictions: file } : {}),
+      }),
+      ...(c.factors ? { factors: c.factors } : {}),
+      ...(set && c.predictions ? { predictionsFile: { sha256: set.sha256, statements: set.entries.length } } : {}),
+    };
+  });
 }
 
 async function workflowExists(client: Client, id: string): Promise<boolean> {
@@ -113,7 +133,8 @@ export async function startSweep(
   if (!SWEEP_ID.test(id))
     throw new SweepRequestError(`sweep id "${id}": use letters, digits and . _ + = , - (no "/" or spaces), at most 100 characters`);
   const indexVersion = spec.indexVersion ?? options.currentIndexVersion;
-  const cells = sweepCells(spec, indexVersion);
+  const predictions = options.predictions ?? new Map<string, PredictionSet>();
+  const cells = sweepCells(spec, indexVersion, predictions);
   const total = items.length * cells.length * spec.samples;
   if (await workflowExists(client, id)) {
     const row = await db.getSweep(id);
@@ -124,7 +145,7 @@ export async function startSweep(
       total: row.items * row.cells.length * row.samples,
       cells: row.cells,
       reused: [],
-      differences: sweepSpecDifferences(row.spec, spec),
+      differences: [...sweepSpecDifferences(row.spec, spec), ...predictionFileDifferences(row.cells, cells)],
     };
   }
   const row: SweepRow = {
@@ -139,7 +160,7 @@ export async function startSweep(
     createdAt: new Date().toISOString(),
   };
   // A sweep recorded by an earlier attempt whose workflow never started keeps its first record.
-  const { sweep } = await db.createSweep(row, items);
+  const { sweep } = await db.createSweep(row, items, new Map([...predictions].map(([name, set]) => [name, set.entries])));
   const storedItems = sweep.items === items.length ? items : await db.items(id);
   const reused = options.reuse ? await reuseCells(db, sweep, storedItems, options.reuse) : [];
   const input: SweepInput = {
@@ -174,7 +195,14 @@ export async function startSweep(
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError)
-      return { id, existing: true, total, cells: sweep.cells, reused: [], differences: sweepSpecDifferences(sweep.spec, spec) };
+      return {
+        id,
+        existing: true,
+        total,
+        cells: sweep.cells,
+        reused: [],
+        differences: [...sweepSpecDifferences(sweep.spec, spec), ...predictionFileDifferences(sweep.cells, cells)],
+      };
     throw err;
   }
   return { id, existing: false, total, cells: sweep.cells, reused };
@@ -204,10 +232,23 @@ export function sweepSpecDifferences(stored: unknown, wanted: SweepSpec): string
   for (const name of new Set([...before.keys(), ...after.keys()])) {
     const a = before.get(name);
     const b = after.get(name);
-    if (!a || !b || !same(a.config, b.config) || !same(a.factors, b.factors)) differences.push(`configurations.${name}`);
+    if (!a || !b || !same(a.config, b.config) || !same(a.factors, b.factors) || !same(a.predictions, b.predictions))
+      differences.push(`configurations.${name}`);
   }
   if (differences.length === 0 && !same([...before.keys()], [...after.keys()])) differences.push('configurations (order)');
   return differences;
+}
+
+/** Predictions configurations whose file's content differs from the existing sweep's (the same
+ * path may hold another file now). */
+function predictionFileDifferences(stored: readonly SweepCell[], wanted: readonly SweepCell[]): string[] {
+  return wanted
+    .filter(
+      (c) =>
+        c.predictionsFile &&
+        stored.some((s) => s.name === c.name && s.predictionsFile && s.predictionsFile.sha256 !== c.predictionsFile!.sha256),
+    )
+    .map((c) => `configurations.${c.name} (its predictions file changed)`);
 }
 
 const QUERY_TIMEOUT_MS = 2000;

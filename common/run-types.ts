@@ -32,6 +32,13 @@ export interface FormalizeInput {
   sample?: number;
 }
 
+/** What an `evaluateStatement` workflow is started with: a run's input (the informal statement,
+ * the library, the judge's configuration, the gold statement) and a formal statement made
+ * elsewhere (a predictions file), which is screened, compiled, compared and judged as it is. */
+export interface EvaluateStatementInput extends FormalizeInput {
+  formalStatement: string;
+}
+
 export type Stage = 'starting' | 'decompose' | 'retrieve' | 'illustrate' | 'formalize' | 'compile' | 'repair' | 'judge' | 'agent' | 'done';
 
 export interface Progress {
@@ -118,6 +125,8 @@ export interface FormalizeResult {
   usage?: RunUsage;
   /** The run's LLM calls answered from the reply cache, and those sent to a provider. */
   cache?: { hits: number; misses: number };
+  /** `predictions`: the statement was given (workflow `evaluateStatement`), not generated. */
+  source?: 'predictions';
 }
 
 export interface RepairContext {

@@ -11,8 +11,16 @@ export type { LeaveOutPolicy } from './retrieval-types';
 
 /** The outcome of one sweep run: a formalize outcome (`refused`: the screen refused the last
  * attempt before Lean; `refusal` says why), `failed` (the child failed after the sweep's
- * retries; `error` says why), or `budget-exhausted` (a step/token/time budget ran out). */
-export type SweepOutcome = Outcome | 'failed' | 'budget-exhausted';
+ * retries; `error` says why), `budget-exhausted` (a step/token/time budget ran out), or
+ * `missing` (a predictions configuration whose file has no statement for the unit: nothing
+ * ran; it counts as a failure of every rate). */
+export type SweepOutcome = Outcome | 'failed' | 'budget-exhausted' | 'missing';
+
+/** Whether a record describes a run that happened (not `failed`, not `missing`): what latency,
+ * repair and retrieval figures are computed over. */
+export function ranRecord(r: Pick<SweepRunRecord, 'outcome'>): boolean {
+  return r.outcome !== 'failed' && r.outcome !== 'missing';
+}
 
 /** One finished (configuration, item, sample) of a sweep: the row the results database holds,
  * written once, keyed by `workflowId`. Metrics and reports are computed from these alone. */
@@ -68,6 +76,9 @@ export interface SweepRunRecord {
   error?: string;
   /** Copied by `--reuse` from this run of an earlier sweep. */
   reusedFrom?: string;
+  /** `predictions`: the statement was read from a predictions file (no formalize, retrieval or
+   * repair ran); absent: driftline generated it. */
+  source?: 'predictions';
   /** ISO time the record was written. */
   finishedAt: string;
 }
@@ -107,6 +118,26 @@ export interface SweepCell {
   hash: string;
   /** For cells of a factorial design: factor → level (e.g. `{ decompose: 'on' }`). */
   factors?: Record<string, string>;
+  /** A predictions configuration: its statements come from a file, stored in the results
+   * database when the sweep started (engines/sweeps/predictions.ts); the sha256 of the file and
+   * how many statements it gave the sweep's units. Only the judge settings of `config` apply. */
+  predictionsFile?: PredictionsCell;
+}
+
+/** What the sweep workflow knows of a predictions configuration (the statements stay in the
+ * results database and are fetched a page at a time). */
+export interface PredictionsCell {
+  sha256: string;
+  /** Statements stored for the sweep's units (the rest are recorded `missing`). */
+  statements: number;
+}
+
+/** One stored prediction: the statement for a unit of a predictions configuration. */
+export interface UnitPrediction {
+  /** The item's position in the sweep (0-based). */
+  ord: number;
+  sample: number;
+  statement: string;
 }
 
 /** `budget-exhausted`: the sweep's LLM budget was reached; it started no run after that, let the
@@ -242,6 +273,9 @@ export interface RecordRunInput {
   /** The child's result, when the workflow saw it complete; with neither, the activity reads
    * the outcome from Temporal (a child started by an earlier run of the sweep). */
   result?: FormalizeResult;
+  /** A predictions configuration's file has no statement for this unit: no child ran; the
+   * activity writes the unit's `missing` record. */
+  missingPrediction?: boolean;
   /** How long to wait for a child that is still running (0: answer at once). */
   waitMs?: number;
   /** Also answer the sweep's LLM totals so far (a sweep with a budget). */
@@ -252,4 +286,7 @@ export interface RecordRunInput {
 export interface SweepActivities {
   sweepItems(input: { sweepId: string; from: number; count: number }): Promise<BenchmarkItem[]>;
   recordSweepRun(input: RecordRunInput): Promise<RecordedRun>;
+  /** The stored predictions of a predictions configuration for items `from` … `from + count − 1`
+   * (by sweep order), every sample. */
+  sweepPredictions(input: { sweepId: string; config: string; from: number; count: number }): Promise<UnitPrediction[]>;
 }

@@ -2,21 +2,15 @@
 // statement. Deterministic code only: every side effect is an activity. The stages it shares with
 // agent mode (DRIFT context, judge, the end of the run) are in run-core.ts; the draft, compile
 // and repair loop is its own.
-import { ActivityFailure, ApplicationFailure, log, patched } from '@temporalio/workflow';
-import { LLM_FAILURE } from '../common/failures';
-import { refusalLabel, refusalReason } from '../common/verdict';
+import { log, patched, type ActivityFailure } from '@temporalio/workflow';
+import { refusalLabel } from '../common/verdict';
 import { llmMeterFor } from '../common/run-config';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
 import type { CompileResult, EquivalenceResult } from '../common/lean-types';
 import type { Attempt, FormalizeInput, FormalizeResult, JudgeVerdict } from '../common/run-types';
-import { driftContext, finishRun, judgeAndCompare, startRun, type Run } from './run-core';
+import { checkedFrom, driftContext, finishRun, isBudgetExhausted, judgeAndCompare, startRun, type Run } from './run-core';
 
 export { progressQuery } from './run-core';
-
-/** A failure that ends the run `budget-exhausted` rather than failing it. */
-function isBudgetExhausted(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === LLM_FAILURE.budgetExhausted;
-}
 
 /** At most this many unknown identifiers are resolved per repair round. */
 const MAX_NAMES_PER_ROUND = 3;
@@ -46,12 +40,7 @@ export async function formalize(input: FormalizeInput): Promise<FormalizeResult>
       (s) => (statement = s),
       (why) => (repairStopped = why),
     );
-    checked = result.status !== 'skipped' && result.status !== 'refused';
-    compiled = result.status === 'ok';
-    if (result.status === 'refused') {
-      refusal = refusalReason(result);
-      notes.push(`compile: ${refusalLabel(result)} (nothing was sent to Lean)`);
-    } else if (!checked) notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
+    ({ checked, compiled, refusal } = checkedFrom(run, statement, result));
 
     // 5. Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it.
     ({ verdict, equivalent } = await judgeAndCompare(run, { statement, compiled, checked, refusal }, attempts.length - 1));

@@ -3,15 +3,24 @@
 // search attribute, current details, per-stage timings), the DRIFT context stages (decompose,
 // retrieve, illustrate), the judge with the equivalence check beside it, and the end of the run
 // (outcome, usage, search attributes, the result). Deterministic code only.
-import { defineQuery, proxyActivities, setCurrentDetails, setHandler, upsertMemo, upsertSearchAttributes } from '@temporalio/workflow';
-import { NON_RETRYABLE_TYPES } from '../common/failures';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  defineQuery,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  upsertMemo,
+  upsertSearchAttributes,
+} from '@temporalio/workflow';
+import { LLM_FAILURE, NON_RETRYABLE_TYPES } from '../common/failures';
 import { INDEX_KEY, OUTCOME_KEY, STAGE_KEY } from '../common/search-attributes';
 import { runCurrentDetails, type RunState } from '../common/run-metadata';
-import { runOutcome } from '../common/verdict';
+import { refusalLabel, refusalReason, runOutcome } from '../common/verdict';
 import { llmQueueFor, resolveRunConfig } from '../common/run-config';
 import { DEFAULT_LLM_CALL_POLICY, llmActivityTimeoutMs } from '../common/llm-call-policy';
 import type { LeanActivities, MainActivities } from '../common/activities';
-import type { EquivalenceResult } from '../common/lean-types';
+import type { CompileResult, EquivalenceResult } from '../common/lean-types';
 import type { LlmMeter } from '../common/llm-types';
 import type { LlmRole } from '../common/llm-roles';
 import type { Example, LeaveOutPolicy, Premise, SubQuery } from '../common/retrieval-types';
@@ -273,6 +282,24 @@ export interface Checked {
   checked: boolean;
   /** The screen's reason when it refused the statement before Lean. */
   refusal: string | null;
+}
+
+/** What a statement's last compile result says for the judge and the result (who decided), with
+ * a note when the screen refused it or no Lean checked it. */
+export function checkedFrom(run: Run, statement: string, result: CompileResult): Checked {
+  const checked = result.status !== 'skipped' && result.status !== 'refused';
+  const compiled = result.status === 'ok';
+  let refusal: string | null = null;
+  if (result.status === 'refused') {
+    refusal = refusalReason(result);
+    run.notes.push(`compile: ${refusalLabel(result)} (nothing was sent to Lean)`);
+  } else if (!checked) run.notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
+  return { statement, compiled, checked, refusal };
+}
+
+/** A failure that ends the run `budget-exhausted` rather than failing it. */
+export function isBudgetExhausted(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === LLM_FAILURE.budgetExhausted;
 }
 
 /** Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it (only

@@ -31,13 +31,14 @@ import type {
   RecordedRun,
   RecordRunInput,
   SweepActivities,
+  SweepCell,
   SweepCounts,
   SweepCursor,
   SweepInput,
   SweepProgress,
 } from '../common/sweep';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
-import type { FormalizeInput, FormalizeResult } from '../common/run-types';
+import type { EvaluateStatementInput, FormalizeInput, FormalizeResult } from '../common/run-types';
 
 export const sweepProgressQuery = defineQuery<SweepProgress>('progress');
 export const pauseSignal = defineSignal('pause');
@@ -45,7 +46,7 @@ export const resumeSignal = defineSignal('resume');
 export const cancelSignal = defineSignal('cancel');
 
 // The results database may be down for a while (a PostgreSQL restart): keep retrying.
-const { sweepItems, recordSweepRun } = proxyActivities<SweepActivities>({
+const { sweepItems, recordSweepRun, sweepPredictions } = proxyActivities<SweepActivities>({
   startToCloseTimeout: '2m',
   // Both activities heartbeat while they wait; a killed worker is noticed in seconds.
   heartbeatTimeout: '10s',
@@ -54,6 +55,8 @@ const { sweepItems, recordSweepRun } = proxyActivities<SweepActivities>({
 
 /** Items fetched per activity call. */
 const ITEM_PAGE = 100;
+/** Statements of a predictions configuration fetched per activity call (whole items, at least one). */
+const PREDICTION_PAGE = 50;
 /** Continue as new past this many history events unless the input says otherwise. */
 export const DEFAULT_HISTORY_LIMIT = 4000;
 /** How long one poll of a carried-over child waits inside the record activity. */
@@ -80,6 +83,10 @@ function freshCursor(input: SweepInput, now: number): SweepCursor {
     generation: 0,
   };
 }
+
+/** What a unit runs: a child workflow of this type with these arguments, or nothing (a
+ * predictions configuration's file has no statement for the unit). */
+type UnitChoice = { type: string; args: FormalizeInput | EvaluateStatementInput } | { missing: true };
 
 export async function sweep(input: SweepInput): Promise<SweepProgress> {
   const C = input.cells.length;
@@ -189,9 +196,45 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     return item;
   };
 
-  const startUnit = async (id: RecordRunInput, item: BenchmarkItem): Promise<RecordedRun> => {
-    const cell = input.cells.find((c) => c.name === id.cell.name)!;
+  // A predictions configuration's statements, a page of items at a time (every sample of each).
+  const predictionPages = new Map<string, Promise<Map<string, string>>>();
+  const predictionAt = async (cell: string, index: number, sample: number): Promise<string | undefined> => {
+    const perPage = Math.max(1, Math.floor(PREDICTION_PAGE / K));
+    const page = Math.floor(index / perPage);
+    const key = `${cell}/${page}`;
+    let statements = predictionPages.get(key);
+    if (!statements) {
+      statements = sweepPredictions({ sweepId: input.sweepId, config: cell, from: page * perPage, count: perPage }).then(
+        (list) => new Map(list.map((p) => [`${p.ord}/${p.sample}`, p.statement])),
+      );
+      predictionPages.set(key, statements);
+      if (predictionPages.size > 4) predictionPages.delete(predictionPages.keys().next().value!);
+    }
+    return (await statements).get(`${index}/${sample}`);
+  };
+
+  /** The child a unit runs: a generated run (`formalize`, or `formalizeAgent` for agent cells)
+   * or, for a predictions configuration, `evaluateStatement` of the file's statement; `missing`
+   * when the file has none for the unit. Generated cells choose without awaiting anything. */
+  const unitChild = (cell: SweepCell, item: BenchmarkItem, index: number, sample: number): UnitChoice | Promise<UnitChoice> => {
     const config = resolveRunConfig(cell.config);
+    if (cell.predictionsFile) {
+      return predictionAt(cell.name, index, sample).then((formalStatement): UnitChoice => {
+        if (formalStatement === undefined) return { missing: true };
+        // No retrieval, so no exclusions, gold premises or index version: the statement is given.
+        const evaluate: EvaluateStatementInput = {
+          statement: item.informal,
+          formalStatement,
+          library: input.library,
+          config,
+          leanTaskQueue: input.leanTaskQueue ?? LEAN_TASK_QUEUE,
+          ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
+          ...(input.llm ? { llm: input.llm } : {}),
+          ...(sample ? { sample } : {}),
+        };
+        return { type: 'evaluateStatement', args: evaluate };
+      });
+    }
     const child: FormalizeInput = {
       statement: item.informal,
       library: input.library,
@@ -206,18 +249,27 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
       ...(input.llm ? { llm: input.llm } : {}),
       // k samples of an item are k different LLM cache entries (and the same k on a re-run).
-      ...(id.sample ? { sample: id.sample } : {}),
+      ...(sample ? { sample } : {}),
     };
+    return { type: workflowTypeFor(config), args: child };
+  };
+
+  const startUnit = async (id: RecordRunInput, item: BenchmarkItem, index: number): Promise<RecordedRun> => {
+    const cell = input.cells.find((c) => c.name === id.cell.name)!;
     let handle: ChildWorkflowHandle<(input: FormalizeInput) => Promise<unknown>>;
-    // Counted until the start is confirmed: the sweep never continues as new with a start
-    // still in flight.
+    // Counted until the start is confirmed (or a predictions unit's statement is read and, when
+    // missing, its record written): the sweep never continues as new with a start in flight.
     starting++;
     try {
+      const chosen = unitChild(cell, item, index, id.sample);
+      const choice = chosen instanceof Promise ? await chosen : chosen;
+      // Nothing to run: the unit's record says the file had no statement for it.
+      if ('missing' in choice) return await recordSweepRun({ ...id, missingPrediction: true, ...(input.budget ? { totals: true } : {}) });
       // Agent cells run the tool-calling loop; its result has the same shape.
-      handle = await startChild(workflowTypeFor(config), {
+      handle = await startChild(choice.type, {
         workflowId: id.workflowId,
         taskQueue: input.taskQueue ?? MAIN_TASK_QUEUE,
-        args: [child],
+        args: [choice.args],
         // Children outlive a continueAsNew of the sweep; the next run awaits them.
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // A failed child may be retried under the same ID; a completed one never runs again.
@@ -233,7 +285,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       });
     } catch (err) {
       // Started before by this sweep (and not failed): await it like a carried-over unit.
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return awaitUnit(id, item);
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return awaitUnit(id, item, index);
       throw err;
     } finally {
       starting--;
@@ -254,10 +306,10 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
   };
 
   // A unit started by an earlier run: the record activity waits for it and writes its record.
-  const awaitUnit = async (id: RecordRunInput, item: BenchmarkItem): Promise<RecordedRun> => {
+  const awaitUnit = async (id: RecordRunInput, item: BenchmarkItem, index: number): Promise<RecordedRun> => {
     for (;;) {
       const r = await recordSweepRun({ ...id, waitMs: CARRIED_WAIT_MS, ...(input.budget ? { totals: true } : {}) });
-      if (r.missing) return startUnit(id, item);
+      if (r.missing) return startUnit(id, item, index);
       if (r.finished) return r;
       await sleep(1000);
     }
@@ -275,7 +327,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       attempt,
       lastAttempt: attempt >= input.maxAttempts,
     };
-    const recorded = carried ? await awaitUnit(id, item) : await startUnit(id, item);
+    const recorded = carried ? await awaitUnit(id, item, index) : await startUnit(id, item, index);
     running.delete(unit);
     noteTotals(recorded.totals);
     if (recorded.failedAttempt && !id.lastAttempt) {

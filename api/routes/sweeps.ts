@@ -12,6 +12,8 @@ import { temporalUiLink } from '../../client/runs';
 import { HttpProblem, problemResponses } from '../problem';
 import { BenchmarkError, contentFreeMessage, loadBenchmarks } from '../../engines/benchmarks/load';
 import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from '../../engines/sweeps/sweep-file';
+import { describeProblem, ignoredNote, PredictionsError, readPredictions, type PredictionSet } from '../../engines/sweeps/predictions';
+import type { BenchmarkItem } from '../../common/sweep';
 import { renderSweepReportAs, type ReportFormat } from '../../engines/report/write-report';
 import type { ResultsDb } from '../../engines/results/results-db';
 import { SWEEP_KEY } from '../../common/search-attributes';
@@ -130,6 +132,9 @@ const StartedSchema = Type.Object(
     total: Type.Integer(),
     configurations: Type.Array(Type.String()),
     reused: Type.Array(Type.String({ description: 'configurations whose results were copied from the `reuse` sweep' })),
+    notes: Type.Optional(
+      Type.Array(Type.String(), { description: "e.g. predictions files' lines naming items outside the sweep's selection (ignored)" }),
+    ),
     links: SweepLinks,
   },
   { additionalProperties: false },
@@ -180,52 +185,107 @@ function givenPaths(raw: object): string[] {
   return (Array.isArray(b) ? b : [b]).map((x) => String((x as { path?: unknown } | undefined)?.path ?? ''));
 }
 
-/** A benchmark path of a sweep started over HTTP must stay inside the data directory: the API
- * reads no other file of the server. The path is checked as written and again with every
- * symbolic link resolved (realpath), against the data directory's own real path, so a link
- * inside it leads nowhere else. Returns the sources to load (real paths) and, by real path,
- * the name the client gave, which is all an error may show: never an absolute server path,
- * never a line of the file. */
+/** The predictions paths of a sweep started over HTTP, each as the client wrote it, by
+ * configuration name. */
+function givenPredictionPaths(raw: object): Map<string, string> {
+  const configurations = (raw as { configurations?: unknown }).configurations;
+  const out = new Map<string, string>();
+  if (!configurations || typeof configurations !== 'object') return out;
+  for (const [name, c] of Object.entries(configurations as Record<string, unknown>)) {
+    const path = (c as { predictions?: { path?: unknown } } | undefined)?.predictions?.path;
+    if (path !== undefined) out.set(name, String(path));
+  }
+  return out;
+}
+
+/** A file a sweep started over HTTP names (a benchmark, a predictions file) must stay inside
+ * the data directory: the API reads no other file of the server. The path is checked as
+ * written and again with every symbolic link resolved (realpath), against the data directory's
+ * own real path, so a link inside it leads nowhere else. Returns the real path to read. Errors
+ * name the file as the client gave it (`name`), never an absolute server path, never a line. */
+async function fileInsideDataDir(path: string, where: string, name: string, dataDir: string, what: string): Promise<string> {
+  const root = resolve(dataDir);
+  const realRoot = await realpath(root);
+  const outside = (rel: string) => rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel);
+  if (outside(relative(root, resolve(path)))) {
+    throw new HttpProblem(
+      400,
+      `${where}: over HTTP ${what} is read from the data directory only: give a path relative to it (or "$DATA/…")`,
+    );
+  }
+  let real: string;
+  try {
+    real = await realpath(path);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new HttpProblem(
+      400,
+      `${where}: ${code === 'ENOENT' || code === 'ENOTDIR' ? 'no such file in the data directory' : 'cannot read'}: ${name}`,
+    );
+  }
+  if (outside(relative(realRoot, real))) {
+    throw new HttpProblem(
+      400,
+      `${where}: ${name} leads outside the data directory (through a symbolic link); over HTTP ${what} is read from the data directory only`,
+    );
+  }
+  if (!(await stat(real)).isFile()) throw new HttpProblem(400, `${where}: ${name} is not a regular file`);
+  return real;
+}
+
+/** The benchmarks of a sweep started over HTTP, each checked by fileInsideDataDir. Returns the
+ * sources to load (real paths) and, by real path, the name the client gave. */
 async function insideDataDir(
   spec: SweepSpec,
   given: string[],
   dataDir: string,
 ): Promise<{ sources: SweepSpec['benchmarks']; names: Map<string, string> }> {
-  const root = resolve(dataDir);
-  const realRoot = await realpath(root);
   const names = new Map<string, string>();
   const sources: SweepSpec['benchmarks'] = [];
-  const outside = (rel: string) => rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel);
   for (const [i, b] of spec.benchmarks.entries()) {
     const where = spec.benchmarks.length > 1 ? `benchmark[${i}].path` : 'benchmark.path';
     const name = JSON.stringify(given[i] ?? '');
-    if (outside(relative(root, resolve(b.path)))) {
-      throw new HttpProblem(
-        400,
-        `${where}: over HTTP a benchmark is read from the data directory only: give a path relative to it (or "$DATA/…")`,
-      );
-    }
-    let real: string;
-    try {
-      real = await realpath(b.path);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      throw new HttpProblem(
-        400,
-        `${where}: ${code === 'ENOENT' || code === 'ENOTDIR' ? 'no such file in the data directory' : 'cannot read'}: ${name}`,
-      );
-    }
-    if (outside(relative(realRoot, real))) {
-      throw new HttpProblem(
-        400,
-        `${where}: ${name} leads outside the data directory (through a symbolic link); over HTTP a benchmark is read from the data directory only`,
-      );
-    }
-    if (!(await stat(real)).isFile()) throw new HttpProblem(400, `${where}: ${name} is not a regular file`);
+    const real = await fileInsideDataDir(b.path, where, name, dataDir, 'a benchmark');
     names.set(real, name);
     sources.push({ ...b, path: real });
   }
   return { sources, names };
+}
+
+/** The predictions files of a sweep started over HTTP: each path checked like a benchmark's,
+ * then every line read and checked; an error names the file as the client gave it and quotes
+ * nothing of it. */
+async function readPredictionsOverHttp(
+  spec: SweepSpec,
+  raw: object,
+  items: BenchmarkItem[],
+  dataDir: string,
+): Promise<{ sets: Map<string, PredictionSet>; notes: string[] }> {
+  const given = givenPredictionPaths(raw);
+  const sets = new Map<string, PredictionSet>();
+  const notes: string[] = [];
+  for (const c of spec.configurations) {
+    if (!c.predictions) continue;
+    const name = JSON.stringify(given.get(c.name) ?? '');
+    const real = await fileInsideDataDir(
+      c.predictions.path,
+      `configurations.${c.name}.predictions.path`,
+      name,
+      dataDir,
+      'a predictions file',
+    );
+    let set: PredictionSet;
+    try {
+      set = await readPredictions({ ...c.predictions, path: real }, { items: items.map((i) => i.id), samples: spec.samples });
+    } catch (err) {
+      if (err instanceof PredictionsError) throw new HttpProblem(400, describeProblem(err.at, name));
+      throw err;
+    }
+    const note = ignoredNote(set, name);
+    if (note) notes.push(note);
+    sets.set(c.name, set);
+  }
+  return { sets, notes };
 }
 
 export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastify, options) => {
@@ -252,8 +312,8 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         operationId: 'startSweep',
         summary: 'Start a benchmark sweep',
         description:
-          'The body is a sweep file as JSON (the same schema as `driftline sweep start FILE`). Benchmark paths are relative to the data directory (or `$DATA/…`); ' +
-          'every benchmark line is checked before anything starts. Answers 202 with the sweep ID. With an ID that exists, the same sweep file answers 200 with ' +
+          'The body is a sweep file as JSON (the same schema as `driftline sweep start FILE`). Benchmark and predictions paths are relative to the data directory (or `$DATA/…`); ' +
+          'every benchmark and predictions line is checked before anything starts. Answers 202 with the sweep ID. With an ID that exists, the same sweep file answers 200 with ' +
           '`existing: true`; a different one answers 409 naming the fields that differ.',
         tags: ['sweeps'],
         querystring: StartQuery,
@@ -300,6 +360,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         throw err;
       });
       if (items.length === 0) throw new HttpProblem(400, 'benchmark: the selection has no items');
+      const predictions = await readPredictionsOverHttp(spec, raw, items, options.dataDir);
       const current = spec.indexVersion ? undefined : await options.currentIndexVersion?.(spec.library).catch(() => undefined);
       let started;
       try {
@@ -310,6 +371,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
           ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
           ...(options.leanTaskQueue ? { leanTaskQueue: options.leanTaskQueue } : {}),
           ...(options.llm ? { llm: options.llm } : {}),
+          predictions: predictions.sets,
         });
       } catch (err) {
         if (err instanceof SweepRequestError) throw new HttpProblem(400, err.message);
@@ -331,6 +393,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
           total: started.total,
           configurations: started.cells.map((c) => c.name),
           reused: started.reused,
+          ...(predictions.notes.length ? { notes: predictions.notes } : {}),
           links: links(started.id),
         });
     },

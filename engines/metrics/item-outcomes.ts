@@ -1,5 +1,5 @@
 // Per-item views of sweep records: the unit every interval and paired test resamples. Pure.
-import type { SweepRunRecord } from '../../common/sweep';
+import { ranRecord, type SweepRunRecord } from '../../common/sweep';
 
 /** One item's runs in one group, sorted by sample. */
 export interface ItemRuns {
@@ -70,7 +70,8 @@ export function retrievalScores(r: SweepRunRecord): { hits: number; retrieved: n
   return { hits, retrieved: got.size, gold: gold.size, p, r: rec, f1: p + rec > 0 ? (2 * p * rec) / (p + rec) : 0 };
 }
 
-/** Runs that say something about retrieval: not failed, with gold premises. */
+/** Runs that say something about retrieval: runs that happened, with gold premises; a
+ * predictions file's statements had no retrieval of driftline's to judge. */
 export function retrievalRuns(item: ItemRuns): SweepRunRecord[] {
-  return item.runs.filter((r) => r.outcome !== 'failed' && r.goldPremises.length > 0);
+  return item.runs.filter((r) => ranRecord(r) && r.source !== 'predictions' && r.goldPremises.length > 0);
 }

@@ -9,7 +9,7 @@
 // sweep's retries) count as failures of every rate and are left out of retrieval, repair and
 // latency figures, which describe runs that happened.
 import type { Stage } from '../../common/run-types';
-import type { SweepRunRecord } from '../../common/sweep';
+import { ranRecord, type SweepRunRecord } from '../../common/sweep';
 import { bootstrap, mean, meanInterval, quantile, type BootstrapOptions, type Interval } from './bootstrap';
 import {
   at1,
@@ -85,6 +85,8 @@ export interface GroupMetrics {
   items: number;
   runs: number;
   failedRuns: number;
+  /** Units a predictions configuration's file had no statement for (counted as failures). */
+  missingRuns: number;
   retrieval: RetrievalMetric | null;
   typecheck: RateMetric | null;
   beq: RateMetric | null;
@@ -161,12 +163,13 @@ export function groupMetrics(
   tag?: { key: string; value: string },
 ): GroupMetrics {
   const items = byItem(records);
-  const ok = records.filter((r) => r.outcome !== 'failed');
+  const ok = records.filter(ranRecord);
   const g: GroupMetrics = {
     config,
     items: items.length,
     runs: records.length,
-    failedRuns: records.length - ok.length,
+    failedRuns: records.filter((r) => r.outcome === 'failed').length,
+    missingRuns: records.filter((r) => r.outcome === 'missing').length,
     retrieval: retrievalMetric(items, opts),
     typecheck: null,
     beq: null,
@@ -177,7 +180,7 @@ export function groupMetrics(
   };
   if (tag) g.tag = tag;
   for (const rate of RATE_NAMES) g[rate] = MEASURED[rate](records) ? rateMetric(items, rate, opts) : null;
-  const repairItems = items.map((it) => it.runs.filter((r) => r.outcome !== 'failed')).filter((rs) => rs.length > 0);
+  const repairItems = items.map((it) => it.runs.filter(ranRecord)).filter((rs) => rs.length > 0);
   if (repairItems.length > 0)
     g.repairRounds = meanInterval(
       repairItems.map((rs) => mean(rs.map((r) => r.repairRounds))),

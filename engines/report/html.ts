@@ -61,6 +61,7 @@ const OUTCOME_BADGE: Record<string, { mark: string; cls: string }> = {
   unchecked: { mark: '?', cls: 'o-unchecked' },
   failed: { mark: '!', cls: 'o-error' },
   'budget-exhausted': { mark: 'B', cls: 'o-fail' },
+  missing: { mark: '∅', cls: 'o-error' },
 };
 
 function runTitle(r: SweepRunRecord): string {

@@ -1,6 +1,6 @@
 // Everything a sweep report shows, computed once from the run records: the JSON report, and
 // what the HTML, Markdown and CSV renderings read. Pure.
-import type { FactorialDesign, LeaveOutPolicy, SweepOutcome, SweepRunRecord } from '../../common/sweep';
+import { ranRecord, type FactorialDesign, type LeaveOutPolicy, type SweepOutcome, type SweepRunRecord } from '../../common/sweep';
 import { DEFAULT_RESAMPLES, DEFAULT_SEED } from '../metrics/bootstrap';
 import { repairBudgetCurves, stepBudgetCurves, type BudgetCurve } from '../metrics/budget-curve';
 import { compareConfigurations, type PairedComparison } from '../metrics/compare';
@@ -100,6 +100,7 @@ export const OUTCOME_ORDER: readonly SweepOutcome[] = [
   'unchecked',
   'budget-exhausted',
   'failed',
+  'missing',
 ];
 
 /** Who decided each attempt. Records written before attempts carried a status are read from
@@ -111,7 +112,7 @@ function attemptDecider(r: SweepRunRecord, a: SweepRunRecord['attempts'][number]
 }
 
 export function leanSummary(records: readonly SweepRunRecord[]): LeanSummary {
-  const ran = records.filter((r) => r.outcome !== 'failed');
+  const ran = records.filter(ranRecord);
   const counts = { lean: 0, refused: 0, skipped: 0 };
   for (const r of ran) r.attempts.forEach((a, i) => counts[attemptDecider(r, a, i === r.attempts.length - 1)]++);
   const attempts = counts.lean + counts.refused + counts.skipped;

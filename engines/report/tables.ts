@@ -53,13 +53,21 @@ function metricColumns(groups: readonly GroupMetrics[], which: 'main' | 'detail'
 export function summaryTable(data: ReportData): Table {
   const groups = data.metrics.configs;
   const cols = metricColumns(groups);
-  const header = ['configuration', 'items', 'runs', 'failed', ...cols.map((c) => c.title)];
+  const missing = groups.some((g) => g.missingRuns > 0);
+  const header = ['configuration', 'items', 'runs', 'failed', ...(missing ? ['missing'] : []), ...cols.map((c) => c.title)];
   return {
     id: 'results',
     title: 'Results per configuration',
-    caption: `In %, each with its 95% interval over items: Wilson score where every item succeeds or fails, else percentile bootstrap (B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}). @1 averages each item's samples. Failed runs count as failures of every rate. Retrieval F1 is the macro average over items.`,
+    caption: `In %, each with its 95% interval over items: Wilson score where every item succeeds or fails, else percentile bootstrap (B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}). @1 averages each item's samples. Failed runs, and units missing from a predictions file, count as failures of every rate. Retrieval F1 is the macro average over items.`,
     header,
-    rows: groups.map((g) => [g.config, String(g.items), String(g.runs), String(g.failedRuns), ...cols.map((c) => c.value(g))]),
+    rows: groups.map((g) => [
+      g.config,
+      String(g.items),
+      String(g.runs),
+      String(g.failedRuns),
+      ...(missing ? [String(g.missingRuns)] : []),
+      ...cols.map((c) => c.value(g)),
+    ]),
     numeric: header.map((_, i) => i).filter((i) => i > 0),
   };
 }
@@ -74,6 +82,7 @@ export const OUTCOME_LABELS: Record<SweepOutcome, string> = {
   unchecked: 'not checked (no Lean)',
   'budget-exhausted': 'budget exhausted',
   failed: 'run failed',
+  missing: 'missing from the predictions file',
 };
 
 /** Runs per outcome and configuration: the outcomes that occur, in a fixed order. */
@@ -83,7 +92,7 @@ export function outcomeTable(data: ReportData): Table {
   return {
     id: 'outcomes',
     title: 'Outcomes per configuration',
-    caption: `Runs per outcome. "Lean rejected": Lean reported errors on the last attempt; "refused by the screen": the statement screen refused the last attempt before Lean, which never saw it. Lean: ${data.lean.line}.`,
+    caption: `Runs per outcome. "Lean rejected": Lean reported errors on the last attempt; "refused by the screen": the statement screen refused the last attempt before Lean, which never saw it.${present.includes('missing') ? ' "Missing from the predictions file": a predictions configuration\'s file had no statement for the item and sample; nothing ran, and it counts as a failure of every rate.' : ''} Lean: ${data.lean.line}.`,
     header,
     rows: data.outcomes.map((c) => [c.config, ...present.map((o) => String(c.counts[o] ?? 0))]),
     numeric: header.map((_, i) => i).filter((i) => i > 0),
@@ -369,6 +378,9 @@ export function findings(data: ReportData): string[] {
   lead('f1', 'Retrieval F1', (g) => g.retrieval?.f1.estimate);
   const failed = groups.filter((g) => g.failedRuns > 0);
   if (failed.length > 0) out.push(`Failed runs (counted as failures): ${failed.map((g) => `${g.config} ${g.failedRuns}`).join(', ')}.`);
+  const missing = groups.filter((g) => g.missingRuns > 0);
+  if (missing.length > 0)
+    out.push(`Missing from the predictions file (counted as failures): ${missing.map((g) => `${g.config} ${g.missingRuns}`).join(', ')}.`);
   return out;
 }
 

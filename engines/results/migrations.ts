@@ -61,6 +61,21 @@ export const MIGRATIONS: Migration[] = [
     description: 'the LLM reply cache (llm_replies) and the call ledger (llm_calls)',
     statements: LLM_LEDGER_SCHEMA,
   },
+  {
+    version: 3,
+    description: "predictions configurations' statements, read from their files when the sweep started",
+    statements: [
+      `CREATE TABLE sweep_predictions (
+        sweep_id TEXT NOT NULL,
+        config TEXT NOT NULL,
+        ord INTEGER NOT NULL,
+        sample INTEGER NOT NULL,
+        item_id TEXT NOT NULL,
+        statement TEXT NOT NULL,
+        PRIMARY KEY (sweep_id, config, ord, sample)
+      )`,
+    ],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

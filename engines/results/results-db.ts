@@ -1,7 +1,7 @@
 // The results database: sweeps, their items, and one row per finished run, written once and
 // keyed by the run's workflow ID. The same code runs on SQLite and PostgreSQL (driver.ts).
 import { join } from 'node:path';
-import type { BenchmarkItem, LeaveOutPolicy, SweepCell, SweepRunRecord } from '../../common/sweep';
+import type { BenchmarkItem, LeaveOutPolicy, SweepCell, SweepRunRecord, UnitPrediction } from '../../common/sweep';
 import type { SqlDriver } from './driver';
 import { migrate } from './migrations';
 import { openPostgres } from './postgres';
@@ -86,9 +86,15 @@ export class ResultsDb {
     return this.driver.dialect;
   }
 
-  /** Records a new sweep and its items; a sweep that exists already is left as it is and
-   * returned (starting an existing ID answers with the existing sweep). */
-  async createSweep(sweep: SweepRow, items: BenchmarkItem[]): Promise<{ created: boolean; sweep: SweepRow }> {
+  /** Records a new sweep, its items and the statements of its predictions configurations (by
+   * configuration name: item id, sample, statement), in one transaction; a sweep that exists
+   * already is left as it is and returned (starting an existing ID answers with the existing
+   * sweep). */
+  async createSweep(
+    sweep: SweepRow,
+    items: BenchmarkItem[],
+    predictions: ReadonlyMap<string, readonly { item: string; sample: number; statement: string }[]> = new Map(),
+  ): Promise<{ created: boolean; sweep: SweepRow }> {
     return this.driver.transaction(async (tx) => {
       const existing = await tx.all<SweepDbRow>('SELECT * FROM sweeps WHERE id = ?', [sweep.id]);
       if (existing[0]) return { created: false, sweep: toSweep(existing[0]) };
@@ -113,6 +119,17 @@ export class ResultsDb {
           `INSERT INTO sweep_items (sweep_id, ord, item_id, data) VALUES ${chunk.map(() => '(?, ?, ?, ?)').join(', ')}`,
           chunk.flatMap((item, j) => [sweep.id, i + j, item.id, JSON.stringify(item)]),
         );
+      }
+      const ordOf = new Map(items.map((item, i) => [item.id, i]));
+      for (const [config, entries] of predictions) {
+        const rows = entries.filter((e) => ordOf.has(e.item));
+        for (let i = 0; i < rows.length; i += 200) {
+          const chunk = rows.slice(i, i + 200);
+          await tx.run(
+            `INSERT INTO sweep_predictions (sweep_id, config, ord, sample, item_id, statement) VALUES ${chunk.map(() => '(?, ?, ?, ?, ?, ?)').join(', ')}`,
+            chunk.flatMap((e) => [sweep.id, config, ordOf.get(e.item)!, e.sample, e.item, e.statement]),
+          );
+        }
       }
       return { created: true, sweep: { ...sweep, items: items.length } };
     });
@@ -142,6 +159,16 @@ export class ResultsDb {
       [sweepId, from, from + count],
     );
     return rows.map((r) => JSON.parse(r.data) as BenchmarkItem);
+  }
+
+  /** The stored predictions of a configuration for items `from` … `from + count − 1` (sweep
+   * order), every sample, by item then sample. */
+  async predictions(sweepId: string, config: string, from = 0, count = 1_000_000): Promise<UnitPrediction[]> {
+    const rows = await this.driver.all<{ ord: number | string; sample: number | string; statement: string }>(
+      'SELECT ord, sample, statement FROM sweep_predictions WHERE sweep_id = ? AND config = ? AND ord >= ? AND ord < ? ORDER BY ord, sample',
+      [sweepId, config, from, from + count],
+    );
+    return rows.map((r) => ({ ord: Number(r.ord), sample: Number(r.sample), statement: r.statement }));
   }
 
   /** Writes a finished run once: a second write of the same workflow ID (a retried activity)

@@ -22,16 +22,25 @@ export interface CellIdentity {
   library: string;
   indexVersion: string | undefined;
   leaveOut: LeaveOutPolicy;
+  /** A predictions configuration: its file's sha256 and field map, so `--reuse` never matches a
+   * cell read from another file (or read differently). */
+  predictions?: { sha256: string; fields: Record<string, string | undefined> };
 }
 
 /** sha256 over the resolved run configuration (defaults filled in, so `{}` and the explicit
- * defaults hash alike), the library, the index version and the leave-out policy; 16 hex. */
+ * defaults hash alike), the library, the index version and the leave-out policy; 16 hex. A
+ * predictions configuration hashes its file's content and field map in place of the index
+ * version and leave-out policy, which nothing of it reads (a file's statements evaluated before
+ * and after an index promotion are the same results). Generated cells hash exactly as before
+ * predictions existed. */
 export function configHash(cell: CellIdentity): string {
-  const identity = {
-    config: resolveRunConfig(cell.config),
-    library: cell.library,
-    indexVersion: cell.indexVersion ?? null,
-    leaveOut: cell.leaveOut,
-  };
+  const identity = cell.predictions
+    ? { config: resolveRunConfig(cell.config), library: cell.library, predictions: cell.predictions }
+    : {
+        config: resolveRunConfig(cell.config),
+        library: cell.library,
+        indexVersion: cell.indexVersion ?? null,
+        leaveOut: cell.leaveOut,
+      };
   return createHash('sha256').update(canonicalJson(identity)).digest('hex').slice(0, 16);
 }

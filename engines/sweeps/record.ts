@@ -51,6 +51,7 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
         : {}),
     ...(result.cache ? { cache: { ...result.cache } } : {}),
     formalStatement: result.formalStatement,
+    ...(result.source ? { source: result.source } : {}),
     ...(result.outcome === 'refused'
       ? { refusal: last?.compile.status === 'refused' ? refusalReason(last.compile) : 'refused by the screen' }
       : {}),
@@ -82,6 +83,16 @@ export function failedRecord(id: RunIdentity, error: string, finishedAt: Date): 
     formalStatement: '',
     error,
     finishedAt: finishedAt.toISOString(),
+  };
+}
+
+/** The record of a predictions configuration's unit that its file has no statement for: nothing
+ * ran, and it counts as a failure of every rate (not compiled, not equivalent, not faithful). */
+export function missingRecord(id: RunIdentity, finishedAt: Date): SweepRunRecord {
+  return {
+    ...failedRecord(id, 'the predictions file has no statement for this item and sample', finishedAt),
+    outcome: 'missing',
+    source: 'predictions',
   };
 }
 

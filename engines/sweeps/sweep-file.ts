@@ -59,6 +59,42 @@ export const RunConfigPatch = RunConfigFields.superRefine((config, ctx) => {
   if (problem) ctx.addIssue({ code: 'custom', message: problem });
 });
 
+/** A predictions configuration's file: which field of a line is the item id, the statement and
+ * (optionally) the sample index. */
+export const PredictionsSchema = z
+  .object({
+    path: z.string().min(1),
+    format: z.literal('jsonl'),
+    fields: z.object({ id: z.string().min(1), statement: z.string().min(1), sample: z.string().min(1).optional() }).strict(),
+  })
+  .strict();
+
+/** What a predictions configuration may set besides its file: the judge's settings. */
+export const PREDICTIONS_CONFIG_FIELDS = ['judge', 'models', 'providers', 'cache', 'temperature', 'tokenBudget', 'costBudgetUsd'] as const;
+
+/** A named configuration: a run configuration, or a predictions file with judge settings. */
+const ConfigurationSchema = RunConfigFields.extend({ predictions: PredictionsSchema.optional() }).superRefine((c, ctx) => {
+  const { predictions, ...config } = c;
+  if (!predictions) {
+    const problem = agentConfigProblem(config);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    return;
+  }
+  for (const key of Object.keys(config)) {
+    if (!(PREDICTIONS_CONFIG_FIELDS as readonly string[]).includes(key))
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: `does not apply to a predictions configuration (its statements come from the file); it may set ${PREDICTIONS_CONFIG_FIELDS.join(', ')}`,
+      });
+  }
+  for (const key of ['models', 'providers'] as const) {
+    for (const role of Object.keys(config[key] ?? {}))
+      if (role !== 'judge')
+        ctx.addIssue({ code: 'custom', path: [key, role], message: 'a predictions configuration calls only the judge' });
+  }
+});
+
 const FieldMapSchema = z
   .object({
     id: z.string().min(1),
@@ -134,7 +170,7 @@ export const SweepFileSchema = z
       .strict()
       .refine((b) => b.tokens !== undefined || b.costUsd !== undefined, { message: 'a budget names "tokens", "costUsd" or both' })
       .optional(),
-    configurations: z.record(z.string().regex(NAME, nameMessage), RunConfigPatch).optional(),
+    configurations: z.record(z.string().regex(NAME, nameMessage), ConfigurationSchema).optional(),
     factorial: FactorialSchema.optional(),
   })
   .strict()
@@ -158,15 +194,21 @@ export function sweepFileJsonSchema(): Record<string, unknown> {
     ...schema,
     description:
       'A sweep file. Also checked: "configurations" or "factorial" is present; the jsonl format has "fields"; "seed" comes with "limit"; ' +
-      '"ids" is not combined with limit, offset or seed; agent settings are consistent (as for a run\'s config).',
+      '"ids" is not combined with limit, offset or seed; agent settings are consistent (as for a run\'s config); ' +
+      'a configuration with "predictions" (statements read from a JSONL file) sets only judge, models.judge, providers.judge, cache, temperature, tokenBudget and costBudgetUsd.',
   };
 }
+
+/** A predictions configuration's file, its path resolved as benchmark paths are. */
+export type PredictionsSource = z.infer<typeof PredictionsSchema>;
 
 export interface NamedConfig {
   name: string;
   config: Partial<RunConfig>;
   /** For factorial cells: factor → level. */
   factors?: Record<string, string>;
+  /** Statements read from this file instead of generated (engines/sweeps/predictions.ts). */
+  predictions?: PredictionsSource;
 }
 
 /** A validated sweep: what `sweep start` needs, with paths resolved. */
@@ -244,6 +286,12 @@ export interface ParseOptions {
   dataDir: string;
 }
 
+/** A path a sweep file names (a benchmark's, a predictions file's): `$DATA/…` inside the public
+ * data directory, an absolute path as it is, anything else relative to the sweep file. */
+export function resolveSweepPath(p: string, sweepFile: string, dataDir: string): string {
+  return p.startsWith('$DATA/') ? resolve(dataDir, p.slice('$DATA/'.length)) : isAbsolute(p) ? p : resolve(dirname(resolve(sweepFile)), p);
+}
+
 /** Validates a parsed sweep object. `file` names it in errors and anchors relative paths. */
 export function parseSweep(raw: unknown, file: string, options: ParseOptions): SweepSpec {
   const single = Boolean(
@@ -258,7 +306,8 @@ export function parseSweep(raw: unknown, file: string, options: ParseOptions): S
   if (!r.success) throw new SweepFileError(describeIssues(file, r.error, single));
   const f = r.data;
   const configurations: NamedConfig[] = [];
-  for (const [name, config] of Object.entries(f.configurations ?? {})) configurations.push({ name, config });
+  for (const [name, { predictions, ...config }] of Object.entries(f.configurations ?? {}))
+    configurations.push({ name, config, ...(predictions ? { predictions } : {}) });
   if (f.factorial) {
     for (const cell of expandFactorial(f.factorial)) {
       if (configurations.some((c) => c.name === cell.name))
@@ -267,10 +316,9 @@ export function parseSweep(raw: unknown, file: string, options: ParseOptions): S
     }
   }
   if (configurations.length === 0) throw new SweepFileError(`${file}: configurations: declare at least one configuration`);
-  const base = dirname(resolve(file));
-  const resolvePath = (p: string) =>
-    p.startsWith('$DATA/') ? resolve(options.dataDir, p.slice('$DATA/'.length)) : isAbsolute(p) ? p : resolve(base, p);
+  const resolvePath = (p: string) => resolveSweepPath(p, file, options.dataDir);
   const benchmarks = f.benchmark.map((b) => ({ ...b, path: resolvePath(b.path) }) as BenchmarkSource);
+  for (const c of configurations) if (c.predictions) c.predictions = { ...c.predictions, path: resolvePath(c.predictions.path) };
   for (const c of configurations) {
     if (c.config.retrieval === 'oracle' && benchmarks.length === 0)
       throw new SweepFileError(`${file}: configurations.${c.name}: oracle retrieval needs gold premises`);

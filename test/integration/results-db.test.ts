@@ -102,6 +102,32 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       expect((await db.listSweeps()).map((s) => s.id)).toContain('s1');
     });
 
+    it("stores a predictions configuration's statements with the sweep, read a page of items at a time", async () => {
+      const entries = ITEMS.slice(0, 300).flatMap((item, i) =>
+        i % 3 === 2
+          ? [] // every third item missing from the file
+          : [
+              { item: item.id, sample: 0, statement: `theorem t${i} : True := by sorry -- "quoted", ${i}` },
+              { item: item.id, sample: 1, statement: `theorem u${i} : True := by sorry` },
+            ],
+      );
+      // A line naming an item outside the sweep is not stored.
+      entries.push({ item: 'Elsewhere.x', sample: 0, statement: 'theorem e : True := by sorry' });
+      expect((await db.createSweep(sweepRow('sp'), ITEMS, new Map([['herald', entries]]))).created).toBe(true);
+      // A second start of the same sweep leaves its statements as they were.
+      await db.createSweep(sweepRow('sp'), ITEMS, new Map([['herald', entries.slice(0, 1)]]));
+      const page = await db.predictions('sp', 'herald', 0, 3);
+      expect(page).toEqual([
+        { ord: 0, sample: 0, statement: 'theorem t0 : True := by sorry -- "quoted", 0' },
+        { ord: 0, sample: 1, statement: 'theorem u0 : True := by sorry' },
+        { ord: 1, sample: 0, statement: 'theorem t1 : True := by sorry -- "quoted", 1' },
+        { ord: 1, sample: 1, statement: 'theorem u1 : True := by sorry' },
+      ]);
+      expect(await db.predictions('sp', 'herald')).toHaveLength(400);
+      expect(await db.predictions('sp', 'drift')).toEqual([]);
+      expect(await db.predictions('s-none', 'herald')).toEqual([]);
+    });
+
     it('writes a run once, keyed by workflow ID, and once per (config, item, sample)', async () => {
       const r = record('s1', 'drift', 'Demo.item_1', 0);
       expect(await db.recordRun(r)).toBe(true);

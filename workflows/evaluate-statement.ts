@@ -1,0 +1,39 @@
+// The `evaluateStatement` workflow: a formal statement made elsewhere (a predictions file's line)
+// evaluated as a run's last attempt would be. It skips decompose, retrieve, illustrate, formalize
+// and repair: the statement goes to `compile` on the Lean queue (the screen first: a refused
+// statement never reaches Lean), then, against the item's gold statement, to the equivalence
+// check and the judge, with the run core's policies. Its result has a run's shape, so the sweep
+// records and reports it like any run.
+import { llmMeterFor } from '../common/run-config';
+import { refusalLabel } from '../common/verdict';
+import type { JudgeVerdict, EvaluateStatementInput, FormalizeResult } from '../common/run-types';
+import type { EquivalenceResult } from '../common/lean-types';
+import { checkedFrom, finishRun, isBudgetExhausted, judgeAndCompare, startRun, type Checked } from './run-core';
+import type { ActivityFailure } from '@temporalio/workflow';
+
+export async function evaluateStatement(input: EvaluateStatementInput): Promise<FormalizeResult> {
+  const run = startRun(input, { meter: (config) => llmMeterFor(config, input.sample ?? 0, input.llm) });
+  const statement = input.formalStatement;
+  run.enter('compile');
+  const result = await run.lean.compile({ code: statement });
+  run.showState(
+    result.status === 'refused' ? { compile: refusalLabel(result), compileBy: 'screen' } : { compile: result.status, compileBy: 'lean' },
+  );
+  const checked: Checked = checkedFrom(run, statement, result);
+  let verdict: JudgeVerdict | null = null;
+  let equivalent: EquivalenceResult | null = null;
+  let budgetSpent = false;
+  try {
+    ({ verdict, equivalent } = await judgeAndCompare(run, checked, 0));
+  } catch (err) {
+    // A spent LLM budget (the judge's) ends the run with what it has, as a generated run's does.
+    if (!isBudgetExhausted(err)) throw err;
+    budgetSpent = true;
+    run.notes.push(`budget: ${(err as ActivityFailure).cause?.message ?? 'spent'}; the run stopped at ${run.progress.stage}`);
+  }
+  return finishRun(
+    run,
+    { ...checked, verdict, equivalent, budgetSpent, attempts: [{ round: 0, statement, compile: result }] },
+    { source: 'predictions' },
+  );
+}
