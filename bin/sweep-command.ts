@@ -21,6 +21,7 @@ import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
 import { configRate, type SweepCounts, type SweepProgress } from '../common/sweep';
 import { runProvidersProblem } from '../common/run-config';
+import { registerRescoreCommand } from './sweep-rescore-command';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
 
@@ -333,6 +334,7 @@ export function registerSweepCommands(program: Command): void {
     .option('--json', 'print {id, existing, total, cells, reused} as JSON')
     .addOption(new Option('--history-limit <events>', 'continue as new past this many history events').argParser(positive).hideHelp())
     .action(startCommand);
+  registerRescoreCommand(sweep);
   sweep
     .command('status')
     .description("print a sweep's progress once (per configuration: done, failed, running, rate, ETA); --watch follows it to its end")

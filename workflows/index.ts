@@ -4,3 +4,4 @@ export { buildIndex, indexBuildProgressQuery } from './build-index';
 export { formalizeAgent } from './formalize-agent';
 export { sweep, sweepProgressQuery, pauseSignal, resumeSignal, cancelSignal } from './sweep';
 export { checkStatements, checkProgressQuery } from './check-statements';
+export { rejudge } from './rejudge';

@@ -1,5 +1,5 @@
 // The `sweep` workflow: a benchmark × configurations × samples, run as child `formalize`
-// workflows in a sliding window. Every unit (configuration, item, sample) has the child ID
+// workflows in a sliding window (a rescore's units are `rejudge` children instead). Every unit (configuration, item, sample) has the child ID
 // `<sweep>/<config>/<item>/<sample>`; its record is written once by an idempotent activity.
 // Before the history grows large the workflow continues as new, carrying a cursor, counters and
 // the units still in flight, which the next run awaits through the record activity.
@@ -26,18 +26,20 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY, SWEEP_KEY } from '../common/search-attributes';
 import { resolveRunConfig, workflowTypeFor } from '../common/run-config';
+import { rejudgeInput, type RejudgeInput } from '../common/rescore';
 import type {
   BenchmarkItem,
   RecordedRun,
   RecordRunInput,
   SweepActivities,
+  SweepCell,
   SweepCounts,
   SweepCursor,
   SweepInput,
   SweepProgress,
 } from '../common/sweep';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
-import type { FormalizeInput, FormalizeResult } from '../common/run-types';
+import type { FormalizeInput } from '../common/run-types';
 
 export const sweepProgressQuery = defineQuery<SweepProgress>('progress');
 export const pauseSignal = defineSignal('pause');
@@ -79,6 +81,54 @@ function freshCursor(input: SweepInput, now: number): SweepCursor {
     startedAt: new Date(now).toISOString(),
     generation: 0,
   };
+}
+
+/** The child workflow a unit runs, and its input: a run of the cell's configuration
+ * (`formalize`, or `formalizeAgent` for agent cells), or in a rescore the `rejudge` of the
+ * source's record of the same unit. */
+function unitChild(
+  input: SweepInput,
+  cell: SweepCell,
+  item: BenchmarkItem,
+  id: RecordRunInput,
+): { type: string; input: FormalizeInput | RejudgeInput } {
+  const config = resolveRunConfig(cell.config);
+  const leanTaskQueue = input.leanTaskQueue ?? LEAN_TASK_QUEUE;
+  if (input.rescore) {
+    return {
+      type: 'rejudge',
+      input: rejudgeInput(input.rescore, {
+        sweepId: input.sweepId,
+        cell: cell.name,
+        itemId: item.id,
+        sample: id.sample,
+        statement: item.informal,
+        library: input.library,
+        config,
+        leanTaskQueue,
+        ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
+        ...(input.llm ? { llm: input.llm } : {}),
+      }),
+    };
+  }
+  const child: FormalizeInput = {
+    statement: item.informal,
+    library: input.library,
+    config,
+    // The item's own declaration is never retrieved or shown; with leave-out `file`, neither
+    // is any theorem of its source file (definitions stay retrievable).
+    exclude: [item.id],
+    leaveOut: input.leaveOut,
+    goldPremises: item.goldPremises,
+    leanTaskQueue,
+    ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
+    ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
+    ...(input.llm ? { llm: input.llm } : {}),
+    // k samples of an item are k different LLM cache entries (and the same k on a re-run).
+    ...(id.sample ? { sample: id.sample } : {}),
+  };
+  // Agent cells run the tool-calling loop; its result has the same shape.
+  return { type: workflowTypeFor(config), input: child };
 }
 
 export async function sweep(input: SweepInput): Promise<SweepProgress> {
@@ -191,33 +241,16 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
 
   const startUnit = async (id: RecordRunInput, item: BenchmarkItem): Promise<RecordedRun> => {
     const cell = input.cells.find((c) => c.name === id.cell.name)!;
-    const config = resolveRunConfig(cell.config);
-    const child: FormalizeInput = {
-      statement: item.informal,
-      library: input.library,
-      config,
-      // The item's own declaration is never retrieved or shown; with leave-out `file`, neither
-      // is any theorem of its source file (definitions stay retrievable).
-      exclude: [item.id],
-      leaveOut: input.leaveOut,
-      goldPremises: item.goldPremises,
-      leanTaskQueue: input.leanTaskQueue ?? LEAN_TASK_QUEUE,
-      ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
-      ...(input.indexVersion ? { indexVersion: input.indexVersion } : {}),
-      ...(input.llm ? { llm: input.llm } : {}),
-      // k samples of an item are k different LLM cache entries (and the same k on a re-run).
-      ...(id.sample ? { sample: id.sample } : {}),
-    };
-    let handle: ChildWorkflowHandle<(input: FormalizeInput) => Promise<unknown>>;
+    const child = unitChild(input, cell, item, id);
+    let handle: ChildWorkflowHandle<(input: FormalizeInput | RejudgeInput) => Promise<unknown>>;
     // Counted until the start is confirmed: the sweep never continues as new with a start
     // still in flight.
     starting++;
     try {
-      // Agent cells run the tool-calling loop; its result has the same shape.
-      handle = await startChild(workflowTypeFor(config), {
+      handle = await startChild(child.type, {
         workflowId: id.workflowId,
         taskQueue: input.taskQueue ?? MAIN_TASK_QUEUE,
-        args: [child],
+        args: [child.input],
         // Children outlive a continueAsNew of the sweep; the next run awaits them.
         parentClosePolicy: ParentClosePolicy.ABANDON,
         // A failed child may be retried under the same ID; a completed one never runs again.
@@ -240,9 +273,9 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       wake();
     }
     let failure: string | undefined;
-    let result: FormalizeResult | undefined;
+    let result: RecordRunInput['result'];
     try {
-      result = (await handle.result()) as FormalizeResult;
+      result = (await handle.result()) as RecordRunInput['result'];
     } catch (err) {
       // The sweep's own cancellation ends the unit unrecorded; anything else (a child cancelled
       // or terminated by hand, a failure) is a failed attempt.

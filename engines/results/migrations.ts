@@ -61,6 +61,11 @@ export const MIGRATIONS: Migration[] = [
     description: 'the LLM reply cache (llm_replies) and the call ledger (llm_calls)',
     statements: LLM_LEDGER_SCHEMA,
   },
+  {
+    version: 3,
+    description: 'the sweep a rescore re-judged (sweeps.rescore_of; the judge choice is in its spec)',
+    statements: ['ALTER TABLE sweeps ADD COLUMN rescore_of TEXT'],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
