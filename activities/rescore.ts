@@ -3,6 +3,7 @@
 // workflow input of the sweep).
 import type { RescoreActivities, RescoreSpec, SourceRecord } from '../common/rescore';
 import type { ResultsDb } from '../engines/results/results-db';
+import { rubricInstructions } from '../engines/llm/judge-prompt';
 
 export function createRescoreActivities(deps: { results: ResultsDb }): RescoreActivities {
   const db = deps.results;
@@ -22,7 +23,7 @@ export function createRescoreActivities(deps: { results: ResultsDb }): RescoreAc
         ...(record.refusal !== undefined ? { refusal: record.refusal } : {}),
         ...(record.error !== undefined ? { error: record.error } : {}),
       };
-      return { record: slice, ...(rubric !== undefined ? { rubric } : {}) };
+      return { record: slice, ...(rubric !== undefined ? { rubric: rubricInstructions(rubric) } : {}) };
     },
   };
 }
