@@ -166,13 +166,17 @@ describe('driftline sweep rescore', () => {
     expect(JSON.parse((await cli('sweep', 'status', 'rescored', '--json')).stdout)).toMatchObject({ status: 'running', total: 24, done: 0 });
     await withWorkers(() => waitFor('the rescore', async () => (await progressOf(stack, 'rescored')).status === 'completed', 300_000));
 
-    // Nothing was formalized, decomposed or compiled again, and the first judge was not asked:
-    // the second judge was asked once per judged unit (2 configurations × 8 items), nothing else.
+    // Nothing was formalized, decomposed or compiled again, and the first judge was not asked.
+    // The second judge judged each judged unit (2 configurations × 8 items): both configurations
+    // wrote the same statement of an item here, so the second asking is the reply cache's.
     expect(first.requests.length - before.first).toBe(0);
     expect(stack.repl!.count('begin')).toBe(before.compiles);
-    expect(second.requests.length - before.second).toBe(16);
-    expect(judged(second, before.second)).toHaveLength(16);
+    expect(second.requests.length - before.second).toBe(8);
+    expect(judged(second, before.second)).toHaveLength(8);
     expect(second.requests.every((r) => r.model === SECOND_MODEL && r.authorization === 'Bearer key-second')).toBe(true);
+    expect(await stack.ledger!.sweepModels('rescored')).toEqual([
+      { stage: 'judge', provider: expect.any(String), model: SECOND_MODEL, calls: 16, cacheHits: 8 },
+    ]);
 
     // 4. One record per unit, under the rescore's IDs.
     const records = await stack.results.runs('rescored');
@@ -263,8 +267,10 @@ describe('driftline sweep rescore', () => {
     await withWorkers(() =>
       waitFor('the second rescore', async () => (await progressOf(stack, 'rescored-lenient')).status === 'completed', 300_000),
     );
+    // A new prompt (the rubric): asked again, once per distinct statement (8), not from the cache
+    // of the first rescore.
     const asked = second.requests.slice(before);
-    expect(asked).toHaveLength(16);
+    expect(asked).toHaveLength(8);
     for (const r of asked) {
       const system = r.messages.find((m) => m.role === 'system')!.content;
       expect(system).toBe(
