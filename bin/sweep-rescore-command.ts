@@ -94,7 +94,9 @@ async function rescoreCommand(source: string, opts: RescoreOptions): Promise<voi
           process.stderr.write(
             `note: sweep ${started.id} exists and differs in ${started.differences.join(', ')}; it is unchanged (choose another --id for a new one)\n`,
           );
-        process.stdout.write(`sweep ${started.id} exists already (${started.total} runs); nothing new started. Watch it: driftline sweep status ${started.id}\n`);
+        process.stdout.write(
+          `sweep ${started.id} exists already (${started.total} runs); nothing new started. Watch it: driftline sweep status ${started.id}\n`,
+        );
         return;
       }
       process.stdout.write(

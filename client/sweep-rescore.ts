@@ -79,7 +79,8 @@ export async function startRescore(client: Client, db: ResultsDb, sourceId: stri
   if (!SWEEP_ID.test(id))
     throw new SweepRequestError(`sweep id "${id}": use letters, digits and . _ + = , - (no "/" or spaces), at most 100 characters`);
   const providerProblem = runProvidersProblem({ providers: { judge: options.judge.provider } }, [...options.providerNames]);
-  if (providerProblem) throw new SweepRequestError(`--judge ${judgeLabel(options.judge)}: ${providerProblem.replace(/^"providers\.judge": /, '')}`);
+  if (providerProblem)
+    throw new SweepRequestError(`--judge ${judgeLabel(options.judge)}: ${providerProblem.replace(/^"providers\.judge": /, '')}`);
   if (!Number.isInteger(options.threshold) || options.threshold < 0 || options.threshold > 10)
     throw new SweepRequestError(`threshold ${options.threshold}: a grade from 0 to 10`);
   if (options.rubric) {
@@ -93,9 +94,7 @@ export async function startRescore(client: Client, db: ResultsDb, sourceId: stri
     judge: options.judge,
     threshold: options.threshold,
     equivalence: options.equivalence ?? false,
-    ...(options.rubric
-      ? { rubric: { ...options.rubric, sha256: createHash('sha256').update(options.rubric.text).digest('hex') } }
-      : {}),
+    ...(options.rubric ? { rubric: { ...options.rubric, sha256: createHash('sha256').update(options.rubric.text).digest('hex') } } : {}),
   };
   const cells: SweepCell[] = source.cells.map((c) => ({
     name: c.name,
@@ -107,7 +106,14 @@ export async function startRescore(client: Client, db: ResultsDb, sourceId: stri
   if (await workflowExists(client, id)) {
     const row = await db.getSweep(id);
     if (!row) return { id, existing: true, total, cells, reused: [], differences: ['(the ID belongs to a workflow that is not a sweep)'] };
-    return { id, existing: true, total: row.items * row.cells.length * row.samples, cells: row.cells, reused: [], differences: rescoreDifferences(row, spec) };
+    return {
+      id,
+      existing: true,
+      total: row.items * row.cells.length * row.samples,
+      cells: row.cells,
+      reused: [],
+      differences: rescoreDifferences(row, spec),
+    };
   }
   const progress = await getSweepProgress(client, db, sourceId);
   if (progress && (progress.status === 'running' || progress.status === 'paused'))

@@ -58,7 +58,11 @@ export function rescoreConfig(config: Partial<RunConfig>, judge: JudgeChoice): P
 }
 
 /** The faithful rule at a threshold: only a statement Lean accepted can be faithful. */
-export function faithfulAt(grade: number, threshold: number, statement: { compiled: boolean; checked: boolean; refused: boolean }): boolean {
+export function faithfulAt(
+  grade: number,
+  threshold: number,
+  statement: { compiled: boolean; checked: boolean; refused: boolean },
+): boolean {
   return statement.compiled && statement.checked && !statement.refused && grade >= threshold;
 }
 

@@ -16,7 +16,17 @@ import type { LlmMeter } from '../common/llm-types';
 import type { LlmRole } from '../common/llm-roles';
 import type { Example, LeaveOutPolicy, Premise, SubQuery } from '../common/retrieval-types';
 import type { RunConfig } from '../common/run-config-schema';
-import type { Attempt, FormalizeInput, FormalizeResult, JudgeInput, JudgeVerdict, Outcome, Progress, Stage, ToolUse } from '../common/run-types';
+import type {
+  Attempt,
+  FormalizeInput,
+  FormalizeResult,
+  JudgeInput,
+  JudgeVerdict,
+  Outcome,
+  Progress,
+  Stage,
+  ToolUse,
+} from '../common/run-types';
 import { LEAN_TASK_QUEUE } from '../common/activities';
 import { readRunUsage } from './llm-usage';
 

@@ -110,7 +110,11 @@ function overItems<T extends { item: string }>(
   if (resampled.length === 0)
     return { estimate: full, interval: null, reason: 'no interval: undefined in every resample', degenerateResamples };
   const alpha = (1 - (opts.level ?? 0.95)) / 2;
-  return { estimate: full, interval: { lo: quantileSorted(resampled, alpha), hi: quantileSorted(resampled, 1 - alpha) }, degenerateResamples };
+  return {
+    estimate: full,
+    interval: { lo: quantileSorted(resampled, alpha), hi: quantileSorted(resampled, 1 - alpha) },
+    degenerateResamples,
+  };
 }
 
 /** Cohen's κ of the pairs with its bootstrap interval over items. */

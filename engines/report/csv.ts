@@ -68,10 +68,10 @@ function agreementRows(data: ReportData): (string | number)[][] {
 /** metrics.csv: config, tag_key, tag_value, metric, estimate, lo, hi, n (rates as fractions). */
 export function metricsCsv(data: ReportData): string {
   const groups = [...data.metrics.configs, ...data.metrics.byTag];
-  return csvLines(['config', 'tag_key', 'tag_value', 'metric', 'estimate', 'lo', 'hi', 'n'], [
-    ...groups.flatMap(metricRows),
-    ...agreementRows(data),
-  ]);
+  return csvLines(
+    ['config', 'tag_key', 'tag_value', 'metric', 'estimate', 'lo', 'hi', 'n'],
+    [...groups.flatMap(metricRows), ...agreementRows(data)],
+  );
 }
 
 /** runs.csv: one row per run record. */

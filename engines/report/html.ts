@@ -194,7 +194,11 @@ ${tableHtml(outcomeTable(data))}
 ${tableHtml(detailTable(data))}`);
   if (data.judgeAgreement) {
     nav.push(['judges', 'Judges']);
-    sections.push(`<h2 id="judges">Judges side by side</h2>${agreementTables(data.judgeAgreement, data.bootstrap).map((t) => tableHtml(t)).join('\n')}`);
+    sections.push(
+      `<h2 id="judges">Judges side by side</h2>${agreementTables(data.judgeAgreement, data.bootstrap)
+        .map((t) => tableHtml(t))
+        .join('\n')}`,
+    );
   }
   const passK = passAtKTable(data);
   if (passK) {

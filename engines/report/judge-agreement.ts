@@ -65,7 +65,11 @@ export interface JudgeAgreement {
 }
 
 const judgedByBoth = (r: SweepRunRecord): boolean =>
-  r.judgeGrade !== null && r.faithful !== null && r.sourceJudgeGrade !== null && r.sourceJudgeGrade !== undefined && typeof r.sourceFaithful === 'boolean';
+  r.judgeGrade !== null &&
+  r.faithful !== null &&
+  r.sourceJudgeGrade !== null &&
+  r.sourceJudgeGrade !== undefined &&
+  typeof r.sourceFaithful === 'boolean';
 
 export function judgeAgreement(records: readonly SweepRunRecord[], rescore: RescoreMeta, opts: BootstrapOptions = {}): JudgeAgreement {
   const configs: string[] = [];

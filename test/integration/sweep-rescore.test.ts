@@ -162,8 +162,14 @@ describe('driftline sweep rescore', () => {
     const before = { first: first.requests.length, second: second.requests.length, compiles: stack.repl!.count('begin') };
     const started = await cli('sweep', 'rescore', 'rescore-source', '--id', 'rescored', '--judge', `second:${SECOND_MODEL}`);
     expect(started.code, started.stderr).toBe(0);
-    expect(started.stdout).toMatch(/sweep rescored started: a rescore of rescore-source by the judge second:fake-judge-two \(faithful: grade ≥ 9\), 24 runs/);
-    expect(JSON.parse((await cli('sweep', 'status', 'rescored', '--json')).stdout)).toMatchObject({ status: 'running', total: 24, done: 0 });
+    expect(started.stdout).toMatch(
+      /sweep rescored started: a rescore of rescore-source by the judge second:fake-judge-two \(faithful: grade ≥ 9\), 24 runs/,
+    );
+    expect(JSON.parse((await cli('sweep', 'status', 'rescored', '--json')).stdout)).toMatchObject({
+      status: 'running',
+      total: 24,
+      done: 0,
+    });
     await withWorkers(() => waitFor('the rescore', async () => (await progressOf(stack, 'rescored')).status === 'completed', 300_000));
 
     // Nothing was formalized, decomposed or compiled again, and the first judge was not asked.
@@ -194,7 +200,9 @@ describe('driftline sweep rescore', () => {
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(rows).toHaveLength(24);
     for (const row of rows) {
-      expect(Object.keys(row)).toEqual(expect.arrayContaining(['config', 'item', 'sample', 'outcome', 'compiled', 'judgeGrade', 'faithful']));
+      expect(Object.keys(row)).toEqual(
+        expect.arrayContaining(['config', 'item', 'sample', 'outcome', 'compiled', 'judgeGrade', 'faithful']),
+      );
       const src = source.find((s) => s.config === row.config && s.item === row.item && s.sample === row.sample)!;
       expect(row.compiled).toBe(src.compiled);
       expect(row.sourceJudgeGrade).toBe(src.judgeGrade);

@@ -55,7 +55,12 @@ describe("Cohen's kappa", () => {
     expect(cohensKappa({ both: 4, firstOnly: 0, secondOnly: 0, neither: 0 })!.kappa).toBeNull();
     expect(cohensKappa({ both: 0, firstOnly: 0, secondOnly: 0, neither: 0 })).toBeNull();
     const est = kappaWithInterval(pairs({ both: 0, firstOnly: 0, secondOnly: 0, neither: 7 }));
-    expect(est).toEqual({ estimate: null, interval: null, reason: expect.stringMatching(/^undefined: both judges/), degenerateResamples: 0 });
+    expect(est).toEqual({
+      estimate: null,
+      interval: null,
+      reason: expect.stringMatching(/^undefined: both judges/),
+      degenerateResamples: 0,
+    });
     expect(kappaWithInterval([]).reason).toBe('no unit has both verdicts');
   });
 });
@@ -72,7 +77,7 @@ describe('the interval of kappa (percentile bootstrap over items)', () => {
     expect(kappaWithInterval(p, { resamples: 500 })).toEqual(a);
   });
 
-  it("draws items, each with all its samples, and leaves out resamples where kappa is undefined", () => {
+  it('draws items, each with all its samples, and leaves out resamples where kappa is undefined', () => {
     // Item A: two samples both judges call faithful; item B: two both call unfaithful.
     const units: VerdictPair[] = [
       { item: 'A', first: true, second: true },
@@ -122,9 +127,21 @@ describe('weighted kappa on grades (quadratic weights)', () => {
 
   it('is 0 when each judge gives one grade of its own, and undefined when both give the same one', () => {
     // 7 against 9 everywhere: observed 4, expected (7 − 9)² + 0 + 0 = 4, κ_w = 0.
-    expect(weightedKappa([{ first: 7, second: 9 }, { first: 7, second: 9 }])).toBe(0);
-    expect(weightedKappa([{ first: 8, second: 8 }, { first: 8, second: 8 }])).toBeNull();
+    expect(
+      weightedKappa([
+        { first: 7, second: 9 },
+        { first: 7, second: 9 },
+      ]),
+    ).toBe(0);
+    expect(
+      weightedKappa([
+        { first: 8, second: 8 },
+        { first: 8, second: 8 },
+      ]),
+    ).toBeNull();
     expect(weightedKappa([])).toBeNull();
-    expect(weightedKappaWithInterval([{ item: 'a', first: 8, second: 8 }]).reason).toMatch(/^undefined: both judges gave every unit one and the same grade/);
+    expect(weightedKappaWithInterval([{ item: 'a', first: 8, second: 8 }]).reason).toMatch(
+      /^undefined: both judges gave every unit one and the same grade/,
+    );
   });
 });

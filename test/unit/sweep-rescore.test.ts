@@ -46,7 +46,9 @@ describe('the judge choice', () => {
     const without = rejudgeInput({ of: 'old', judge: { provider: 'b' }, threshold: 9, equivalence: false }, unit);
     expect(without).toMatchObject({ source: 'old/drift/Demo.x/2', sweepId: 'new', threshold: 9, sample: 2 });
     expect(without.goldStatement).toBeUndefined();
-    expect(rejudgeInput({ of: 'old', judge: { provider: 'b' }, threshold: 7, equivalence: true }, unit).goldStatement).toBe(unit.goldStatement);
+    expect(rejudgeInput({ of: 'old', judge: { provider: 'b' }, threshold: 7, equivalence: true }, unit).goldStatement).toBe(
+      unit.goldStatement,
+    );
   });
 });
 
@@ -103,7 +105,13 @@ function rejudged(over: Partial<RejudgeResult>): RejudgeResult {
 }
 
 describe('the record of a rescored unit', () => {
-  const id = { sweepId: 'new', cell: { name: 'A', hash: 'h2' }, item: { id: 'i0', goldPremises: ['p'], tags: { d: 'x' } }, sample: 0, workflowId: 'new/A/i0/0' };
+  const id = {
+    sweepId: 'new',
+    cell: { name: 'A', hash: 'h2' },
+    item: { id: 'i0', goldPremises: ['p'], tags: { d: 'x' } },
+    sample: 0,
+    workflowId: 'new/A/i0/0',
+  };
   const source = runRecord({
     sweepId: 'old',
     config: 'A',
@@ -166,22 +174,45 @@ describe('the record of a rescored unit', () => {
       rejudged({
         judge: null,
         outcome: 'compiled',
-        rescore: { source: 'old/A/i0/0', sourceOutcome: 'compiled', sourceJudgeGrade: null, sourceFaithful: null, carried: 'the source run was not judged' },
+        rescore: {
+          source: 'old/A/i0/0',
+          sourceOutcome: 'compiled',
+          sourceJudgeGrade: null,
+          sourceFaithful: null,
+          carried: 'the source run was not judged',
+        },
       }),
       new Date(0),
     );
-    expect(r).toMatchObject({ outcome: 'compiled', judgeGrade: null, faithful: null, sourceJudgeGrade: null, carried: 'the source run was not judged' });
+    expect(r).toMatchObject({
+      outcome: 'compiled',
+      judgeGrade: null,
+      faithful: null,
+      sourceJudgeGrade: null,
+      carried: 'the source run was not judged',
+    });
     const missing = rescoredRecord(
       id,
       null,
       rejudged({
         judge: null,
         outcome: 'failed',
-        rescore: { source: 'old/A/i0/0', sourceOutcome: null, sourceJudgeGrade: null, sourceFaithful: null, carried: 'the source sweep has no record of this unit' },
+        rescore: {
+          source: 'old/A/i0/0',
+          sourceOutcome: null,
+          sourceJudgeGrade: null,
+          sourceFaithful: null,
+          carried: 'the source sweep has no record of this unit',
+        },
       }),
       new Date(0),
     );
-    expect(missing).toMatchObject({ outcome: 'failed', compiled: false, error: 'the source sweep has no record of this unit', tags: { d: 'x' } });
+    expect(missing).toMatchObject({
+      outcome: 'failed',
+      compiled: false,
+      error: 'the source sweep has no record of this unit',
+      tags: { d: 'x' },
+    });
   });
 });
 
@@ -214,20 +245,39 @@ describe("the report's judges side by side", () => {
     ),
     // Configuration B: both judges call every compiled unit unfaithful: κ undefined.
     ...['i0', 'i1'].map((item) =>
-      runRecord({ sweepId: 'new', config: 'B', item, compiled: true, outcome: 'unfaithful', judgeGrade: 5, faithful: false, sourceJudgeGrade: 5, sourceFaithful: false, rescoreOf: `old/B/${item}/0` }),
+      runRecord({
+        sweepId: 'new',
+        config: 'B',
+        item,
+        compiled: true,
+        outcome: 'unfaithful',
+        judgeGrade: 5,
+        faithful: false,
+        sourceJudgeGrade: 5,
+        sourceFaithful: false,
+        rescoreOf: `old/B/${item}/0`,
+      }),
     ),
   ];
 
   it('computes the table and kappa per configuration, and says when kappa is undefined', () => {
     const data = buildReportData({ sweep: { id: 'new', rescore }, records, bootstrap: { resamples: 200 } });
     const [a, b] = data.judgeAgreement!.configs;
-    expect(a).toMatchObject({ config: 'A', units: 5, judgedByBoth: 5, compared: 4, table: { both: 1, firstOnly: 1, secondOnly: 1, neither: 1 } });
+    expect(a).toMatchObject({
+      config: 'A',
+      units: 5,
+      judgedByBoth: 5,
+      compared: 4,
+      table: { both: 1, firstOnly: 1, secondOnly: 1, neither: 1 },
+    });
     expect(a!.kappa.estimate).toBeCloseTo(0, 12);
     expect(b).toMatchObject({ config: 'B', compared: 2, table: { both: 0, firstOnly: 0, secondOnly: 0, neither: 2 } });
     expect(b!.kappa).toMatchObject({ estimate: null, interval: null });
     const md = renderMarkdown(data);
     expect(md).toContain('- **rescore**: of sweep old by the judge b:m; faithful: compiled and grade ≥ 9');
-    expect(md).toMatch(/\| B \| 2 \| 0 \| 2 \| 2 \| 0 \| 0 \| 0 \| 2 \| 100\.0 \| undefined: both judges gave every unit the same single verdict/);
+    expect(md).toMatch(
+      /\| B \| 2 \| 0 \| 2 \| 2 \| 0 \| 0 \| 0 \| 2 \| 100\.0 \| undefined: both judges gave every unit the same single verdict/,
+    );
     expect(md).not.toMatch(/NaN/);
     expect(md).toMatch(/\| A \| i2 \| 0 \| 9 \| faithful \| 3 \| unfaithful \|/);
     const metrics = metricsCsv(data);
