@@ -16,6 +16,18 @@ import type { ResultsDb, SweepRow } from '../engines/results/results-db';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
 import { getSweepProgress, SWEEP_ID, SweepRequestError, workflowExists, type StartedSweep } from './sweeps';
 
+/** A rescore that cannot start as asked; `status` says whose move it is (400: the request,
+ * 404: no such source, 409: the source has not finished). */
+export class RescoreRequestError extends SweepRequestError {
+  override name = 'RescoreRequestError';
+  constructor(
+    message: string,
+    readonly status: 400 | 404 | 409 = 400,
+  ) {
+    super(message);
+  }
+}
+
 /** The most text a rubric file may hold: it is sent with every judge call. */
 export const MAX_RUBRIC_CHARS = 16_000;
 
@@ -77,18 +89,18 @@ function rescoreDifferences(stored: SweepRow, wanted: RescoreSpec): string[] {
 export async function startRescore(client: Client, db: ResultsDb, sourceId: string, options: StartRescoreOptions): Promise<StartedSweep> {
   const { id } = options;
   if (!SWEEP_ID.test(id))
-    throw new SweepRequestError(`sweep id "${id}": use letters, digits and . _ + = , - (no "/" or spaces), at most 100 characters`);
+    throw new RescoreRequestError(`sweep id "${id}": use letters, digits and . _ + = , - (no "/" or spaces), at most 100 characters`);
   const providerProblem = runProvidersProblem({ providers: { judge: options.judge.provider } }, [...options.providerNames]);
   if (providerProblem)
-    throw new SweepRequestError(`--judge ${judgeLabel(options.judge)}: ${providerProblem.replace(/^"providers\.judge": /, '')}`);
+    throw new RescoreRequestError(`judge ${judgeLabel(options.judge)}: ${providerProblem.replace(/^"providers\.judge": /, '')}`);
   if (!Number.isInteger(options.threshold) || options.threshold < 0 || options.threshold > 10)
-    throw new SweepRequestError(`threshold ${options.threshold}: a grade from 0 to 10`);
+    throw new RescoreRequestError(`threshold ${options.threshold}: a grade from 0 to 10`);
   if (options.rubric) {
     const problem = rubricProblem(options.rubric.text);
-    if (problem) throw new SweepRequestError(`${options.rubric.file}: ${problem}`);
+    if (problem) throw new RescoreRequestError(`${options.rubric.file}: ${problem}`);
   }
   const source = await db.getSweep(sourceId);
-  if (!source) throw new SweepRequestError(`no sweep "${sourceId}" in the results database`);
+  if (!source) throw new RescoreRequestError(`no sweep "${sourceId}" in the results database`, 404);
   const spec: RescoreSpec = {
     of: sourceId,
     judge: options.judge,
@@ -117,8 +129,9 @@ export async function startRescore(client: Client, db: ResultsDb, sourceId: stri
   }
   const progress = await getSweepProgress(client, db, sourceId);
   if (progress && (progress.status === 'running' || progress.status === 'paused'))
-    throw new SweepRequestError(
+    throw new RescoreRequestError(
       `sweep ${sourceId} is ${progress.status} (${progress.done}/${progress.total} runs done); rescore it once it has finished`,
+      409,
     );
   const sourceSpec = (source.spec ?? {}) as Partial<SweepSpec>;
   const row: SweepRow = {

@@ -13,6 +13,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { loadConfig, runLlmSettings } from '../../infra/config';
 import { createConfiguredLlm } from '../../infra/deps';
+import { recordHistory } from '../helpers/history';
 import type { ReportData } from '../../engines/report/report-data';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { miniSpec, progressOf, startOnStack, waitFor } from '../helpers/sweep';
@@ -155,7 +156,9 @@ describe('driftline sweep rescore', () => {
     // 2. An unknown provider is refused before anything starts.
     const unknown = await cli('sweep', 'rescore', 'rescore-source', '--id', 'never', '--judge', 'nope:some-model');
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/--judge nope:some-model: no LLM provider "nope" is configured \(configured: "first", "second"\)/);
+    expect(unknown.stderr).toMatch(
+      /driftline: judge nope:some-model: no LLM provider "nope" is configured \(configured: "first", "second"\)/,
+    );
     expect(await stack.results.getSweep('never')).toBeNull();
 
     // 3. The rescore returns once started: no worker is running.
@@ -190,6 +193,9 @@ describe('driftline sweep rescore', () => {
     expect(new Set(records.map((r) => r.workflowId)).size).toBe(24);
     for (const r of records) expect(r.workflowId).toBe(`rescored/${r.config}/${r.item}/${r.sample}`);
     expect((await stack.results.getSweep('rescored'))!.rescoreOf).toBe('rescore-source');
+    // Replay fixtures (test/unit/replay.test.ts): a unit judged again, and one carried over.
+    await recordHistory(stack.client, 'rescored/drift/Demo.prime_odd/0', 'rejudge-completed');
+    await recordHistory(stack.client, 'rescored/unjudged/Demo.prime_odd/0', 'rejudge-carried');
 
     // The export keeps the contract's fields, and has the new judge's verdict where it judged.
     const exported = await cli('sweep', 'export', 'rescored', '--format', 'jsonl');
