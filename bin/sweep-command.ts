@@ -253,6 +253,7 @@ async function listCommand(opts: { json?: boolean }): Promise<void> {
         total: s.items * s.cells.length * s.samples,
         library: s.library,
         createdAt: s.createdAt,
+        ...(s.rescoreOf ? { rescoreOf: s.rescoreOf } : {}),
       });
     }
     if (opts.json) {
@@ -264,7 +265,9 @@ async function listCommand(opts: { json?: boolean }): Promise<void> {
       return;
     }
     for (const r of rows)
-      process.stdout.write(`${r.id}  ${r.status.padEnd(9)}  ${r.done}/${r.total} done, ${r.failed} failed  ${r.library}  ${r.createdAt}\n`);
+      process.stdout.write(
+        `${r.id}  ${r.status.padEnd(9)}  ${r.done}/${r.total} done, ${r.failed} failed  ${r.library}  ${r.createdAt}${r.rescoreOf ? `  (rescore of ${r.rescoreOf})` : ''}\n`,
+      );
   });
 }
 

@@ -193,6 +193,7 @@ describe('driftline sweep rescore', () => {
     expect(new Set(records.map((r) => r.workflowId)).size).toBe(24);
     for (const r of records) expect(r.workflowId).toBe(`rescored/${r.config}/${r.item}/${r.sample}`);
     expect((await stack.results.getSweep('rescored'))!.rescoreOf).toBe('rescore-source');
+    expect((await cli('sweep', 'list')).stdout).toMatch(/^rescored\s+completed\s+24\/24 done, 0 failed .*\(rescore of rescore-source\)$/m);
     // Replay fixtures (test/unit/replay.test.ts): a unit judged again, and one carried over.
     await recordHistory(stack.client, 'rescored/drift/Demo.prime_odd/0', 'rejudge-completed');
     await recordHistory(stack.client, 'rescored/unjudged/Demo.prime_odd/0', 'rejudge-carried');
