@@ -1,6 +1,7 @@
 // The `sweep` workflow: a benchmark × configurations × samples, run as child `formalize`
-// workflows in a sliding window (a rescore's units are `rejudge` children instead). Every unit (configuration, item, sample) has the child ID
-// `<sweep>/<config>/<item>/<sample>`; its record is written once by an idempotent activity.
+// workflows in a sliding window (a rescore's units are `rejudge` children instead). Every unit
+// (configuration, item, sample) has the child ID `<sweep>/<config>/<item>/<sample>`; its record
+// is written once by an idempotent activity.
 // Before the history grows large the workflow continues as new, carrying a cursor, counters and
 // the units still in flight, which the next run awaits through the record activity.
 import { rootCauseMessage } from '../common/failures';
