@@ -42,8 +42,10 @@ export function rescoredRecord(id: RunIdentity, source: SweepRunRecord | null, r
     configHash: id.cell.hash,
     workflowId: id.workflowId,
     outcome: judged ? result.outcome : base.outcome,
-    // Asked again: Lean's new answer (a screen refusal is not measured); else the source's.
-    equivalent: equivalence !== undefined ? (equivalence && !equivalence.refused ? equivalence.equivalent : null) : base.equivalent,
+    // Asked again (a judged unit with `--equivalence`): Lean's new answer, a screen refusal not
+    // measured; else (or carried over) the source's.
+    equivalent:
+      judged && equivalence !== undefined ? (equivalence && !equivalence.refused ? equivalence.equivalent : null) : base.equivalent,
     judgeGrade: judged ? result.judge!.grade : null,
     faithful: judged ? result.judge!.faithful : null,
     // Time and tokens of this unit: the judge (and equivalence check) alone.

@@ -303,4 +303,43 @@ describe('driftline sweep rescore', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/--rubric .*empty\.txt: the rubric is empty/);
   }, 600_000);
+  it('with --equivalence, runs the BEq+ check again on the Lean queue and nothing else there', async () => {
+    const beforeEvents = stack.repl!.events().length;
+    const [a, b] = [first.requests.length, second.requests.length];
+    const started = await cli(
+      'sweep',
+      'rescore',
+      'rescore-source',
+      '--id',
+      'rescored-beq',
+      '--judge',
+      `second:${SECOND_MODEL}`,
+      '--equivalence',
+      '--json',
+    );
+    expect(started.code, started.stderr).toBe(0);
+    expect(JSON.parse(started.stdout)).toMatchObject({ id: 'rescored-beq', existing: false, total: 24 });
+    await withWorkers(() =>
+      waitFor('the rescore with equivalence', async () => (await progressOf(stack, 'rescored-beq')).status === 'completed', 300_000),
+    );
+    // Lean saw only the equivalence check's commands (its hypothesis theorem first), never a
+    // statement compiled again; the judge's prompts were those of the first rescore, so the
+    // reply cache answered them all; no formalizer was asked.
+    // (`name=-`: a header command of a REPL process started meanwhile, if any.)
+    const commands = stack
+      .repl!.events()
+      .slice(beforeEvents)
+      .filter((e) => e.event === 'begin');
+    expect(new Set(commands.map((e) => e.detail).filter((d) => d !== 'name=-'))).toEqual(new Set(['name=driftline_hyp']));
+    expect([first.requests.length - a, second.requests.length - b]).toEqual([0, 0]);
+    const source = await stack.results.runs('rescore-source');
+    const records = await stack.results.runs('rescored-beq');
+    expect(records).toHaveLength(24);
+    for (const r of records) {
+      const src = source.find((s) => s.config === r.config && s.item === r.item)!;
+      // Asked again where the source was judged and compiled; the same answer as the source's.
+      expect([r.config, r.item, r.equivalent]).toEqual([r.config, r.item, src.equivalent]);
+    }
+    expect(records.filter((r) => r.config !== 'unjudged' && r.compiled).every((r) => r.equivalent !== null)).toBe(true);
+  }, 600_000);
 });

@@ -167,13 +167,15 @@ describe('the record of a rescored unit', () => {
   });
 
   it('carries a source that was not judged or failed, with no verdict of its own', () => {
-    const unjudged = runRecord({ sweepId: 'old', config: 'A', item: 'i0', compiled: true, outcome: 'compiled' });
+    const unjudged = runRecord({ sweepId: 'old', config: 'A', item: 'i0', compiled: true, outcome: 'compiled', equivalent: true });
     const r = rescoredRecord(
       id,
       unjudged,
       rejudged({
         judge: null,
         outcome: 'compiled',
+        // With --equivalence a carried unit's result says null: the source's check stands.
+        equivalence: null,
         rescore: {
           source: 'old/A/i0/0',
           sourceOutcome: 'compiled',
@@ -186,6 +188,7 @@ describe('the record of a rescored unit', () => {
     );
     expect(r).toMatchObject({
       outcome: 'compiled',
+      equivalent: true,
       judgeGrade: null,
       faithful: null,
       sourceJudgeGrade: null,
