@@ -140,7 +140,10 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
 
     // The judge engine keeps the rule: never faithful unless Lean accepted the statement.
     async judge(input: JudgeInput): Promise<JudgeVerdict> {
-      return meteredCall(deps.ledger, input.meter, () => engineCall((signal) => judgeStatement(deps.llm, input, signal)));
+      const { rubric, ...judged } = input;
+      return meteredCall(deps.ledger, input.meter, () =>
+        engineCall((signal) => judgeStatement(deps.llm, judged, signal, rubric !== undefined ? { rubric } : {})),
+      );
     },
   };
 }

@@ -4,16 +4,18 @@ import { rootCauseMessage } from '../common/failures';
 import { Context, heartbeat, sleep } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/common';
 import type { RecordedRun, RecordRunInput, SweepActivities } from '../common/sweep';
-import type { FormalizeResult } from '../common/run-types';
+import { isRejudgeResult, type RescoreActivities } from '../common/rescore';
 import type { ResultsDb } from '../engines/results/results-db';
 import { failedRecord, missingRecord, recordFromResult, type RunIdentity } from '../engines/sweeps/record';
+import { rescoredRecord } from '../engines/sweeps/rescore-record';
+import { createRescoreActivities } from './rescore';
 import { SqlReplyLedger } from '../engines/results/llm-ledger';
 
 export interface SweepActivityDeps {
   results: ResultsDb;
 }
 
-export function createSweepActivities(deps: SweepActivityDeps): SweepActivities {
+export function createSweepActivities(deps: SweepActivityDeps): SweepActivities & RescoreActivities {
   const db = deps.results;
   const ledger = new SqlReplyLedger(db.driver);
   // The sweep's LLM totals (every call of its runs), for a sweep with a budget.
@@ -23,6 +25,7 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
     return { ...recorded, totals: { tokens: t.totalTokens, ...(t.costUsd !== undefined ? { costUsd: t.costUsd } : {}) } };
   };
   return {
+    ...createRescoreActivities(deps),
     async sweepItems({ sweepId, from, count }) {
       return db.items(sweepId, from, count);
     },
@@ -52,7 +55,7 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
       return { workflowId: input.workflowId, outcome: 'missing', finished: true };
     }
     let failure = input.failure;
-    let result: FormalizeResult | undefined = input.result;
+    let result: RecordRunInput['result'] = input.result;
     if (failure === undefined && result === undefined) {
       const handle = Context.current().client.workflow.getHandle(input.workflowId);
       const deadline = Date.now() + (input.waitMs ?? 0);
@@ -74,7 +77,7 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
           continue;
         }
         if (status === 'COMPLETED') {
-          result = (await handle.result()) as FormalizeResult;
+          result = (await handle.result()) as RecordRunInput['result'];
         } else {
           failure = await handle.result().then(
             () => `the run ended with status ${status}`,
@@ -89,7 +92,11 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
       if (input.lastAttempt) await db.recordRun(failedRecord(id, failure, new Date()));
       return { workflowId: input.workflowId, outcome: 'failed', finished: true, failedAttempt: true, error: failure };
     }
-    await db.recordRun(recordFromResult(id, result!, new Date()));
-    return { workflowId: input.workflowId, outcome: result!.outcome, finished: true };
+    // A rescore's unit is recorded from its source's record and the new verdict.
+    const record = isRejudgeResult(result)
+      ? rescoredRecord(id, await db.getRun(result.rescore.source), result, new Date())
+      : recordFromResult(id, result!, new Date());
+    await db.recordRun(record);
+    return { workflowId: input.workflowId, outcome: record.outcome, finished: true };
   }
 }

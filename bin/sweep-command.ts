@@ -22,6 +22,7 @@ import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
 import { configRate, type SweepCounts, type SweepProgress } from '../common/sweep';
 import { runProvidersProblem } from '../common/run-config';
+import { registerRescoreCommand } from './sweep-rescore-command';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
 
@@ -263,6 +264,7 @@ async function listCommand(opts: { json?: boolean }): Promise<void> {
         total: s.items * s.cells.length * s.samples,
         library: s.library,
         createdAt: s.createdAt,
+        ...(s.rescoreOf ? { rescoreOf: s.rescoreOf } : {}),
       });
     }
     if (opts.json) {
@@ -274,7 +276,9 @@ async function listCommand(opts: { json?: boolean }): Promise<void> {
       return;
     }
     for (const r of rows)
-      process.stdout.write(`${r.id}  ${r.status.padEnd(9)}  ${r.done}/${r.total} done, ${r.failed} failed  ${r.library}  ${r.createdAt}\n`);
+      process.stdout.write(
+        `${r.id}  ${r.status.padEnd(9)}  ${r.done}/${r.total} done, ${r.failed} failed  ${r.library}  ${r.createdAt}${r.rescoreOf ? `  (rescore of ${r.rescoreOf})` : ''}\n`,
+      );
   });
 }
 
@@ -344,6 +348,7 @@ export function registerSweepCommands(program: Command): void {
     .option('--json', 'print {id, existing, total, cells, reused} as JSON')
     .addOption(new Option('--history-limit <events>', 'continue as new past this many history events').argParser(positive).hideHelp())
     .action(startCommand);
+  registerRescoreCommand(sweep);
   sweep
     .command('status')
     .description("print a sweep's progress once (per configuration: done, failed, running, rate, ETA); --watch follows it to its end")

@@ -8,6 +8,8 @@ import type { SweepSpec } from '../engines/sweeps/sweep-file';
 import { SqlReplyLedger } from '../engines/results/llm-ledger';
 import { SCREEN_VERSION } from '../engines/lean/statement-safety';
 import { resolveRunConfig } from '../common/run-config';
+import { judgeLabel, type RescoreSpec } from '../common/rescore';
+import type { RescoreMeta } from '../engines/report/judge-agreement';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 
@@ -90,6 +92,20 @@ function describeCell(cell: SweepCell, spec: Partial<SweepSpec> | undefined): un
   };
 }
 
+/** A rescore as its report states it, with the source's judge from the source's ledger. */
+async function rescoreMeta(ledger: SqlReplyLedger, r: RescoreSpec | undefined): Promise<RescoreMeta | undefined> {
+  if (!r) return undefined;
+  const judges = (await ledger.sweepModels(r.of)).filter((m) => m.stage === 'judge');
+  return {
+    of: r.of,
+    judge: judgeLabel(r.judge),
+    threshold: r.threshold,
+    equivalence: r.equivalence,
+    ...(r.rubric ? { rubric: r.rubric.file } : {}),
+    ...(judges.length ? { sourceJudge: judges.map((m) => `${m.provider}/${m.model}`).join(', ') } : {}),
+  };
+}
+
 /** The report's input for sweep `id`, or null when the results database has no such sweep. */
 export async function sweepReportInput(
   db: ResultsDb,
@@ -101,6 +117,8 @@ export async function sweepReportInput(
   const spec = row.spec as Partial<SweepSpec> | undefined;
   const design = factorialDesign(row);
   const benchmark = describeBenchmarks(spec);
+  const ledger = new SqlReplyLedger(db.driver);
+  const rescore = await rescoreMeta(ledger, (row.spec as { rescore?: RescoreSpec } | undefined)?.rescore);
   const seeds = spec?.benchmarks
     ?.filter((b) => b.seed !== undefined)
     .map((b) => `benchmark selection ${b.seed}`)
@@ -120,7 +138,8 @@ export async function sweepReportInput(
       configurations: Object.fromEntries(row.cells.map((c) => [c.name, describeCell(c, spec)])),
       ...(design ? { design } : {}),
       ...(row.indexVersion ? {} : { notes: ["index version: not pinned (the library alias's version at each run)"] }),
-      models: await new SqlReplyLedger(db.driver).sweepModels(id),
+      models: await ledger.sweepModels(id),
+      ...(rescore ? { rescore } : {}),
       software: softwareVersion(),
       screen: SCREEN_VERSION,
       ...(seeds ? { seeds } : {}),

@@ -47,7 +47,7 @@ export class SweepRequestError extends Error {
   override name = 'SweepRequestError';
 }
 
-const SWEEP_ID = /^[A-Za-z0-9][A-Za-z0-9._+=,-]{0,99}$/;
+export const SWEEP_ID = /^[A-Za-z0-9][A-Za-z0-9._+=,-]{0,99}$/;
 
 export function newSweepId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
@@ -79,7 +79,7 @@ export function sweepCells(
   });
 }
 
-async function workflowExists(client: Client, id: string): Promise<boolean> {
+export async function workflowExists(client: Client, id: string): Promise<boolean> {
   try {
     await client.workflow.getHandle(id).describe();
     return true;

@@ -157,5 +157,7 @@ export interface JudgeInput {
   checked?: boolean;
   /** The screen refused the statement before Lean, for this reason: never faithful either. */
   refused?: string;
+  /** Replaces the judge's instructions (a rescore's rubric file); sent only when set. */
+  rubric?: string;
   meter?: LlmMeter;
 }

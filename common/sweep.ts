@@ -5,6 +5,7 @@ import type { LlmCallPolicy } from './llm-call-policy';
 import type { LeaveOutPolicy } from './retrieval-types';
 import type { RunConfig } from './run-config-schema';
 import type { FormalizeResult, Outcome, Stage } from './run-types';
+import type { RejudgeResult, SweepRescore } from './rescore';
 
 /** How a sweep hides an item's own neighbourhood from retrieval (defined with FormalizeInput). */
 export type { LeaveOutPolicy } from './retrieval-types';
@@ -79,6 +80,13 @@ export interface SweepRunRecord {
   /** `predictions`: the statement was read from a predictions file (no formalize, retrieval or
    * repair ran); absent: driftline generated it. */
   source?: 'predictions';
+  /** A rescore's record: the source unit re-judged (its workflow ID), and the source judge's
+   * verdict beside this one (`judgeGrade`, `faithful`); null where the source was not judged. */
+  rescoreOf?: string;
+  sourceJudgeGrade?: number | null;
+  sourceFaithful?: boolean | null;
+  /** Why the judge did not run again (the source's outcome is carried). */
+  carried?: string;
   /** ISO time the record was written. */
   finishedAt: string;
 }
@@ -238,6 +246,8 @@ export interface SweepInput {
   reusedCells?: string[];
   /** No run starts once the sweep's LLM calls reach this (tokens and/or USD). */
   budget?: SweepBudget;
+  /** A rescore of a finished sweep: every unit is a `rejudge` of the source's record. */
+  rescore?: SweepRescore;
   /** Set by continueAsNew. */
   cursor?: SweepCursor;
 }
@@ -272,7 +282,7 @@ export interface RecordRunInput {
   failure?: string;
   /** The child's result, when the workflow saw it complete; with neither, the activity reads
    * the outcome from Temporal (a child started by an earlier run of the sweep). */
-  result?: FormalizeResult;
+  result?: FormalizeResult | RejudgeResult;
   /** A predictions configuration's file has no statement for this unit: no child ran; the
    * activity writes the unit's `missing` record. */
   missingPrediction?: boolean;

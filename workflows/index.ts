@@ -5,3 +5,4 @@ export { formalizeAgent } from './formalize-agent';
 export { sweep, sweepProgressQuery, pauseSignal, resumeSignal, cancelSignal } from './sweep';
 export { checkStatements, checkProgressQuery } from './check-statements';
 export { evaluateStatement } from './evaluate-statement';
+export { rejudge } from './rejudge';

@@ -25,7 +25,17 @@ import type { LlmMeter } from '../common/llm-types';
 import type { LlmRole } from '../common/llm-roles';
 import type { Example, LeaveOutPolicy, Premise, SubQuery } from '../common/retrieval-types';
 import type { RunConfig } from '../common/run-config-schema';
-import type { Attempt, FormalizeInput, FormalizeResult, JudgeVerdict, Outcome, Progress, Stage, ToolUse } from '../common/run-types';
+import type {
+  Attempt,
+  FormalizeInput,
+  FormalizeResult,
+  JudgeInput,
+  JudgeVerdict,
+  Outcome,
+  Progress,
+  Stage,
+  ToolUse,
+} from '../common/run-types';
 import { LEAN_TASK_QUEUE } from '../common/activities';
 import { readRunUsage } from './llm-usage';
 
@@ -303,11 +313,13 @@ export function isBudgetExhausted(err: unknown): boolean {
 }
 
 /** Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it (only
- * on a statement that compiled). `round` labels the equivalence check in `tools`. */
+ * on a statement that compiled). `round` labels the equivalence check in `tools`; `judgeWith`
+ * adds to the judge's input (a rescore's rubric), sent only when given. */
 export async function judgeAndCompare(
   run: Run,
   c: Checked,
   round: number,
+  judgeWith: Pick<JudgeInput, 'rubric'> = {},
 ): Promise<{ verdict: JudgeVerdict | null; equivalent: EquivalenceResult | null }> {
   const { input, config } = run;
   const gold = input.goldStatement;
@@ -322,6 +334,7 @@ export async function judgeAndCompare(
           compiled: c.compiled,
           checked: c.checked,
           ...(c.refusal !== null ? { refused: c.refusal } : {}),
+          ...judgeWith,
           ...run.meter,
         })
       : null,

@@ -1,6 +1,8 @@
 // The `sweep` workflow: a benchmark × configurations × samples, run as child `formalize`
-// workflows in a sliding window. Every unit (configuration, item, sample) has the child ID
-// `<sweep>/<config>/<item>/<sample>`; its record is written once by an idempotent activity.
+// workflows in a sliding window (a predictions configuration's units are `evaluateStatement`
+// children, a rescore's `rejudge` children). Every unit (configuration, item, sample) has the
+// child ID `<sweep>/<config>/<item>/<sample>`; its record is written once by an idempotent
+// activity.
 // Before the history grows large the workflow continues as new, carrying a cursor, counters and
 // the units still in flight, which the next run awaits through the record activity.
 import { rootCauseMessage } from '../common/failures';
@@ -26,6 +28,7 @@ import {
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY, SWEEP_KEY } from '../common/search-attributes';
 import { resolveRunConfig, workflowTypeFor } from '../common/run-config';
+import { rejudgeInput, type RejudgeInput } from '../common/rescore';
 import type {
   BenchmarkItem,
   RecordedRun,
@@ -86,7 +89,7 @@ function freshCursor(input: SweepInput, now: number): SweepCursor {
 
 /** What a unit runs: a child workflow of this type with these arguments, or nothing (a
  * predictions configuration's file has no statement for the unit). */
-type UnitChoice = { type: string; args: FormalizeInput | EvaluateStatementInput } | { missing: true };
+type UnitChoice = { type: string; args: FormalizeInput | EvaluateStatementInput | RejudgeInput } | { missing: true };
 
 export async function sweep(input: SweepInput): Promise<SweepProgress> {
   const C = input.cells.length;
@@ -214,10 +217,27 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
   };
 
   /** The child a unit runs: a generated run (`formalize`, or `formalizeAgent` for agent cells)
-   * or, for a predictions configuration, `evaluateStatement` of the file's statement; `missing`
+   * or, for a predictions configuration, `evaluateStatement` of the file's statement (in a
+   * rescore, `rejudge` of the source's record of the unit); `missing`
    * when the file has none for the unit. Generated cells choose without awaiting anything. */
   const unitChild = (cell: SweepCell, item: BenchmarkItem, index: number, sample: number): UnitChoice | Promise<UnitChoice> => {
     const config = resolveRunConfig(cell.config);
+    // A rescore: the source's record of the same unit, judged again.
+    if (input.rescore) {
+      const args = rejudgeInput(input.rescore, {
+        sweepId: input.sweepId,
+        cell: cell.name,
+        itemId: item.id,
+        sample,
+        statement: item.informal,
+        library: input.library,
+        config,
+        leanTaskQueue: input.leanTaskQueue ?? LEAN_TASK_QUEUE,
+        ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
+        ...(input.llm ? { llm: input.llm } : {}),
+      });
+      return { type: 'rejudge', args };
+    }
     if (cell.predictionsFile) {
       return predictionAt(cell.name, index, sample).then((formalStatement): UnitChoice => {
         if (formalStatement === undefined) return { missing: true };
@@ -256,7 +276,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
 
   const startUnit = async (id: RecordRunInput, item: BenchmarkItem, index: number): Promise<RecordedRun> => {
     const cell = input.cells.find((c) => c.name === id.cell.name)!;
-    let handle: ChildWorkflowHandle<(input: FormalizeInput) => Promise<unknown>>;
+    let handle: ChildWorkflowHandle<(input: FormalizeInput | EvaluateStatementInput | RejudgeInput) => Promise<unknown>>;
     // Counted until the start is confirmed (or a predictions unit's statement is read and, when
     // missing, its record written): the sweep never continues as new with a start in flight.
     starting++;
@@ -292,9 +312,9 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       wake();
     }
     let failure: string | undefined;
-    let result: FormalizeResult | undefined;
+    let result: RecordRunInput['result'];
     try {
-      result = (await handle.result()) as FormalizeResult;
+      result = (await handle.result()) as RecordRunInput['result'];
     } catch (err) {
       // The sweep's own cancellation ends the unit unrecorded; anything else (a child cancelled
       // or terminated by hand, a failure) is a failed attempt.

@@ -18,6 +18,7 @@ import { renderSweepReportAs, type ReportFormat } from '../../engines/report/wri
 import type { ResultsDb } from '../../engines/results/results-db';
 import { SWEEP_KEY } from '../../common/search-attributes';
 import type { LlmCallPolicy } from '../../common/llm-call-policy';
+import { registerRescoreRoute } from './sweep-rescore';
 
 export interface SweepRoutesOptions {
   temporal: Client;
@@ -447,6 +448,8 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       return { ...progress, links: links(id) };
     },
   );
+
+  registerRescoreRoute(fastify, options, StartedSchema, links);
 
   const signalSummaries = {
     pause: 'Pause a sweep: no new runs start; running runs finish',

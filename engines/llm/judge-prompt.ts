@@ -52,6 +52,16 @@ sentences comparing the two statements>"} and nothing else.`;
 /** The service's rubric: the judge's instructions unless a calibration run replaces them. */
 export const DEFAULT_JUDGE_RUBRIC = INSTRUCTIONS;
 
+/** The shape of the reply, said after a rubric a user supplied (a rescore's rubric file says how
+ * to grade; this says how to answer, whatever the file says). */
+export const JUDGE_REPLY_FORMAT =
+  'Reply with a JSON object {"grade": <integer 0-10>, "faithful": <true|false>, "explanation": "<a few sentences comparing the two statements>"} and nothing else.';
+
+/** A user's rubric as the judge's instructions: its text, then the reply's shape. */
+export function rubricInstructions(rubric: string): string {
+  return `${rubric.trim()}\n\n${JUDGE_REPLY_FORMAT}`;
+}
+
 export function buildJudgeMessages(input: JudgeInput, rubric: string = INSTRUCTIONS): ChatMessage[] {
   const user = [
     'Informal statement:',

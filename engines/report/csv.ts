@@ -53,10 +53,25 @@ function metricRows(g: GroupMetrics): (string | number)[][] {
   return rows;
 }
 
+/** A rescore's agreement per configuration: kappa and weighted kappa (empty where undefined). */
+function agreementRows(data: ReportData): (string | number)[][] {
+  return (data.judgeAgreement?.configs ?? []).flatMap((c) =>
+    (
+      [
+        ['judge_kappa', c.kappa],
+        ['judge_weighted_kappa', c.weightedKappa],
+      ] as const
+    ).map(([metric, k]) => [c.config, '', '', metric, k.estimate ?? '', k.interval?.lo ?? '', k.interval?.hi ?? '', c.compared]),
+  );
+}
+
 /** metrics.csv: config, tag_key, tag_value, metric, estimate, lo, hi, n (rates as fractions). */
 export function metricsCsv(data: ReportData): string {
   const groups = [...data.metrics.configs, ...data.metrics.byTag];
-  return csvLines(['config', 'tag_key', 'tag_value', 'metric', 'estimate', 'lo', 'hi', 'n'], groups.flatMap(metricRows));
+  return csvLines(
+    ['config', 'tag_key', 'tag_value', 'metric', 'estimate', 'lo', 'hi', 'n'],
+    [...groups.flatMap(metricRows), ...agreementRows(data)],
+  );
 }
 
 /** runs.csv: one row per run record. */
@@ -84,7 +99,10 @@ export function runsCsv(records: readonly SweepRunRecord[], ui?: { base: string;
     'error',
     'refusal',
     'temporal_url',
+    // A rescore's records: the source judge's verdict beside this one.
+    ...(records.some((r) => r.rescoreOf !== undefined) ? ['source_judge_grade', 'source_faithful', 'rescore_of'] : []),
   ];
+  const rescore = header.includes('rescore_of');
   return csvLines(
     header,
     records.map((r) => [
@@ -112,6 +130,7 @@ export function runsCsv(records: readonly SweepRunRecord[], ui?: { base: string;
       r.error,
       r.refusal,
       ui ? temporalRunUrl(ui.base, ui.namespace, r.workflowId) : '',
+      ...(rescore ? [r.sourceJudgeGrade, r.sourceFaithful, r.rescoreOf] : []),
     ]),
   );
 }

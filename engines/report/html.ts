@@ -3,6 +3,7 @@
 import type { SweepRunRecord } from '../../common/sweep';
 import type { ReportData } from './report-data';
 import { protocolRows, temporalRunUrl } from './report-data';
+import { agreementTables } from './judge-agreement-tables';
 import {
   cellText,
   comparisonsTable,
@@ -192,6 +193,14 @@ ${tableHtml(summaryTable(data))}
 ${tableHtml(outcomeTable(data))}
 <div class="charts">${chart(charts.rates)}</div>
 ${tableHtml(detailTable(data))}`);
+  if (data.judgeAgreement) {
+    nav.push(['judges', 'Judges']);
+    sections.push(
+      `<h2 id="judges">Judges side by side</h2>${agreementTables(data.judgeAgreement, data.bootstrap)
+        .map((t) => tableHtml(t))
+        .join('\n')}`,
+    );
+  }
   const passK = passAtKTable(data);
   if (passK) {
     nav.push(['pass-at-k', 'pass@k']);

@@ -1,6 +1,7 @@
 // The report as Markdown: the same tables as the HTML page (charts left out), for pasting into
 // an issue or a paper draft.
 import { protocolRows, type ReportData } from './report-data';
+import { agreementTables } from './judge-agreement-tables';
 import {
   cellText,
   comparisonsTable,
@@ -44,6 +45,8 @@ export function renderMarkdown(data: ReportData): string {
   const found = findings(data);
   if (found.length > 0) out.push('## Findings', '', ...found.map((f) => `- ${f}`), '');
   out.push('## Results', '', tableMarkdown(summaryTable(data)), tableMarkdown(outcomeTable(data)), tableMarkdown(detailTable(data)));
+  if (data.judgeAgreement)
+    out.push('## Judges side by side', '', ...agreementTables(data.judgeAgreement, data.bootstrap).map((t) => tableMarkdown(t)));
   for (const t of [passAtKTable(data), retrievalTable(data), rankedComparisonsTable(data), comparisonsTable(data), latencyTable(data)])
     if (t) out.push(tableMarkdown(t));
   for (const c of data.repairCurves) {

@@ -6,6 +6,7 @@ import { repairBudgetCurves, stepBudgetCurves, type BudgetCurve } from '../metri
 import { compareConfigurations, type PairedComparison } from '../metrics/compare';
 import { designCells, factorialAnalysis, factorialResponses, type FactorialAnalysis } from '../metrics/factorial';
 import { computeSweepMetrics, type SweepMetrics } from '../metrics/sweep-metrics';
+import { judgeAgreement, rescoreLine, type JudgeAgreement, type RescoreMeta } from './judge-agreement';
 
 /** What the sweep says about itself; every field but `id` is optional and shown when given. */
 export interface SweepReportMeta {
@@ -36,6 +37,9 @@ export interface SweepReportMeta {
   seeds?: string;
   /** Each item's informal statement, by item id (the item grid shows it). */
   informal?: Record<string, string>;
+  /** A rescore: the sweep it judged again and the judge it asked (enables the judges'
+   * side-by-side section). */
+  rescore?: RescoreMeta;
 }
 
 export interface SweepReportInput {
@@ -72,6 +76,8 @@ export interface ReportData {
   finishedAt?: string;
   /** Runs per outcome, per configuration (configurations in `configs` order). */
   outcomes: { config: string; counts: Partial<Record<SweepOutcome, number>> }[];
+  /** A rescore: both judges side by side and their agreement per configuration. */
+  judgeAgreement?: JudgeAgreement;
 }
 
 /** Who decided about the sweep's attempts: Lean, the screen before Lean, or nobody (no Lean). */
@@ -147,6 +153,7 @@ export function protocolRows(data: ReportData): [string, string][] {
   const rows: [string, string | undefined][] = [
     ['sweep', s.id],
     ['status', s.status],
+    ['rescore', s.rescore ? rescoreLine(s.rescore) : undefined],
     ['benchmark', s.benchmark],
     ['library', s.library],
     ['index version', s.indexVersion],
@@ -206,6 +213,7 @@ export function buildReportData(input: SweepReportInput): ReportData {
     outcomes: [],
   };
   data.outcomes = outcomeCounts(records, data.configs);
+  if (input.sweep.rescore) data.judgeAgreement = judgeAgreement(records, input.sweep.rescore, opts);
   const finished = records
     .map((r) => r.finishedAt)
     .filter(Boolean)

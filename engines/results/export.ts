@@ -15,6 +15,7 @@ export const CSV_COLUMNS = [
   'judgeGrade', 'faithful', 'repairRounds', 'attempts', 'premises', 'goldPremises', 'tags',
   ...TIMED_STAGES.map((s) => `ms_${s}`),
   'promptTokens', 'completionTokens', 'costUsd', 'cacheHits', 'cacheMisses', 'formalStatement', 'error', 'finishedAt',
+  'sourceJudgeGrade', 'sourceFaithful', 'rescoreOf',
 ] as const;
 
 /** RFC 4180: quote a field when it holds a comma, quote or line break; double the quotes. */
@@ -54,6 +55,9 @@ function row(r: SweepRunRecord): unknown[] {
     r.formalStatement,
     r.error,
     r.finishedAt,
+    r.sourceJudgeGrade,
+    r.sourceFaithful,
+    r.rescoreOf,
   ];
 }
 

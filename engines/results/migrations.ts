@@ -76,6 +76,11 @@ export const MIGRATIONS: Migration[] = [
       )`,
     ],
   },
+  {
+    version: 4,
+    description: 'the sweep a rescore re-judged (sweeps.rescore_of; the judge choice is in its spec)',
+    statements: ['ALTER TABLE sweeps ADD COLUMN rescore_of TEXT'],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -16,9 +16,11 @@ export interface SweepRow {
   /** Number of items. */
   items: number;
   cells: SweepCell[];
-  /** The validated sweep file, as started. */
+  /** The validated sweep file, as started (a rescore's: the source's, with `rescore`). */
   spec: unknown;
   createdAt: string;
+  /** A rescore: the sweep it re-judged. */
+  rescoreOf?: string | null;
 }
 
 export interface RunFailure {
@@ -50,6 +52,7 @@ interface SweepDbRow {
   cells: string;
   spec: string;
   created_at: string;
+  rescore_of?: string | null;
 }
 
 function toSweep(r: SweepDbRow): SweepRow {
@@ -63,6 +66,7 @@ function toSweep(r: SweepDbRow): SweepRow {
     cells: JSON.parse(r.cells) as SweepCell[],
     spec: JSON.parse(r.spec),
     createdAt: r.created_at,
+    ...(r.rescore_of ? { rescoreOf: r.rescore_of } : {}),
   };
 }
 
@@ -99,7 +103,7 @@ export class ResultsDb {
       const existing = await tx.all<SweepDbRow>('SELECT * FROM sweeps WHERE id = ?', [sweep.id]);
       if (existing[0]) return { created: false, sweep: toSweep(existing[0]) };
       await tx.run(
-        'INSERT INTO sweeps (id, library, index_version, leave_out, samples, items, cells, spec, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO sweeps (id, library, index_version, leave_out, samples, items, cells, spec, created_at, rescore_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         [
           sweep.id,
           sweep.library,
@@ -110,6 +114,7 @@ export class ResultsDb {
           JSON.stringify(sweep.cells),
           JSON.stringify(sweep.spec),
           sweep.createdAt,
+          sweep.rescoreOf ?? null,
         ],
       );
       // Batched inserts: a few hundred items per statement.

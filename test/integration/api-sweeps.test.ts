@@ -119,6 +119,7 @@ describe('POST /v1/sweeps refuses', () => {
       await get('/v1/sweeps/nope/report'),
       await post('/v1/sweeps/nope/pause'),
       await post('/v1/sweeps/nope/cancel'),
+      await post('/v1/sweeps/nope/rescore', { id: 'nope-rescored', judge: 'default' }),
     ]) {
       expectProblem(response, 404, /no sweep "/);
     }
@@ -233,6 +234,27 @@ describe('a sweep over HTTP', () => {
     } finally {
       await stale.close();
     }
+
+    // A rescore of the finished sweep: started (no worker runs it here; the CLI's test does),
+    // idempotent by id, and refused with the reason when asked wrongly.
+    const rescore = { id: 'api-rescored', judge: 'default:fake-judge-two', threshold: 7, rubric: 'Grade it.' };
+    const rescored = await post('/v1/sweeps/api-sweep/rescore', rescore);
+    expect(rescored.statusCode, rescored.body).toBe(202);
+    expect(rescored.json()).toMatchObject({ id: 'api-rescored', existing: false, total: 4, configurations: ['drift', 'zero'] });
+    expect((await post('/v1/sweeps/api-sweep/rescore', rescore)).statusCode).toBe(200);
+    expectProblem(
+      await post('/v1/sweeps/api-sweep/rescore', { ...rescore, threshold: 9 }),
+      409,
+      /already exists with a different threshold/,
+    );
+    expectProblem(
+      await post('/v1/sweeps/api-sweep/rescore', { id: 'api-rescored-2', judge: 'elsewhere' }),
+      400,
+      /judge elsewhere: no LLM provider "elsewhere" is configured \(configured: "default"\)/,
+    );
+    expectProblem(await post('/v1/sweeps/api-sweep/rescore', { id: 'api-rescored-2', judge: 'no such' }), 400, /judge: expected PROVIDER/);
+    expectProblem(await post('/v1/sweeps/api-sweep/rescore', { id: 'a/b', judge: 'default' }), 400, /sweep id "a\/b"/);
+    expect((await stack.results.getSweep('api-rescored'))!.rescoreOf).toBe('api-sweep');
 
     const html = await get('/v1/sweeps/api-sweep/report');
     expect(html.statusCode).toBe(200);

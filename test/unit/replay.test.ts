@@ -1,5 +1,5 @@
 // Workflow code must stay deterministic: recorded histories replay against today's code.
-// Re-record after an intended, versioned change with: RECORD_HISTORIES=1 npx vitest run test/integration/workflow-formalize.test.ts test/integration/workflow-lean-tools.test.ts test/integration/index-build.test.ts test/integration/workflow-agent.test.ts test/integration/workflow-sweep.test.ts test/integration/sweep-predictions.test.ts
+// Re-record after an intended, versioned change with: RECORD_HISTORIES=1 npx vitest run test/integration/workflow-formalize.test.ts test/integration/workflow-lean-tools.test.ts test/integration/index-build.test.ts test/integration/workflow-agent.test.ts test/integration/workflow-sweep.test.ts test/integration/sweep-predictions.test.ts test/integration/sweep-rescore.test.ts
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,8 +19,9 @@ describe('replay of recorded histories', () => {
   it('has recorded histories of every path that matters to replay', () => {
     // A completed run, repair rounds (with name resolution), an equivalence check, a skipped
     // compile, an index build, an agent run (formalizeAgent), a sweep, a sweep with a
-    // predictions configuration and one of its evaluateStatement children, and a batch of Lean
-    // checks (checkStatements); and runs recorded
+    // predictions configuration and one of its evaluateStatement children, a batch of Lean
+    // checks (checkStatements), a rescore's unit judged again and one carried over (rejudge);
+    // and runs recorded
     // before the ledger read became a local activity (the 'llm-usage-local' patch), which
     // still replay on the old path.
     expect(files.sort()).toEqual([
@@ -35,6 +36,8 @@ describe('replay of recorded histories', () => {
       'formalize-equivalence.json',
       'formalize-name-resolution.json',
       'formalize-repairs-exhausted.json',
+      'rejudge-carried.json',
+      'rejudge-completed.json',
       'sweep-completed.json',
       'sweep-predictions.json',
     ]);

@@ -1,0 +1,61 @@
+// The record of a rescore's unit: the source unit's record (its statement, attempts, premises,
+// compile result) under the rescore's identity, with the new judge's verdict and the source
+// judge's beside it. Pure: the record activity calls it, tests call it directly.
+import type { RejudgeResult } from '../../common/rescore';
+import type { SweepRunRecord } from '../../common/sweep';
+import type { RunIdentity } from './record';
+
+export function rescoredRecord(id: RunIdentity, source: SweepRunRecord | null, result: RejudgeResult, finishedAt: Date): SweepRunRecord {
+  const note = result.rescore;
+  const judged = note.carried === undefined && result.judge !== null;
+  // What the source had, or (no source record at all) a unit that never ran.
+  const base: SweepRunRecord = source ?? {
+    sweepId: id.sweepId,
+    config: id.cell.name,
+    configHash: id.cell.hash,
+    item: id.item.id,
+    sample: id.sample,
+    workflowId: id.workflowId,
+    outcome: 'failed',
+    compiled: false,
+    checked: false,
+    equivalent: null,
+    judgeGrade: null,
+    faithful: null,
+    attempts: [],
+    repairRounds: 0,
+    premises: [],
+    goldPremises: id.item.goldPremises,
+    tags: id.item.tags,
+    stageMs: {},
+    formalStatement: '',
+    error: note.carried ?? 'the source sweep has no record of this unit',
+    finishedAt: finishedAt.toISOString(),
+  };
+  // The source's usage, cache, reuse and agent step counts describe its run, not this one.
+  const { usage: _usage, cache: _cache, reusedFrom: _reused, ...kept } = base;
+  const equivalence = result.equivalence;
+  return {
+    ...kept,
+    sweepId: id.sweepId,
+    config: id.cell.name,
+    configHash: id.cell.hash,
+    workflowId: id.workflowId,
+    outcome: judged ? result.outcome : base.outcome,
+    // Asked again (a judged unit with `--equivalence`): Lean's new answer, a screen refusal not
+    // measured; else (or carried over) the source's.
+    equivalent:
+      judged && equivalence !== undefined ? (equivalence && !equivalence.refused ? equivalence.equivalent : null) : base.equivalent,
+    judgeGrade: judged ? result.judge!.grade : null,
+    faithful: judged ? result.judge!.faithful : null,
+    // Time and tokens of this unit: the judge (and equivalence check) alone.
+    stageMs: result.timings ?? {},
+    ...(result.usage ? { usage: { ...result.usage } } : {}),
+    ...(result.cache ? { cache: { ...result.cache } } : {}),
+    rescoreOf: note.source,
+    sourceJudgeGrade: note.sourceJudgeGrade,
+    sourceFaithful: note.sourceFaithful,
+    ...(note.carried !== undefined ? { carried: note.carried } : {}),
+    finishedAt: finishedAt.toISOString(),
+  };
+}
