@@ -41,7 +41,7 @@ import type {
   SweepProgress,
 } from '../common/sweep';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
-import type { EvaluateStatementInput, FormalizeInput, FormalizeResult } from '../common/run-types';
+import type { EvaluateStatementInput, FormalizeInput } from '../common/run-types';
 
 export const sweepProgressQuery = defineQuery<SweepProgress>('progress');
 export const pauseSignal = defineSignal('pause');
