@@ -35,6 +35,7 @@ import type {
   SweepCursor,
   SweepInput,
   SweepProgress,
+  UnitAttempt,
 } from '../common/sweep';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
 import type { FormalizeInput, FormalizeResult } from '../common/run-types';
@@ -88,7 +89,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
   const reused = new Set(input.reusedCells ?? []);
   const cur: SweepCursor = input.cursor ?? freshCursor(input, Date.now());
   const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;
-  const running = new Map<number, number>(); // unit → attempt
+  const running = new Map<number, UnitAttempt>(); // unit → its attempt
   let starting = 0;
   let cancelled = false;
   let finished = false;
@@ -101,8 +102,15 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
 
   const progress = (): SweepProgress => {
     const perConfig: Record<string, SweepCounts> = {};
+    const retried = cur.retry?.retried;
     for (const cell of input.cells)
-      perConfig[cell.name] = { total: input.items * K, done: cur.done[cell.name] ?? 0, failed: cur.failed[cell.name] ?? 0, running: 0 };
+      perConfig[cell.name] = {
+        total: input.items * K,
+        done: cur.done[cell.name] ?? 0,
+        failed: cur.failed[cell.name] ?? 0,
+        running: 0,
+        ...(retried ? { retried: retried[cell.name] ?? 0 } : {}),
+      };
     for (const unit of running.keys()) perConfig[decode(unit).cell.name]!.running++;
     const done = Object.values(cur.done).reduce((a, b) => a + b, 0);
     const failed = Object.values(cur.failed).reduce((a, b) => a + b, 0);
@@ -115,7 +123,9 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
         : finished
           ? cur.budget?.reached
             ? 'budget-exhausted'
-            : 'completed'
+            : cur.retry?.incomplete
+              ? 'cancelled'
+              : 'completed'
           : cur.paused
             ? 'paused'
             : 'running',
@@ -125,6 +135,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       running: running.size,
       perConfig,
       retries: cur.retries,
+      ...(retried ? { retried: Object.values(retried).reduce((a, b) => a + b, 0) } : {}),
       rate,
       etaSeconds: rate > 0 ? (total - done) / rate : null,
       generation: cur.generation,
@@ -263,7 +274,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     }
   };
 
-  const runUnit = async (unit: number, attempt: number, carried: boolean): Promise<void> => {
+  const runUnit = async ({ unit, attempt, last }: UnitAttempt, carried: boolean): Promise<void> => {
     const { item: index, cell, sample } = decode(unit);
     const item = await itemAt(index);
     const id: RecordRunInput = {
@@ -273,7 +284,9 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       item: { id: item.id, goldPremises: item.goldPremises, tags: item.tags },
       sample,
       attempt,
-      lastAttempt: attempt >= input.maxAttempts,
+      lastAttempt: attempt >= (last ?? input.maxAttempts),
+      // A retry round replaces the unit's failed record instead of keeping the first one.
+      ...(cur.retry ? { retryRound: cur.retry.round } : {}),
     };
     const recorded = carried ? await awaitUnit(id, item) : await startUnit(id, item);
     running.delete(unit);
@@ -283,7 +296,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       if (!budgetReached()) {
         log.warn('sweep child failed; retrying', { workflowId: id.workflowId, attempt, error: recorded.error });
         cur.retries++;
-        cur.retryQueue.push({ unit, attempt: attempt + 1 });
+        cur.retryQueue.push({ unit, attempt: attempt + 1, ...(last !== undefined ? { last } : {}) });
       }
     } else {
       cur.done[cell.name] = (cur.done[cell.name] ?? 0) + 1;
@@ -294,10 +307,10 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
 
   const scope = new CancellationScope();
   const tasks = new Set<Promise<void>>();
-  const launch = (unit: number, attempt: number, carried: boolean) => {
-    running.set(unit, attempt);
+  const launch = (next: UnitAttempt, carried: boolean) => {
+    running.set(next.unit, next);
     const task = scope
-      .run(() => runUnit(unit, attempt, carried))
+      .run(() => runUnit(next, carried))
       .catch((err) => {
         if (!isCancellation(err)) throw err;
       })
@@ -325,26 +338,26 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     await Promise.allSettled([...tasks]);
   };
 
-  for (const f of cur.inflight) launch(f.unit, f.attempt, true);
+  for (const f of cur.inflight) launch(f, true);
   cur.inflight = [];
   try {
     for (;;) {
       if (cancelled) break;
       while (!cur.paused && !budgetReached() && running.size < input.window && !wantsToContinue()) {
-        let next = cur.retryQueue.shift();
+        let next: UnitAttempt | undefined = cur.retryQueue.shift();
         while (!next && cur.next < total) {
           const unit = cur.next++;
           if (!reused.has(decode(unit).cell.name)) next = { unit, attempt: 1 };
         }
         if (!next) break;
-        launch(next.unit, next.attempt, false);
+        launch(next, false);
       }
       if (running.size === 0 && ((cur.retryQueue.length === 0 && cur.next >= total) || budgetReached())) break;
       if (wantsToContinue() && starting === 0) {
         const carried: SweepCursor = {
           ...cur,
           activeMs: activeMs(),
-          inflight: [...running].map(([unit, attempt]) => ({ unit, attempt })),
+          inflight: [...running.values()],
           generation: cur.generation + 1,
         };
         log.info('sweep continues as new', {

@@ -61,6 +61,11 @@ export const MIGRATIONS: Migration[] = [
     description: 'the LLM reply cache (llm_replies) and the call ledger (llm_calls)',
     statements: LLM_LEDGER_SCHEMA,
   },
+  {
+    version: 3,
+    description: 'runs.retry_round: the `driftline sweep retry` round that rewrote a failed run (0: never retried)',
+    statements: ['ALTER TABLE runs ADD COLUMN retry_round INTEGER NOT NULL DEFAULT 0'],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
