@@ -36,7 +36,8 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
     // Written before (a retried activity, or a unit recorded before a crash): answer the same.
     // A retry round looks past the failed record it is there to replace (an earlier round's).
     const replacing = input.retryRound !== undefined && done?.outcome === 'failed' && (done.retryRound ?? 0) < input.retryRound;
-    if (done && !replacing) return { workflowId: input.workflowId, outcome: done.outcome, finished: true, ...(done.error ? { error: done.error } : {}) };
+    if (done && !replacing)
+      return { workflowId: input.workflowId, outcome: done.outcome, finished: true, ...(done.error ? { error: done.error } : {}) };
     const id: RunIdentity = {
       sweepId: input.sweepId,
       cell: input.cell,

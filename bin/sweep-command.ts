@@ -373,7 +373,7 @@ export function registerSweepCommands(program: Command): void {
   sweep
     .command('retry')
     .description(
-      "start the failed runs of an ended sweep again (errors, not unfaithful outcomes), each under its own ID, its record replacing the failed one; returns once started",
+      'start the failed runs of an ended sweep again (errors, not unfaithful outcomes), each under its own ID, its record replacing the failed one; returns once started',
     )
     .argument('<id>')
     .option('--json', 'print {id, round, retried, perConfig, total} as JSON')

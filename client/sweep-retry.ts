@@ -65,7 +65,9 @@ export async function retrySweep(client: Client, db: ResultsDb, id: string, opti
     description = await handle.describe();
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
-      throw new SweepRetryError(`sweep ${id} has no workflow in Temporal (it never started, or its history is gone); nothing to retry from`);
+      throw new SweepRetryError(
+        `sweep ${id} has no workflow in Temporal (it never started, or its history is gone); nothing to retry from`,
+      );
     throw err;
   }
   const progress: SweepProgress | null = await getSweepProgress(client, db, id);
@@ -74,9 +76,13 @@ export async function retrySweep(client: Client, db: ResultsDb, id: string, opti
       `sweep ${id} is still ${progress?.status ?? 'running'}; retry it once it has ended (driftline sweep status ${id} --watch), or cancel it first`,
     );
   if (progress?.status === 'failed')
-    throw new SweepRetryError(`sweep ${id}'s workflow failed (see it in the Temporal UI); retry is for a sweep that completed or was cancelled`);
+    throw new SweepRetryError(
+      `sweep ${id}'s workflow failed (see it in the Temporal UI); retry is for a sweep that completed or was cancelled`,
+    );
   if (progress?.status === 'budget-exhausted')
-    throw new SweepRetryError(`sweep ${id} ended with its LLM budget spent (${progress.budget?.reached ?? 'budget reached'}); a retry would run past it`);
+    throw new SweepRetryError(
+      `sweep ${id} ended with its LLM budget spent (${progress.budget?.reached ?? 'budget reached'}); a retry would run past it`,
+    );
   const input = await lastRunInput(client, id, description.runId);
   if (!input) throw new SweepRetryError(`the workflow "${id}" is not a sweep; nothing to retry`);
 
@@ -109,17 +115,17 @@ export async function retrySweep(client: Client, db: ResultsDb, id: string, opti
 
   const counts = await db.counts(id);
   const round = (await db.lastRetryRound(id)) + 1;
+  // The counters are the database's: a retried unit stays done and failed until its new record
+  // replaces the failed one (the workflow then counts a success off `failed`).
   const done: Record<string, number> = {};
   const failedCounts: Record<string, number> = {};
   const retried: Record<string, number> = {};
   let recorded = 0;
   for (const cell of input.cells) {
     const c = counts[cell.name] ?? { done: 0, failed: 0, retried: 0 };
-    const now = perConfig[cell.name] ?? 0;
     recorded += c.done;
-    // The units being retried count again when their new record is written.
-    done[cell.name] = c.done - now;
-    failedCounts[cell.name] = c.failed - now;
+    done[cell.name] = c.done;
+    failedCounts[cell.name] = c.failed;
     retried[cell.name] = c.retried + failed.filter((r) => r.config === cell.name && !r.retryRound).length;
   }
   const rate = progress?.rate ?? 0;

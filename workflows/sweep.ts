@@ -298,6 +298,10 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
         cur.retries++;
         cur.retryQueue.push({ unit, attempt: attempt + 1, ...(last !== undefined ? { last } : {}) });
       }
+    } else if (cur.retry) {
+      // A retried unit's failed record counted it done and failed already; its new record
+      // replaces that one, so only a success moves a counter.
+      if (recorded.outcome !== 'failed') cur.failed[cell.name] = Math.max(0, (cur.failed[cell.name] ?? 0) - 1);
     } else {
       cur.done[cell.name] = (cur.done[cell.name] ?? 0) + 1;
       if (recorded.outcome === 'failed') cur.failed[cell.name] = (cur.failed[cell.name] ?? 0) + 1;

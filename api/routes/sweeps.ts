@@ -459,7 +459,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
         operationId: 'retrySweep',
         summary: 'Start the failed runs of an ended sweep again',
         description:
-          'Runs that failed (errors after the sweep\'s attempts, not unfaithful outcomes) start again under their own workflow IDs; ' +
+          "Runs that failed (errors after the sweep's attempts, not unfaithful outcomes) start again under their own workflow IDs; " +
           "each one's new record replaces its failed one. Answers 202 once started, 200 when no run had failed (nothing started), " +
           '409 while the sweep runs, when its workflow failed, or when its LLM budget is spent.',
         tags: ['sweeps'],

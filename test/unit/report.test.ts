@@ -286,10 +286,16 @@ describe('sweep report', () => {
     expect(report.markdown).toMatch(/\| configuration \| items \| runs \| failed \| retried \|/);
     expect(report.markdown).toMatch(/\| A \| 3 \| 3 \| 1 \| 2 \|/);
     expect(report.markdown).toMatch(/\| B \| 3 \| 3 \| 0 \| 0 \|/);
-    expect(report.markdown).toContain('started again by `driftline sweep retry` (their records replace the failed ones): A 2 (1 failed again).');
+    expect(report.markdown).toContain(
+      'started again by `driftline sweep retry` (their records replace the failed ones): A 2 (1 failed again).',
+    );
     expect(report.html).toContain('A 2 (1 failed again)');
     // A sweep never retried has no such column.
-    const plain = await renderSweepReport({ sweep: { id: 'p' }, records: records.map(({ retryRound: _r, ...r }) => r), bootstrap: { resamples: 50 } });
+    const plain = await renderSweepReport({
+      sweep: { id: 'p' },
+      records: records.map(({ retryRound: _r, ...r }) => r),
+      bootstrap: { resamples: 50 },
+    });
     expect(JSON.parse(plain.json).retried).toBeUndefined();
     expect(plain.markdown).not.toMatch(/\| retried \|/);
   });
