@@ -15,6 +15,8 @@ import type { SweepProgress } from '../../common/sweep';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { miniSpec, progressOf, startOnStack, waitFor } from '../helpers/sweep';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from '../fakes/openai-server';
+import { recordHistory } from '../helpers/history';
+import { signalSweep } from '../../client/sweeps';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../bin/cli.ts', import.meta.url));
@@ -127,6 +129,8 @@ describe('driftline sweep retry', () => {
     expect(round1.code, round1.stderr).toBe(0);
     expect(round1.stdout).toMatch(/sweep sw-retry: retry 1 started: 4 failed runs of 16 started again \(bare 2, mono 2\)/);
     const again = await stack.withWorkers(() => result(id));
+    // The retry round's history replays against today's code (test/unit/replay.test.ts).
+    await recordHistory(stack.client, id, 'sweep-retry');
     expect(again).toMatchObject({ status: 'completed', total: 16, done: 16, failed: 4, retried: 4 });
     expect(again.perConfig.mono).toMatchObject({ done: 8, failed: 2, retried: 2 });
     expect([...requests.keys()].sort()).toEqual([...BROKEN].sort());
@@ -213,4 +217,41 @@ describe('driftline sweep retry', () => {
     expect(await parentRuns()).toBe(before);
     expect(await progressOf(stack, id)).toMatchObject({ status: 'completed', done: 16, failed: 0, retried: 4 });
   }, 600_000);
+
+  it('retries the failed runs of a cancelled sweep, leaves the runs it never started unrun, and stays cancelled', async () => {
+    const id = 'sw-retry-cancelled';
+    broken = true;
+    slowMs = 0;
+    const spec = miniSpec({
+      // Items 5–8 of the mini benchmark: the two broken ones first, then two healthy ones.
+      benchmarks: [{ ...miniSpec().benchmarks[0]!, offset: 4 }],
+      configurations: [{ name: 'mono', config: { retrieval: 'monolithic', judge: false } }],
+      maxAttempts: 1,
+      window: 1,
+    });
+    await startOnStack(stack, spec, { id });
+    const cancelled = await stack.withWorkers(async () => {
+      await waitFor('the broken units recorded', async () => (await progressOf(stack, id)).failed >= 2, 120_000);
+      // The next unit is slow: the sweep is cancelled while it runs.
+      slowMs = 5000;
+      await signalSweep(stack.client, id, 'cancel');
+      return result(id);
+    });
+    expect(cancelled).toMatchObject({ status: 'cancelled', total: 4, done: 2, failed: 2 });
+
+    broken = false;
+    slowMs = 0;
+    requests.clear();
+    const retry = await cli('sweep', 'retry', id);
+    expect(retry.code, retry.stderr).toBe(0);
+    expect(retry.stdout).toMatch(/retry 1 started: 2 failed runs of 4 started again \(mono 2\)/);
+    const final = await stack.withWorkers(() => result(id));
+    expect(final).toMatchObject({ status: 'cancelled', total: 4, done: 2, failed: 0, retried: 2 });
+    expect([...requests.keys()].sort()).toEqual([...BROKEN].sort());
+    const runs = await stack.results.runs(id);
+    expect(runs.map((r) => [r.item, r.outcome, r.retryRound])).toEqual([
+      ['Demo.group_one', 'compiled', 1],
+      ['Demo.square_nonneg', 'compiled', 1],
+    ]);
+  }, 300_000);
 });

@@ -18,7 +18,8 @@ const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 describe('replay of recorded histories', () => {
   it('has recorded histories of every path that matters to replay', () => {
     // A completed run, repair rounds (with name resolution), an equivalence check, a skipped
-    // compile, an index build, an agent run (formalizeAgent), a sweep and a batch of Lean
+    // compile, an index build, an agent run (formalizeAgent), a sweep, a sweep's retry round
+    // (`driftline sweep retry`) and a batch of Lean
     // checks (checkStatements); and runs recorded
     // before the ledger read became a local activity (the 'llm-usage-local' patch), which
     // still replay on the old path.
@@ -34,6 +35,7 @@ describe('replay of recorded histories', () => {
       'formalize-name-resolution.json',
       'formalize-repairs-exhausted.json',
       'sweep-completed.json',
+      'sweep-retry.json',
     ]);
   });
 
