@@ -237,7 +237,7 @@ export interface SweepInput {
   reusedCells?: string[];
   /** No run starts once the sweep's LLM calls reach this (tokens and/or USD). */
   budget?: SweepBudget;
-  /** Set by continueAsNew. */
+  /** Set by continueAsNew, and by `driftline sweep retry` (client/sweep-retry.ts). */
   cursor?: SweepCursor;
 }
 

@@ -3,6 +3,8 @@
 // `<sweep>/<config>/<item>/<sample>`; its record is written once by an idempotent activity.
 // Before the history grows large the workflow continues as new, carrying a cursor, counters and
 // the units still in flight, which the next run awaits through the record activity.
+// `driftline sweep retry` starts it again under the same ID with a cursor whose retry queue holds
+// only the failed units (`cursor.retry`): their records are rewritten in place, one per unit.
 import { rootCauseMessage } from '../common/failures';
 import {
   CancellationScope,
