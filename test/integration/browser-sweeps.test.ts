@@ -1,6 +1,7 @@
 // Sweeps on the web page, in a real browser (chromium through playwright-core) against the real
 // Temporal dev server, workers and fakes: the page lists sweeps with their progress per
-// configuration as it changes, pauses, resumes and cancels them with its buttons, links the
+// configuration as it changes, pauses, resumes and cancels them with its buttons (and retries an
+// ended sweep's failed runs), links the
 // report and the sweep's runs in the Temporal UI; the recent runs show what a person knows a
 // run by (its statement's first words, its configuration, how long it took).
 import { mkdtempSync, rmSync } from 'node:fs';
