@@ -15,6 +15,8 @@ export const CSV_COLUMNS = [
   'judgeGrade', 'faithful', 'repairRounds', 'attempts', 'premises', 'goldPremises', 'tags',
   ...TIMED_STAGES.map((s) => `ms_${s}`),
   'promptTokens', 'completionTokens', 'costUsd', 'cacheHits', 'cacheMisses', 'formalStatement', 'error', 'finishedAt',
+  // Last, so the columns before it keep their places: the `sweep retry` round that wrote the row.
+  'retryRound',
 ] as const;
 
 /** RFC 4180: quote a field when it holds a comma, quote or line break; double the quotes. */
@@ -54,6 +56,7 @@ function row(r: SweepRunRecord): unknown[] {
     r.formalStatement,
     r.error,
     r.finishedAt,
+    r.retryRound,
   ];
 }
 

@@ -228,13 +228,16 @@ describe('results database: helpers', () => {
 
   it('exports JSONL as stored and CSV with RFC 4180 quoting', () => {
     const a = record('s', 'drift', 'A.x', 0);
-    const b = record('s', 'drift', 'A.y', 1, 'failed');
+    const b = { ...record('s', 'drift', 'A.y', 1, 'failed'), retryRound: 2 };
     const jsonl = toJsonl([a, b]).trimEnd().split('\n');
     expect(jsonl.map((l) => JSON.parse(l))).toEqual([a, b]);
     const csv = toCsv([a, b]).split('\r\n');
     expect(csv[0]!.startsWith('sweepId,config,configHash,item,sample,workflowId,outcome,compiled')).toBe(true);
     expect(csv[1]).toContain('s,drift,h1,A.x,0,s/drift/A.x/0,faithful,true');
     expect(csv[2]).toContain('"boom, ""quoted"""');
+    expect(csv[0]!.endsWith(',finishedAt,retryRound')).toBe(true);
+    expect(csv[1]!.endsWith(',2026-11-30T07:00:00.000Z,')).toBe(true);
+    expect(csv[2]!.endsWith(',2026-11-30T07:00:00.000Z,2')).toBe(true);
     expect(csv).toHaveLength(4); // header, two rows, trailing empty
     expect(csvField('a\nb')).toBe('"a\nb"');
     expect(csvField(null)).toBe('');
