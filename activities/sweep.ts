@@ -3,7 +3,7 @@
 import { rootCauseMessage } from '../common/failures';
 import { Context, heartbeat, sleep } from '@temporalio/activity';
 import { WorkflowNotFoundError } from '@temporalio/common';
-import type { RecordedRun, RecordRunInput, SweepActivities } from '../common/sweep';
+import type { RecordedRun, RecordRunInput, SweepActivities, SweepRunRecord } from '../common/sweep';
 import { isRejudgeResult, type RescoreActivities } from '../common/rescore';
 import type { ResultsDb } from '../engines/results/results-db';
 import { failedRecord, missingRecord, recordFromResult, type RunIdentity } from '../engines/sweeps/record';
@@ -42,7 +42,10 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
   async function recordRun(input: RecordRunInput): Promise<RecordedRun> {
     const done = await db.getRun(input.workflowId);
     // Written before (a retried activity, or a unit recorded before a crash): answer the same.
-    if (done) return { workflowId: input.workflowId, outcome: done.outcome, finished: true, ...(done.error ? { error: done.error } : {}) };
+    // A retry round looks past the failed record it is there to replace (an earlier round's).
+    const replacing = input.retryRound !== undefined && done?.outcome === 'failed' && (done.retryRound ?? 0) < input.retryRound;
+    if (done && !replacing)
+      return { workflowId: input.workflowId, outcome: done.outcome, finished: true, ...(done.error ? { error: done.error } : {}) };
     const id: RunIdentity = {
       sweepId: input.sweepId,
       cell: input.cell,
@@ -89,14 +92,20 @@ export function createSweepActivities(deps: SweepActivityDeps): SweepActivities 
     }
     if (failure !== undefined) {
       await db.recordFailure(input.sweepId, input.workflowId, input.attempt, failure);
-      if (input.lastAttempt) await db.recordRun(failedRecord(id, failure, new Date()));
+      if (input.lastAttempt) await write(failedRecord(id, failure, new Date()));
       return { workflowId: input.workflowId, outcome: 'failed', finished: true, failedAttempt: true, error: failure };
     }
     // A rescore's unit is recorded from its source's record and the new verdict.
     const record = isRejudgeResult(result)
       ? rescoredRecord(id, await db.getRun(result.rescore.source), result, new Date())
       : recordFromResult(id, result!, new Date());
-    await db.recordRun(record);
+    await write(record);
     return { workflowId: input.workflowId, outcome: record.outcome, finished: true };
+
+    // Once per unit; in a retry round, in place of the unit's failed record (still one row).
+    async function write(record: SweepRunRecord): Promise<void> {
+      if (input.retryRound === undefined) await db.recordRun(record);
+      else await db.replaceFailedRun({ ...record, retryRound: input.retryRound });
+    }
   }
 }

@@ -15,6 +15,7 @@ import { renderPaperTables, writeSweepReport } from '../engines/report/write-rep
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../client/sweeps';
+import { retrySweep, SweepRetryError } from '../client/sweep-retry';
 import { loadBenchmarks } from '../engines/benchmarks/load';
 import { readSweepFile, type SweepSpec } from '../engines/sweeps/sweep-file';
 import { ignoredNote, readSweepPredictions } from '../engines/sweeps/predictions';
@@ -134,6 +135,33 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
   });
 }
 
+async function retryCommand(id: string, opts: { json?: boolean; historyLimit?: number }): Promise<void> {
+  await withServices(async (_cfg, db, client) => {
+    let retried;
+    try {
+      retried = await retrySweep(client, db, id, opts.historyLimit ? { historyLimit: opts.historyLimit } : {});
+    } catch (err) {
+      if (err instanceof SweepRetryError) fail(err.message);
+      throw err;
+    }
+    if (opts.json) {
+      process.stdout.write(`${JSON.stringify(retried)}\n`);
+      return;
+    }
+    if (retried.retried === 0) {
+      process.stdout.write(`sweep ${id}: no failed runs; nothing to retry, nothing started\n`);
+      return;
+    }
+    const per = Object.entries(retried.perConfig)
+      .map(([name, n]) => `${name} ${n}`)
+      .join(', ');
+    process.stdout.write(
+      `sweep ${id}: retry ${retried.round} started: ${retried.retried} failed run${retried.retried === 1 ? '' : 's'} of ${retried.total} started again (${per})\n` +
+        `watch it: driftline sweep status ${id}\n`,
+    );
+  });
+}
+
 async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean }): Promise<void> {
   await withServices(async (_cfg, db, client) => {
     const read = async () => {
@@ -208,7 +236,8 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
 }
 
 function summaryLine(p: SweepProgress): string {
-  return `sweep ${p.sweepId}: ${p.status}, ${p.done}/${p.total} runs done, ${p.failed} failed, ${p.running} running, ${p.rate.toFixed(2)} runs/s, ETA ${formatDuration(p.etaSeconds)}`;
+  const retried = p.retried !== undefined ? `, ${p.retried} retried` : '';
+  return `sweep ${p.sweepId}: ${p.status}, ${p.done}/${p.total} runs done, ${p.failed} failed${retried}, ${p.running} running, ${p.rate.toFixed(2)} runs/s, ETA ${formatDuration(p.etaSeconds)}`;
 }
 
 /** The sweep's LLM budget in words: what was used of it, and why no more runs start. */
@@ -228,7 +257,7 @@ function describe(p: SweepProgress): string {
   for (const [name, c] of Object.entries(p.perConfig)) {
     const { rate, etaSeconds } = configRate(p, c);
     lines.push(
-      `  ${name}: ${c.done}/${c.total} done, ${c.failed} failed, ${c.running} running, ${rate.toFixed(2)} runs/s, ETA ${formatDuration(etaSeconds)}`,
+      `  ${name}: ${c.done}/${c.total} done, ${c.failed} failed${c.retried !== undefined ? `, ${c.retried} retried` : ''}, ${c.running} running, ${rate.toFixed(2)} runs/s, ETA ${formatDuration(etaSeconds)}`,
     );
   }
   if (p.budget) lines.push(`  budget: ${budgetText(p)}`);
@@ -357,6 +386,15 @@ export function registerSweepCommands(program: Command): void {
     .option('--watch', 'follow the sweep until it ends: live bars on a terminal, one line per change otherwise')
     .addOption(new Option('--once', 'the default: print the progress once').hideHelp())
     .action(statusCommand);
+  sweep
+    .command('retry')
+    .description(
+      'start the failed runs of an ended sweep again (errors, not unfaithful outcomes), each under its own ID, its record replacing the failed one; returns once started',
+    )
+    .argument('<id>')
+    .option('--json', 'print {id, round, retried, perConfig, total} as JSON')
+    .addOption(new Option('--history-limit <events>', 'continue as new past this many history events').argParser(positive).hideHelp())
+    .action(retryCommand);
   for (const signal of ['pause', 'resume', 'cancel'] as const) {
     const what = {
       pause: 'stop starting new runs (running ones finish)',

@@ -106,7 +106,7 @@ async function reuseCells(db: ResultsDb, to: SweepRow, items: BenchmarkItem[], f
     const c = counts[match.name];
     // Finished: every unit recorded, none failed.
     if (!c || c.done !== items.length * from.samples || c.failed > 0) continue;
-    for (const record of await db.runs(fromId, match.name)) {
+    for (const { retryRound: _retried, ...record } of await db.runs(fromId, match.name)) {
       await db.recordRun({
         ...record,
         sweepId: to.id,
@@ -282,9 +282,17 @@ export async function getSweepProgress(client: Client, db: ResultsDb, id: string
 async function fromDatabase(db: ResultsDb, row: SweepRow, status: SweepStatus): Promise<SweepProgress> {
   const counts = await db.counts(row.id);
   const perConfig: Record<string, SweepCounts> = {};
+  // Retried units are shown once the sweep has been retried (as the workflow answers them).
+  const retried = Object.values(counts).some((c) => c.retried > 0);
   for (const cell of row.cells) {
-    const c = counts[cell.name] ?? { done: 0, failed: 0 };
-    perConfig[cell.name] = { total: row.items * row.samples, done: c.done, failed: c.failed, running: 0 };
+    const c = counts[cell.name] ?? { done: 0, failed: 0, retried: 0 };
+    perConfig[cell.name] = {
+      total: row.items * row.samples,
+      done: c.done,
+      failed: c.failed,
+      running: 0,
+      ...(retried ? { retried: c.retried } : {}),
+    };
   }
   const sum = (k: 'done' | 'failed') => Object.values(perConfig).reduce((a, c) => a + c[k], 0);
   return {
@@ -296,6 +304,7 @@ async function fromDatabase(db: ResultsDb, row: SweepRow, status: SweepStatus): 
     running: 0,
     perConfig,
     retries: 0,
+    ...(retried ? { retried: Object.values(perConfig).reduce((a, c) => a + (c.retried ?? 0), 0) } : {}),
     rate: 0,
     etaSeconds: null,
     generation: 0,

@@ -87,6 +87,9 @@ export interface SweepRunRecord {
   sourceFaithful?: boolean | null;
   /** Why the judge did not run again (the source's outcome is carried). */
   carried?: string;
+  /** The `driftline sweep retry` round (1 for the first) that ran this unit again and wrote
+   * this record in place of its failed one; absent for a unit the sweep ran once. */
+  retryRound?: number;
   /** ISO time the record was written. */
   finishedAt: string;
 }
@@ -171,6 +174,9 @@ export interface SweepCounts {
   done: number;
   failed: number;
   running: number;
+  /** Units started again by `driftline sweep retry` (each counted once, however many times);
+   * present once the sweep has been retried. */
+  retried?: number;
 }
 
 /** A configuration's share of the sweep's rate (its finished runs over all finished runs), and
@@ -188,6 +194,8 @@ export interface SweepProgress extends SweepCounts {
   perConfig: Record<string, SweepCounts>;
   /** Failed child attempts that are being retried by the sweep's policy. */
   retries: number;
+  /** Units started again by `driftline sweep retry` (once the sweep has been retried). */
+  retried?: number;
   /** Finished runs per second of unpaused time since the sweep started. */
   rate: number;
   /** Seconds to go at that rate; null before the first run finishes. */
@@ -199,15 +207,24 @@ export interface SweepProgress extends SweepCounts {
   budget?: SweepBudgetState;
 }
 
+/** A unit to start (or started) and its attempt (1-based). `last`: the attempt after which a
+ * failure is final (default the sweep's `maxAttempts`; a retried unit counts on from the
+ * attempts it had). */
+export interface UnitAttempt {
+  unit: number;
+  attempt: number;
+  last?: number;
+}
+
 /** Where the sweep workflow is, carried across continueAsNew: a cursor, counters, and the
  * units started but not yet recorded (at most `window` of them). */
 export interface SweepCursor {
   /** Next unit index to start, in order. */
   next: number;
   /** Started in an earlier run and not yet recorded: unit index and attempt. */
-  inflight: { unit: number; attempt: number }[];
-  /** Failed attempts waiting to be retried. */
-  retryQueue: { unit: number; attempt: number }[];
+  inflight: UnitAttempt[];
+  /** Failed attempts waiting to be retried (and, in a retry round, the failed units). */
+  retryQueue: UnitAttempt[];
   done: Record<string, number>;
   failed: Record<string, number>;
   retries: number;
@@ -219,6 +236,19 @@ export interface SweepCursor {
   generation: number;
   /** What the sweep's runs used so far and whether the budget is reached (with a budget). */
   budget?: { used: { tokens: number; costUsd?: number }; reached?: string };
+  /** Set by `driftline sweep retry`: this run starts only the units in `retryQueue` (`next` is
+   * past the end), each replacing its unit's failed record. */
+  retry?: SweepRetryRound;
+}
+
+/** A `driftline sweep retry` round of a finished sweep. */
+export interface SweepRetryRound {
+  /** 1 for the sweep's first retry, then 2, …: written on each record the round replaces. */
+  round: number;
+  /** Units retried so far per configuration, this round's included (each unit once). */
+  retried: Record<string, number>;
+  /** The sweep ended cancelled before every unit ran: it stays `cancelled` after the retry. */
+  incomplete?: boolean;
 }
 
 /** What the sweep workflow is started with. Units are ordered item-major, then configuration,
@@ -248,7 +278,7 @@ export interface SweepInput {
   budget?: SweepBudget;
   /** A rescore of a finished sweep: every unit is a `rejudge` of the source's record. */
   rescore?: SweepRescore;
-  /** Set by continueAsNew. */
+  /** Set by continueAsNew, and by `driftline sweep retry` (client/sweep-retry.ts). */
   cursor?: SweepCursor;
 }
 
@@ -278,6 +308,8 @@ export interface RecordRunInput {
   attempt: number;
   /** No retry follows: a failure is recorded as the unit's final, failed record. */
   lastAttempt: boolean;
+  /** A `driftline sweep retry` round: the unit's failed record is replaced (once per round). */
+  retryRound?: number;
   /** The child's failure, when the workflow saw it fail. */
   failure?: string;
   /** The child's result, when the workflow saw it complete; with neither, the activity reads

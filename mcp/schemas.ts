@@ -238,7 +238,13 @@ export const checkLeanOutput = {
   links,
 };
 
-const counts = z.object({ total: z.number().int(), done: z.number().int(), failed: z.number().int(), running: z.number().int() });
+const counts = z.object({
+  total: z.number().int(),
+  done: z.number().int(),
+  failed: z.number().int(),
+  running: z.number().int(),
+  retried: z.number().int().optional(),
+});
 
 export const sweepStatusOutput = {
   sweepId: z.string(),
@@ -249,6 +255,8 @@ export const sweepStatusOutput = {
   running: z.number().int(),
   perConfig: z.record(z.string(), counts),
   retries: z.number().int(),
+  /** Units started again by `driftline sweep retry` (once the sweep has been retried). */
+  retried: z.number().int().optional(),
   rate: z.number(),
   etaSeconds: z.number().nullable(),
   generation: z.number().int(),

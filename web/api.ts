@@ -55,7 +55,9 @@ export interface SweepLinks {
 }
 
 export type SweepView = SweepProgress & { links: SweepLinks };
-export type SweepSignal = 'pause' | 'resume' | 'cancel';
+/** What a sweep's buttons ask: the three signals, and `retry` (POST …/retry: start the failed
+ * runs of an ended sweep again). */
+export type SweepSignal = 'pause' | 'resume' | 'cancel' | 'retry';
 
 /** One event of `GET /v1/formalizations/:id/events`. */
 export interface RunEvent {

@@ -1,5 +1,5 @@
 // The sweeps panel: each sweep's progress per configuration (done, failed, running, rate, ETA),
-// pause, resume and cancel, and links to its report and to its runs in the Temporal UI. It polls
+// pause, resume and cancel, a retry of an ended sweep's failed runs, and links to its report and to its runs in the Temporal UI. It polls
 // while any sweep is still going. Text from the server goes in as text only (render.ts's h).
 import { configRate } from '../common/sweep';
 import { api, ApiError, type SweepSignal, type SweepView, type WebConfig } from './api';
@@ -17,7 +17,13 @@ export function shortDuration(seconds: number | null | undefined): string {
 }
 
 const SIGNALS_BY_STATUS: Record<string, SweepSignal[]> = { running: ['pause', 'cancel'], paused: ['resume', 'cancel'] };
-const SIGNAL_WORDS: Record<SweepSignal, string> = { pause: 'Pause', resume: 'Resume', cancel: 'Cancel' };
+const SIGNAL_WORDS: Record<SweepSignal, string> = { pause: 'Pause', resume: 'Resume', cancel: 'Cancel', retry: 'Retry failed' };
+
+/** The buttons of a sweep: its signals while it goes; once it has ended with failed runs, retry. */
+function actionsOf(view: SweepView): SweepSignal[] {
+  if ((view.status === 'completed' || view.status === 'cancelled') && view.failed > 0) return ['retry'];
+  return SIGNALS_BY_STATUS[view.status] ?? [];
+}
 
 export class SweepsPanel {
   private timer: ReturnType<typeof setTimeout> | undefined;
@@ -48,7 +54,7 @@ export class SweepsPanel {
   private card(view: SweepView): HTMLElement {
     const configs = Object.entries(view.perConfig);
     const overallEta = view.status === 'paused' ? 'paused' : shortDuration(view.etaSeconds);
-    const actions = (SIGNALS_BY_STATUS[view.status] ?? []).map((signal) => {
+    const actions = actionsOf(view).map((signal) => {
       const button = h(
         'button',
         { type: 'button', class: signal === 'cancel' ? 'secondary danger' : 'secondary', 'data-signal': signal },
@@ -80,7 +86,7 @@ export class SweepsPanel {
       h(
         'p',
         { class: 'sweep-total' },
-        `${view.done} of ${view.total} runs done, ${view.failed} failed, ${view.running} running · ${view.rate.toFixed(2)} runs/s · ETA ${overallEta}`,
+        `${view.done} of ${view.total} runs done, ${view.failed} failed${view.retried !== undefined ? `, ${view.retried} retried` : ''}, ${view.running} running · ${view.rate.toFixed(2)} runs/s · ETA ${overallEta}`,
       ),
       h(
         'table',

@@ -5,6 +5,8 @@
 // activity.
 // Before the history grows large the workflow continues as new, carrying a cursor, counters and
 // the units still in flight, which the next run awaits through the record activity.
+// `driftline sweep retry` starts it again under the same ID with a cursor whose retry queue holds
+// only the failed units (`cursor.retry`): their records are rewritten in place, one per unit.
 import { rootCauseMessage } from '../common/failures';
 import {
   CancellationScope,
@@ -39,6 +41,7 @@ import type {
   SweepCursor,
   SweepInput,
   SweepProgress,
+  UnitAttempt,
 } from '../common/sweep';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
 import type { EvaluateStatementInput, FormalizeInput } from '../common/run-types';
@@ -98,7 +101,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
   const reused = new Set(input.reusedCells ?? []);
   const cur: SweepCursor = input.cursor ?? freshCursor(input, Date.now());
   const historyLimit = input.historyLimit ?? DEFAULT_HISTORY_LIMIT;
-  const running = new Map<number, number>(); // unit → attempt
+  const running = new Map<number, UnitAttempt>(); // unit → its attempt
   let starting = 0;
   let cancelled = false;
   let finished = false;
@@ -111,8 +114,15 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
 
   const progress = (): SweepProgress => {
     const perConfig: Record<string, SweepCounts> = {};
+    const retried = cur.retry?.retried;
     for (const cell of input.cells)
-      perConfig[cell.name] = { total: input.items * K, done: cur.done[cell.name] ?? 0, failed: cur.failed[cell.name] ?? 0, running: 0 };
+      perConfig[cell.name] = {
+        total: input.items * K,
+        done: cur.done[cell.name] ?? 0,
+        failed: cur.failed[cell.name] ?? 0,
+        running: 0,
+        ...(retried ? { retried: retried[cell.name] ?? 0 } : {}),
+      };
     for (const unit of running.keys()) perConfig[decode(unit).cell.name]!.running++;
     const done = Object.values(cur.done).reduce((a, b) => a + b, 0);
     const failed = Object.values(cur.failed).reduce((a, b) => a + b, 0);
@@ -125,7 +135,9 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
         : finished
           ? cur.budget?.reached
             ? 'budget-exhausted'
-            : 'completed'
+            : cur.retry?.incomplete
+              ? 'cancelled'
+              : 'completed'
           : cur.paused
             ? 'paused'
             : 'running',
@@ -135,6 +147,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       running: running.size,
       perConfig,
       retries: cur.retries,
+      ...(retried ? { retried: Object.values(retried).reduce((a, b) => a + b, 0) } : {}),
       rate,
       etaSeconds: rate > 0 ? (total - done) / rate : null,
       generation: cur.generation,
@@ -335,7 +348,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     }
   };
 
-  const runUnit = async (unit: number, attempt: number, carried: boolean): Promise<void> => {
+  const runUnit = async ({ unit, attempt, last }: UnitAttempt, carried: boolean): Promise<void> => {
     const { item: index, cell, sample } = decode(unit);
     const item = await itemAt(index);
     const id: RecordRunInput = {
@@ -345,7 +358,9 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       item: { id: item.id, goldPremises: item.goldPremises, tags: item.tags },
       sample,
       attempt,
-      lastAttempt: attempt >= input.maxAttempts,
+      lastAttempt: attempt >= (last ?? input.maxAttempts),
+      // A retry round replaces the unit's failed record instead of keeping the first one.
+      ...(cur.retry ? { retryRound: cur.retry.round } : {}),
     };
     const recorded = carried ? await awaitUnit(id, item, index) : await startUnit(id, item, index);
     running.delete(unit);
@@ -355,8 +370,12 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       if (!budgetReached()) {
         log.warn('sweep child failed; retrying', { workflowId: id.workflowId, attempt, error: recorded.error });
         cur.retries++;
-        cur.retryQueue.push({ unit, attempt: attempt + 1 });
+        cur.retryQueue.push({ unit, attempt: attempt + 1, ...(last !== undefined ? { last } : {}) });
       }
+    } else if (cur.retry) {
+      // A retried unit's failed record counted it done and failed already; its new record
+      // replaces that one, so only a success moves a counter.
+      if (recorded.outcome !== 'failed') cur.failed[cell.name] = Math.max(0, (cur.failed[cell.name] ?? 0) - 1);
     } else {
       cur.done[cell.name] = (cur.done[cell.name] ?? 0) + 1;
       if (recorded.outcome === 'failed') cur.failed[cell.name] = (cur.failed[cell.name] ?? 0) + 1;
@@ -366,10 +385,10 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
 
   const scope = new CancellationScope();
   const tasks = new Set<Promise<void>>();
-  const launch = (unit: number, attempt: number, carried: boolean) => {
-    running.set(unit, attempt);
+  const launch = (next: UnitAttempt, carried: boolean) => {
+    running.set(next.unit, next);
     const task = scope
-      .run(() => runUnit(unit, attempt, carried))
+      .run(() => runUnit(next, carried))
       .catch((err) => {
         if (!isCancellation(err)) throw err;
       })
@@ -397,26 +416,26 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     await Promise.allSettled([...tasks]);
   };
 
-  for (const f of cur.inflight) launch(f.unit, f.attempt, true);
+  for (const f of cur.inflight) launch(f, true);
   cur.inflight = [];
   try {
     for (;;) {
       if (cancelled) break;
       while (!cur.paused && !budgetReached() && running.size < input.window && !wantsToContinue()) {
-        let next = cur.retryQueue.shift();
+        let next: UnitAttempt | undefined = cur.retryQueue.shift();
         while (!next && cur.next < total) {
           const unit = cur.next++;
           if (!reused.has(decode(unit).cell.name)) next = { unit, attempt: 1 };
         }
         if (!next) break;
-        launch(next.unit, next.attempt, false);
+        launch(next, false);
       }
       if (running.size === 0 && ((cur.retryQueue.length === 0 && cur.next >= total) || budgetReached())) break;
       if (wantsToContinue() && starting === 0) {
         const carried: SweepCursor = {
           ...cur,
           activeMs: activeMs(),
-          inflight: [...running].map(([unit, attempt]) => ({ unit, attempt })),
+          inflight: [...running.values()],
           generation: cur.generation + 1,
         };
         log.info('sweep continues as new', {

@@ -1,5 +1,5 @@
 // Benchmark sweeps over HTTP: start one from a sweep file's content, read its progress, pause,
-// resume or cancel it, and get its report (HTML, Markdown, JSON or the per-run CSV).
+// resume or cancel it, retry its failed runs, and get its report (HTML, Markdown, JSON or the per-run CSV).
 import { runProvidersProblem } from '../../common/run-config';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -7,6 +7,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { realpath, stat } from 'node:fs/promises';
 import { isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../../client/sweeps';
+import { retrySweep, SweepRetryError } from '../../client/sweep-retry';
 import { sweepReportInput } from '../../client/sweep-report';
 import { temporalUiLink } from '../../client/runs';
 import { HttpProblem, problemResponses } from '../problem';
@@ -81,8 +82,15 @@ const SweepLinks = Type.Object(
   },
   { additionalProperties: false },
 );
+const RETRIED_DESCRIPTION = 'units started again by `driftline sweep retry` (each once); present once the sweep has been retried';
 const Counts = Type.Object(
-  { total: Type.Integer(), done: Type.Integer(), failed: Type.Integer(), running: Type.Integer() },
+  {
+    total: Type.Integer(),
+    done: Type.Integer(),
+    failed: Type.Integer(),
+    running: Type.Integer(),
+    retried: Type.Optional(Type.Integer({ description: RETRIED_DESCRIPTION })),
+  },
   { additionalProperties: false },
 );
 const SweepViewSchema = Type.Object(
@@ -107,6 +115,7 @@ const SweepViewSchema = Type.Object(
     running: Type.Integer(),
     perConfig: Type.Record(Type.String(), Counts),
     retries: Type.Integer({ description: 'failed attempts retried by the retry policy' }),
+    retried: Type.Optional(Type.Integer({ description: RETRIED_DESCRIPTION })),
     rate: Type.Number({ description: 'finished runs per unpaused second' }),
     etaSeconds: Type.Union([Type.Number(), Type.Null()]),
     generation: Type.Integer({ description: 'times the sweep workflow continued as new' }),
@@ -136,6 +145,19 @@ const StartedSchema = Type.Object(
     notes: Type.Optional(
       Type.Array(Type.String(), { description: "e.g. predictions files' lines naming items outside the sweep's selection (ignored)" }),
     ),
+    links: SweepLinks,
+  },
+  { additionalProperties: false },
+);
+const RetriedSchema = Type.Object(
+  {
+    id: Type.String(),
+    round: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], {
+      description: 'the retry round started (1 for the first); null when no run had failed and nothing started',
+    }),
+    retried: Type.Integer({ description: 'failed runs started again (0: nothing started)' }),
+    perConfig: Type.Record(Type.String(), Type.Integer(), { description: 'the same per configuration' }),
+    total: Type.Integer({ description: 'runs of the sweep' }),
     links: SweepLinks,
   },
   { additionalProperties: false },
@@ -495,6 +517,35 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       },
     );
   }
+
+  app.post(
+    '/v1/sweeps/:id/retry',
+    {
+      schema: {
+        operationId: 'retrySweep',
+        summary: 'Start the failed runs of an ended sweep again',
+        description:
+          "Runs that failed (errors after the sweep's attempts, not unfaithful outcomes) start again under their own workflow IDs; " +
+          "each one's new record replaces its failed one. Answers 202 once started, 200 when no run had failed (nothing started), " +
+          '409 while the sweep runs, when its workflow failed, or when its LLM budget is spent.',
+        tags: ['sweeps'],
+        params: SweepIdParams,
+        response: { 200: RetriedSchema, 202: RetriedSchema, ...problemResponses(400, 401, 404, 409, 429) },
+      },
+    },
+    async (request, reply) => {
+      const { id } = request.params as Static<typeof SweepIdParams>;
+      if (!(await results.getSweep(id))) throw new HttpProblem(404, `no sweep "${id}"`, { id });
+      let retried;
+      try {
+        retried = await retrySweep(temporal, results, id);
+      } catch (err) {
+        if (err instanceof SweepRetryError) throw new HttpProblem(err.notFound ? 404 : 409, err.message, { id });
+        throw err;
+      }
+      return reply.status(retried.round === null ? 200 : 202).send({ ...retried, links: links(id) });
+    },
+  );
 
   app.get(
     '/v1/sweeps/:id/report',

@@ -78,6 +78,9 @@ export interface ReportData {
   outcomes: { config: string; counts: Partial<Record<SweepOutcome, number>> }[];
   /** A rescore: both judges side by side and their agreement per configuration. */
   judgeAgreement?: JudgeAgreement;
+  /** Runs started again by `driftline sweep retry`, per configuration (`configs` order), and of
+   * those how many failed again; absent when the sweep was never retried. */
+  retried?: { config: string; runs: number; failedAgain: number }[];
 }
 
 /** Who decided about the sweep's attempts: Lean, the screen before Lean, or nobody (no Lean). */
@@ -214,6 +217,11 @@ export function buildReportData(input: SweepReportInput): ReportData {
   };
   data.outcomes = outcomeCounts(records, data.configs);
   if (input.sweep.rescore) data.judgeAgreement = judgeAgreement(records, input.sweep.rescore, opts);
+  if (records.some((r) => r.retryRound))
+    data.retried = data.configs.map((config) => {
+      const again = records.filter((r) => r.config === config && r.retryRound);
+      return { config, runs: again.length, failedAgain: again.filter((r) => r.outcome === 'failed').length };
+    });
   const finished = records
     .map((r) => r.finishedAt)
     .filter(Boolean)

@@ -54,11 +54,21 @@ export function summaryTable(data: ReportData): Table {
   const groups = data.metrics.configs;
   const cols = metricColumns(groups);
   const missing = groups.some((g) => g.missingRuns > 0);
-  const header = ['configuration', 'items', 'runs', 'failed', ...(missing ? ['missing'] : []), ...cols.map((c) => c.title)];
+  // A retried sweep says, beside the failed runs, how many runs were started again.
+  const retried = data.retried ? new Map(data.retried.map((r) => [r.config, r.runs])) : undefined;
+  const header = [
+    'configuration',
+    'items',
+    'runs',
+    'failed',
+    ...(missing ? ['missing'] : []),
+    ...(retried ? ['retried'] : []),
+    ...cols.map((c) => c.title),
+  ];
   return {
     id: 'results',
     title: 'Results per configuration',
-    caption: `In %, each with its 95% interval over items: Wilson score where every item succeeds or fails, else percentile bootstrap (B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}). @1 averages each item's samples. Failed runs, and units missing from a predictions file, count as failures of every rate. Retrieval F1 is the macro average over items.`,
+    caption: `In %, each with its 95% interval over items: Wilson score where every item succeeds or fails, else percentile bootstrap (B = ${data.bootstrap.resamples}, seed ${data.bootstrap.seed}). @1 averages each item's samples. Failed runs, and units missing from a predictions file, count as failures of every rate. Retrieval F1 is the macro average over items.${retried ? ' Retried: runs that had failed and were started again by `driftline sweep retry`; their new records replace the failed ones.' : ''}`,
     header,
     rows: groups.map((g) => [
       g.config,
@@ -66,6 +76,7 @@ export function summaryTable(data: ReportData): Table {
       String(g.runs),
       String(g.failedRuns),
       ...(missing ? [String(g.missingRuns)] : []),
+      ...(retried ? [String(retried.get(g.config) ?? 0)] : []),
       ...cols.map((c) => c.value(g)),
     ]),
     numeric: header.map((_, i) => i).filter((i) => i > 0),
@@ -381,6 +392,13 @@ export function findings(data: ReportData): string[] {
   const missing = groups.filter((g) => g.missingRuns > 0);
   if (missing.length > 0)
     out.push(`Missing from the predictions file (counted as failures): ${missing.map((g) => `${g.config} ${g.missingRuns}`).join(', ')}.`);
+  const retried = data.retried?.filter((r) => r.runs > 0) ?? [];
+  if (retried.length > 0)
+    out.push(
+      `Failed runs started again by \`driftline sweep retry\` (their records replace the failed ones): ${retried
+        .map((r) => `${r.config} ${r.runs}${r.failedAgain ? ` (${r.failedAgain} failed again)` : ''}`)
+        .join(', ')}.`,
+    );
   return out;
 }
 

@@ -16,6 +16,8 @@ export const CSV_COLUMNS = [
   ...TIMED_STAGES.map((s) => `ms_${s}`),
   'promptTokens', 'completionTokens', 'costUsd', 'cacheHits', 'cacheMisses', 'formalStatement', 'error', 'finishedAt',
   'sourceJudgeGrade', 'sourceFaithful', 'rescoreOf',
+  // Last, so the columns before it keep their places: the `sweep retry` round that wrote the row.
+  'retryRound',
 ] as const;
 
 /** RFC 4180: quote a field when it holds a comma, quote or line break; double the quotes. */
@@ -58,6 +60,7 @@ function row(r: SweepRunRecord): unknown[] {
     r.sourceJudgeGrade,
     r.sourceFaithful,
     r.rescoreOf,
+    r.retryRound,
   ];
 }
 

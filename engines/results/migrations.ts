@@ -81,6 +81,11 @@ export const MIGRATIONS: Migration[] = [
     description: 'the sweep a rescore re-judged (sweeps.rescore_of; the judge choice is in its spec)',
     statements: ['ALTER TABLE sweeps ADD COLUMN rescore_of TEXT'],
   },
+  {
+    version: 5,
+    description: 'runs.retry_round: the `driftline sweep retry` round that rewrote a failed run (0: never retried)',
+    statements: ['ALTER TABLE runs ADD COLUMN retry_round INTEGER NOT NULL DEFAULT 0'],
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

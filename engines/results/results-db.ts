@@ -180,8 +180,8 @@ export class ResultsDb {
    * or of the same (config, item, sample) changes nothing. Returns whether it was new. */
   async recordRun(record: SweepRunRecord): Promise<boolean> {
     const r = await this.driver.run(
-      `INSERT INTO runs (workflow_id, sweep_id, config, config_hash, item, sample, outcome, compiled, record, finished_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+      `INSERT INTO runs (workflow_id, sweep_id, config, config_hash, item, sample, outcome, compiled, record, finished_at, retry_round)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
       [
         record.workflowId,
         record.sweepId,
@@ -193,9 +193,50 @@ export class ResultsDb {
         record.compiled ? 1 : 0,
         JSON.stringify(record),
         record.finishedAt,
+        record.retryRound ?? 0,
       ],
     );
     return r.changes > 0;
+  }
+
+  /** Writes the record of a unit run again by `driftline sweep retry` round `record.retryRound`
+   * in place of its failed one: one row per unit stays. Only a failed row of an earlier round is
+   * replaced, so a repeated write (a retried activity) changes nothing; a unit with no row yet
+   * gets one. Returns whether the row changed. */
+  async replaceFailedRun(record: SweepRunRecord & { retryRound: number }): Promise<boolean> {
+    const r = await this.driver.run(
+      `UPDATE runs SET outcome = ?, compiled = ?, config_hash = ?, record = ?, finished_at = ?, retry_round = ?
+       WHERE workflow_id = ? AND outcome = 'failed' AND retry_round < ?`,
+      [
+        record.outcome,
+        record.compiled ? 1 : 0,
+        record.configHash,
+        JSON.stringify(record),
+        record.finishedAt,
+        record.retryRound,
+        record.workflowId,
+        record.retryRound,
+      ],
+    );
+    if (r.changes > 0) return true;
+    return this.recordRun(record);
+  }
+
+  /** The failed runs of a sweep (their records), by configuration, item and sample. */
+  async failedRuns(sweepId: string): Promise<SweepRunRecord[]> {
+    const rows = await this.driver.all<{ record: string }>(
+      `SELECT record FROM runs WHERE sweep_id = ? AND outcome = 'failed' ORDER BY config, item, sample`,
+      [sweepId],
+    );
+    return rows.map((r) => JSON.parse(r.record) as SweepRunRecord);
+  }
+
+  /** The newest `driftline sweep retry` round that wrote a record of the sweep (0: none). */
+  async lastRetryRound(sweepId: string): Promise<number> {
+    const rows = await this.driver.all<{ round: number | string | null }>('SELECT MAX(retry_round) AS round FROM runs WHERE sweep_id = ?', [
+      sweepId,
+    ]);
+    return Number(rows[0]?.round ?? 0);
   }
 
   async getRun(workflowId: string): Promise<SweepRunRecord | null> {
@@ -214,13 +255,16 @@ export class ResultsDb {
     return rows.map((r) => JSON.parse(r.record) as SweepRunRecord);
   }
 
-  /** Finished and failed runs per configuration. */
-  async counts(sweepId: string): Promise<Record<string, { done: number; failed: number }>> {
-    const rows = await this.driver.all<{ config: string; done: number | string; failed: number | string }>(
-      `SELECT config, COUNT(*) AS done, SUM(CASE WHEN outcome = 'failed' THEN 1 ELSE 0 END) AS failed FROM runs WHERE sweep_id = ? GROUP BY config`,
+  /** Finished and failed runs per configuration, and those run again by `driftline sweep retry`. */
+  async counts(sweepId: string): Promise<Record<string, { done: number; failed: number; retried: number }>> {
+    const rows = await this.driver.all<{ config: string; done: number | string; failed: number | string; retried: number | string }>(
+      `SELECT config, COUNT(*) AS done, SUM(CASE WHEN outcome = 'failed' THEN 1 ELSE 0 END) AS failed,
+         SUM(CASE WHEN retry_round > 0 THEN 1 ELSE 0 END) AS retried FROM runs WHERE sweep_id = ? GROUP BY config`,
       [sweepId],
     );
-    return Object.fromEntries(rows.map((r) => [r.config, { done: Number(r.done), failed: Number(r.failed ?? 0) }]));
+    return Object.fromEntries(
+      rows.map((r) => [r.config, { done: Number(r.done), failed: Number(r.failed ?? 0), retried: Number(r.retried ?? 0) }]),
+    );
   }
 
   /** Notes a failed attempt of a child (once per workflow ID and attempt). */

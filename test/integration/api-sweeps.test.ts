@@ -120,6 +120,7 @@ describe('POST /v1/sweeps refuses', () => {
       await post('/v1/sweeps/nope/pause'),
       await post('/v1/sweeps/nope/cancel'),
       await post('/v1/sweeps/nope/rescore', { id: 'nope-rescored', judge: 'default' }),
+      await post('/v1/sweeps/nope/retry'),
     ]) {
       expectProblem(response, 404, /no sweep "/);
     }
@@ -193,6 +194,8 @@ describe('a sweep over HTTP', () => {
     });
     expect((await post('/v1/sweeps', sweepFile({ id: 'api-cancel' }))).statusCode).toBe(202);
     expect((await post('/v1/sweeps/api-cancel/cancel')).statusCode).toBe(202);
+    // A retry waits for the sweep to end.
+    expectProblem(await post('/v1/sweeps/api-sweep/retry'), 409, /still (running|paused)/);
 
     await stack.withWorkers(async () => {
       const paused = await waitFor(
@@ -221,6 +224,11 @@ describe('a sweep over HTTP', () => {
     expect((await get('/v1/sweeps/api-cancel')).json()).toMatchObject({ status: 'cancelled', done: 0 });
     expectProblem(await post('/v1/sweeps/api-sweep/cancel'), 409, /has ended \(completed\)/);
     expectProblem(await post('/v1/sweeps/api-cancel/resume'), 409, /has ended \(cancelled\)/);
+    // Nothing failed: a retry answers 200 and starts nothing (`driftline sweep retry` is tested
+    // with failed units in sweep-retry.test.ts).
+    const retry = await post('/v1/sweeps/api-sweep/retry');
+    expect(retry.statusCode).toBe(200);
+    expect(retry.json()).toMatchObject({ id: 'api-sweep', round: null, retried: 0, perConfig: {}, total: 4 });
 
     // A sweep that ends between the route's status check and its signal (Schemathesis met it:
     // a resume of a sweep that another resume had just let finish) is a 409 too, not a 500.

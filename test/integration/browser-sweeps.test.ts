@@ -1,6 +1,7 @@
 // Sweeps on the web page, in a real browser (chromium through playwright-core) against the real
 // Temporal dev server, workers and fakes: the page lists sweeps with their progress per
-// configuration as it changes, pauses, resumes and cancels them with its buttons, links the
+// configuration as it changes, pauses, resumes and cancels them with its buttons (and retries an
+// ended sweep's failed runs), links the
 // report and the sweep's runs in the Temporal UI; the recent runs show what a person knows a
 // run by (its statement's first words, its configuration, how long it took).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { build } from 'vite';
 import { buildServer } from '../../api/server';
-import { defaultBrain, type FakeReply } from '../fakes/openai-server';
+import { defaultBrain, FAKE_MODELS, type FakeReply } from '../fakes/openai-server';
 import { browserAvailable, launchBrowser, screenshotPath } from '../helpers/browser';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { MINI_BENCHMARK, miniSpec, progressOf, startOnStack, waitFor } from '../helpers/sweep';
@@ -29,6 +30,7 @@ let browser: Browser;
 let base: string;
 let webRoot: string;
 let stopWorkers: (() => Promise<void>) | undefined;
+let refuse: string | undefined;
 
 beforeAll(async () => {
   if (!browserAvailable) return;
@@ -42,7 +44,14 @@ beforeAll(async () => {
   // Each LLM reply takes a moment, so a sweep is still going while the page watches it.
   stack = await createStack(env, {
     queue: 'default',
-    llm: { handler: async (req) => ({ ...(await defaultBrain(req)), delayMs: 150 }) as FakeReply },
+    llm: {
+      handler: async (req) => {
+        // A statement the provider refuses while `refuse` names it: its runs fail.
+        if (refuse && req.model === FAKE_MODELS.formalizer && req.messages.some((m) => m.content.includes(refuse!)))
+          return { status: 400, message: 'this statement is refused by the provider' };
+        return { ...(await defaultBrain(req)), delayMs: 150 } as FakeReply;
+      },
+    },
   });
   app = await buildServer({
     temporal: env.client,
@@ -158,6 +167,43 @@ describeInBrowser('sweeps on the web page', () => {
     expect(await card.getByRole('button').count()).toBe(0);
     await page.close();
   }, 120_000);
+
+  it('retries the failed runs of an ended sweep with its Retry button', async () => {
+    refuse = 'identity is unique';
+    const spec = miniSpec({
+      id: 'page-retry',
+      // Demo.group_one (refused) and Demo.square_nonneg.
+      benchmarks: [{ path: MINI_BENCHMARK, format: 'rautoformalizer', offset: 4, limit: 2 }],
+      configurations: [{ name: 'mono', config: { retrieval: 'monolithic', judge: false } }],
+      maxAttempts: 1,
+    });
+    const started = await startOnStack(stack, spec);
+    const ended = await waitFor(
+      'the sweep to end with a failed run',
+      async () => {
+        const q = await progressOf(stack, started.id);
+        return q.status === 'completed' ? q : null;
+      },
+      120_000,
+    );
+    expect(ended).toMatchObject({ done: 2, failed: 1 });
+    refuse = undefined;
+    const page = await browser.newPage();
+    await page.goto(`${base}/`);
+    const card = page.locator(`article[data-sweep="${started.id}"]`);
+    await card.getByRole('button', { name: 'Retry failed' }).click();
+    await expect
+      .poll(() => card.locator('.sweep-total').textContent(), { timeout: 90_000 })
+      .toMatch(/^2 of 2 runs done, 0 failed, 1 retried, 0 running/);
+    expect(await card.locator('.badge').first().textContent()).toBe('completed');
+    expect(await card.getByRole('button').count()).toBe(0);
+    const runs = await stack.results.runs(started.id);
+    expect(runs.map((r) => [r.item, r.outcome, r.retryRound])).toEqual([
+      ['Demo.group_one', 'compiled', 1],
+      ['Demo.square_nonneg', 'compiled', undefined],
+    ]);
+    await page.close();
+  }, 180_000);
 
   it("lists a run by its statement's first words, its configuration and how long it took", async () => {
     const id = await startFormalization(

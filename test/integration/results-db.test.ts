@@ -137,7 +137,7 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       expect(await db.getRun(r.workflowId)).toEqual(r);
       await db.recordRun(record('s1', 'drift', 'Demo.item_2', 0, 'failed'));
       await db.recordRun(record('s1', 'none', 'Demo.item_1', 0, 'not-compiled'));
-      expect(await db.counts('s1')).toEqual({ drift: { done: 2, failed: 1 }, none: { done: 1, failed: 0 } });
+      expect(await db.counts('s1')).toEqual({ drift: { done: 2, failed: 1, retried: 0 }, none: { done: 1, failed: 0, retried: 0 } });
       expect((await db.runs('s1')).map((x) => x.workflowId)).toEqual([
         's1/drift/Demo.item_1/0',
         's1/drift/Demo.item_2/0',
@@ -156,6 +156,30 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       ]);
     });
 
+    it('replaces a failed run in place for a retry round, once per round, and never a run that did not fail', async () => {
+      const failed = record('s1', 'none', 'Demo.item_7', 0, 'failed');
+      await db.recordRun(failed);
+      expect((await db.failedRuns('s1')).map((r) => r.workflowId)).toEqual(['s1/drift/Demo.item_2/0', failed.workflowId]);
+      expect(await db.lastRetryRound('s1')).toBe(0);
+      // Round 1 fails again: the failed row is rewritten (new error, round 1); a second write of
+      // round 1 (a retried activity) changes nothing.
+      expect(await db.replaceFailedRun({ ...failed, error: 'again', retryRound: 1 })).toBe(true);
+      expect(await db.replaceFailedRun({ ...failed, error: 'a third time', retryRound: 1 })).toBe(false);
+      expect(await db.getRun(failed.workflowId)).toMatchObject({ outcome: 'failed', error: 'again', retryRound: 1 });
+      // Round 2 succeeds: still one row for the unit, now compiled.
+      const ok = { ...record('s1', 'none', 'Demo.item_7', 0, 'compiled'), retryRound: 2 };
+      expect(await db.replaceFailedRun(ok)).toBe(true);
+      expect(await db.replaceFailedRun({ ...ok, outcome: 'faithful', retryRound: 3 })).toBe(false);
+      expect(await db.getRun(failed.workflowId)).toEqual(ok);
+      expect((await db.runs('s1', 'none')).filter((r) => r.item === 'Demo.item_7')).toHaveLength(1);
+      expect(await db.lastRetryRound('s1')).toBe(2);
+      expect((await db.counts('s1')).none).toEqual({ done: 2, failed: 0, retried: 1 });
+      // A run that never failed is not touched by a retry's write.
+      const faithful = record('s1', 'drift', 'Demo.item_1', 0);
+      expect(await db.replaceFailedRun({ ...faithful, outcome: 'unfaithful', retryRound: 5 })).toBe(false);
+      expect(await db.getRun(faithful.workflowId)).toEqual(faithful);
+    });
+
     it('pins the index version once', async () => {
       expect(await db.setIndexVersion('s1', 'v-1')).toBe('v-1');
       expect(await db.setIndexVersion('s1', 'v-2')).toBe('v-1');
@@ -166,7 +190,7 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       const writes = ITEMS.slice(0, 20).flatMap((item) => [0, 1, 2].map(() => db.recordRun(record('s2', 'drift', item.id, 0))));
       const results = await Promise.all(writes);
       expect(results.filter(Boolean)).toHaveLength(20);
-      expect(await db.counts('s2')).toEqual({ drift: { done: 20, failed: 0 } });
+      expect(await db.counts('s2')).toEqual({ drift: { done: 20, failed: 0, retried: 0 } });
     });
 
     it("keeps LLM replies once by key and sums a run's and a sweep's calls", async () => {
@@ -230,13 +254,16 @@ describe('results database: helpers', () => {
 
   it('exports JSONL as stored and CSV with RFC 4180 quoting', () => {
     const a = record('s', 'drift', 'A.x', 0);
-    const b = record('s', 'drift', 'A.y', 1, 'failed');
+    const b = { ...record('s', 'drift', 'A.y', 1, 'failed'), retryRound: 2 };
     const jsonl = toJsonl([a, b]).trimEnd().split('\n');
     expect(jsonl.map((l) => JSON.parse(l))).toEqual([a, b]);
     const csv = toCsv([a, b]).split('\r\n');
     expect(csv[0]!.startsWith('sweepId,config,configHash,item,sample,workflowId,outcome,compiled')).toBe(true);
     expect(csv[1]).toContain('s,drift,h1,A.x,0,s/drift/A.x/0,faithful,true');
     expect(csv[2]).toContain('"boom, ""quoted"""');
+    expect(csv[0]!.endsWith(',finishedAt,retryRound')).toBe(true);
+    expect(csv[1]!.endsWith(',2026-11-30T07:00:00.000Z,')).toBe(true);
+    expect(csv[2]!.endsWith(',2026-11-30T07:00:00.000Z,2')).toBe(true);
     expect(csv).toHaveLength(4); // header, two rows, trailing empty
     expect(csvField('a\nb')).toBe('"a\nb"');
     expect(csvField(null)).toBe('');

@@ -18,10 +18,10 @@ const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
 describe('replay of recorded histories', () => {
   it('has recorded histories of every path that matters to replay', () => {
     // A completed run, repair rounds (with name resolution), an equivalence check, a skipped
-    // compile, an index build, an agent run (formalizeAgent), a sweep, a sweep with a
-    // predictions configuration and one of its evaluateStatement children, a batch of Lean
-    // checks (checkStatements), a rescore's unit judged again and one carried over (rejudge);
-    // and runs recorded
+    // compile, an index build, an agent run (formalizeAgent), a sweep, a sweep's retry round
+    // (`driftline sweep retry`), a sweep with a predictions configuration and one of its
+    // evaluateStatement children, a batch of Lean checks (checkStatements), a rescore's unit
+    // judged again and one carried over (rejudge); and runs recorded
     // before the ledger read became a local activity (the 'llm-usage-local' patch), which
     // still replay on the old path.
     expect(files.sort()).toEqual([
@@ -40,6 +40,7 @@ describe('replay of recorded histories', () => {
       'rejudge-completed.json',
       'sweep-completed.json',
       'sweep-predictions.json',
+      'sweep-retry.json',
     ]);
   });
 

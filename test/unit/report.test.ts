@@ -269,6 +269,37 @@ describe('sweep report', () => {
     expect(m.markdown).toMatch(/\| configuration \| compiled, not judged \| Lean rejected \| refused by the screen \|/);
   });
 
+  it('says how many failed runs `sweep retry` started again, per configuration, in the tables, findings and JSON', async () => {
+    const records = [
+      runRecord({ config: 'A', item: 'x', compiled: true, retryRound: 1 }),
+      runRecord({ config: 'A', item: 'y', outcome: 'failed', error: 'provider down', retryRound: 2 }),
+      runRecord({ config: 'A', item: 'z', compiled: true }),
+      runRecord({ config: 'B', item: 'x', compiled: true }),
+      runRecord({ config: 'B', item: 'y', compiled: false }),
+      runRecord({ config: 'B', item: 'z', compiled: true }),
+    ];
+    const report = await renderSweepReport({ sweep: { id: 'r' }, records, bootstrap: { resamples: 50 } });
+    expect(JSON.parse(report.json).retried).toEqual([
+      { config: 'A', runs: 2, failedAgain: 1 },
+      { config: 'B', runs: 0, failedAgain: 0 },
+    ]);
+    expect(report.markdown).toMatch(/\| configuration \| items \| runs \| failed \| retried \|/);
+    expect(report.markdown).toMatch(/\| A \| 3 \| 3 \| 1 \| 2 \|/);
+    expect(report.markdown).toMatch(/\| B \| 3 \| 3 \| 0 \| 0 \|/);
+    expect(report.markdown).toContain(
+      'started again by `driftline sweep retry` (their records replace the failed ones): A 2 (1 failed again).',
+    );
+    expect(report.html).toContain('A 2 (1 failed again)');
+    // A sweep never retried has no such column.
+    const plain = await renderSweepReport({
+      sweep: { id: 'p' },
+      records: records.map(({ retryRound: _r, ...r }) => r),
+      bootstrap: { resamples: 50 },
+    });
+    expect(JSON.parse(plain.json).retried).toBeUndefined();
+    expect(plain.markdown).not.toMatch(/\| retried \|/);
+  });
+
   it('works without a Temporal UI (no links) and refuses a sweep with no runs', async () => {
     const records = [runRecord({ config: 'A', item: '<b>x</b>', compiled: true })];
     const { html } = await renderSweepReport({ sweep: { id: 's' }, records, bootstrap: { resamples: 50 } });
