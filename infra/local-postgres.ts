@@ -3,7 +3,7 @@
 // is safe only because nothing outside this machine can reach it). As root the server runs as the
 // `postgres` user, as PostgreSQL requires.
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 const DEBIAN_ROOT = '/usr/lib/postgresql';
@@ -25,6 +25,8 @@ export interface LocalPostgres {
   stop(mode?: 'fast' | 'immediate'): void;
   /** Starts it again on the same port with the same data. */
   start(): void;
+  /** The server's process id while it runs. */
+  pid(): number | undefined;
 }
 
 export interface LocalPostgresOptions {
@@ -32,8 +34,10 @@ export interface LocalPostgresOptions {
   dir: string;
   port: number;
   user?: string;
-  /** false: fsync off (tests, benchmarks); a crash of the machine may then lose data. */
+  /** false: fsync off (tests); a crash of the machine may then lose data. */
   durable?: boolean;
+  /** More server settings (`name=value`), e.g. synchronous_commit=off. */
+  settings?: string[];
 }
 
 export function localPostgres(options: LocalPostgresOptions): LocalPostgres {
@@ -66,12 +70,20 @@ export function localPostgres(options: LocalPostgresOptions): LocalPostgres {
     // Four Temporal services and driftline's processes each hold a pool of connections.
     '-c max_connections=300',
     ...(options.durable === false ? ['-c fsync=off', '-c full_page_writes=off', '-c synchronous_commit=off'] : []),
+    ...(options.settings ?? []).map((setting) => `-c ${setting}`),
   ].join(' ');
   const handle: LocalPostgres = {
     url: `postgres://${user}@127.0.0.1:${options.port}/postgres`,
     dir,
     start() {
       run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', serverOptions, 'start']);
+    },
+    pid() {
+      try {
+        return Number(readFileSync(join(data, 'postmaster.pid'), 'utf8').split('\n')[0]) || undefined;
+      } catch {
+        return undefined;
+      }
     },
     stop(mode = 'fast') {
       run('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);

@@ -5,7 +5,7 @@
 // the persistence and visibility schemas set up or upgraded, the namespace and driftline's
 // search attributes registered. PostgreSQL is one given by URL or one of its own in the folder.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, openSync, closeSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
@@ -58,8 +58,10 @@ export interface ClusterOptions {
   postgresUrl?: string;
   /** Port of the PostgreSQL started in `dir` (default 5432+offset-free: 55432). */
   postgresPort?: number;
-  /** false: the PostgreSQL started in `dir` skips fsync (tests and benchmarks only). */
+  /** false: the PostgreSQL started in `dir` skips fsync (tests only). */
   durablePostgres?: boolean;
+  /** More settings of the PostgreSQL started in `dir` (`name=value`). */
+  postgresSettings?: string[];
   ports?: Partial<ClusterPorts>;
   /** History shards: fixed when the databases are created (default 4). */
   shards?: number;
@@ -69,6 +71,26 @@ export interface ClusterOptions {
   /** Start the Temporal UI server too (default true). */
   ui?: boolean;
   log?: (line: string) => void;
+}
+
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** CPU seconds (user + system) a process and its reaped children have used, from /proc. */
+function cpuSecondsOf(pid: number | undefined, withChildren = false): number {
+  if (!pid) return 0;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]) + (withChildren ? Number(fields[13]) + Number(fields[14]) : 0);
+    return ticks / 100;
+  } catch {
+    return 0;
+  }
 }
 
 export interface ServiceProcess {
@@ -87,6 +109,9 @@ export interface TemporalCluster {
   resultsUrl: string;
   postgres?: LocalPostgres;
   services: Record<ClusterService, ServiceProcess>;
+  /** CPU seconds used so far by the four services (their current processes) and by PostgreSQL
+   * when started here (the server and its connection processes, live and ended). */
+  cpuSeconds(): { temporal: number; postgres: number };
   /** Sends `signal` (default SIGKILL) to a service and waits for it to exit; it is started again. */
   kill(service: ClusterService, signal?: NodeJS.Signals): Promise<void>;
   /** Resolves once the service has been started again after `previousStarts` starts. */
@@ -249,6 +274,7 @@ export async function startCluster(options: ClusterOptions): Promise<TemporalClu
       dir: join(options.dir, 'postgres'),
       port: options.postgresPort ?? 55432,
       durable: options.durablePostgres ?? true,
+      settings: options.postgresSettings,
     });
     adminUrl = postgres.url;
   }
@@ -343,6 +369,16 @@ export async function startCluster(options: ClusterOptions): Promise<TemporalClu
     resultsUrl: target.urlFor(dbs.results),
     postgres,
     services,
+    cpuSeconds() {
+      const temporal = Object.values(services).reduce((sum, s) => sum + cpuSecondsOf(s.child?.pid), 0);
+      let pgCpu = 0;
+      const postmaster = postgres?.pid();
+      if (postmaster) {
+        pgCpu = cpuSecondsOf(postmaster, true);
+        for (const child of childPids(postmaster)) pgCpu += cpuSecondsOf(child);
+      }
+      return { temporal, postgres: pgCpu };
+    },
     async kill(service, signal = 'SIGKILL') {
       const child = services[service].child;
       if (!child || child.exitCode !== null || child.signalCode !== null) return;

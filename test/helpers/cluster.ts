@@ -2,7 +2,7 @@
 // services as processes, a PostgreSQL of its own in a temp folder (fsync off), every port free
 // and below the ephemeral range. The server is built once per machine into .tools/ (`.ci/run`
 // builds it through `npm run setup`); in CI a missing build fails the tests instead of skipping.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findClusterTools, requireClusterTools } from '../../infra/temporal-cluster-tools';
@@ -21,6 +21,8 @@ export interface TestCluster extends TemporalCluster {
 export async function startTestCluster(options: Partial<Omit<ClusterOptions, 'tools' | 'dir'>> = {}): Promise<TestCluster> {
   const tools = requireClusterTools();
   const dir = mkdtempSync(join(tmpdir(), 'driftline-cluster-'));
+  // PostgreSQL runs as its own user (as root): it must be able to enter this folder.
+  chmodSync(dir, 0o755);
   const ports = {
     frontend: await freePort(),
     frontendHttp: await freePort(),
