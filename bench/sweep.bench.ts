@@ -45,6 +45,7 @@ import { WORKFLOWS_PATH } from '../infra/workers';
 import { FAKE_MODELS, startFakeOpenAI } from '../test/fakes/openai-server';
 import { fakeRepl } from '../test/fakes/fake-repl-harness';
 import { historyTimings, type HistoryTimings } from './history-timings';
+import { freePort as lowFreePort } from '../test/helpers/ports';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -173,7 +174,9 @@ async function openBackend(name: string, tuned = true): Promise<Backend> {
  * same server. PostgreSQL with synchronous_commit=off: durable through a killed process, the
  * last commits lost to a power cut, as the dev server's synchronous=NORMAL. */
 async function openClusterBackend(name: string): Promise<Backend> {
-  const port = () => freePort();
+  // Below the ephemeral range (test/helpers/ports.ts): also what the membership ports need, which
+  // the SQL schema stores as a smallint (at most 32767).
+  const port = () => lowFreePort();
   const cluster = await startCluster({
     tools: requireClusterTools(),
     dir: join(dir, name),

@@ -257,6 +257,15 @@ function writeUiConfig(dir: string, address: string, port: number, namespace: st
 export async function startCluster(options: ClusterOptions): Promise<TemporalCluster> {
   const log = options.log ?? (() => undefined);
   const ports: ClusterPorts = { ...DEFAULT_CLUSTER_PORTS, ...options.ports };
+  // The SQL schema keeps membership ports in a smallint column: a port above 32767 makes every
+  // service die at start ("out of range for type smallint").
+  const tooHigh = (['frontendMembership', 'historyMembership', 'matchingMembership', 'workerMembership'] as const).filter(
+    (k) => ports[k] > 32_767,
+  );
+  if (tooHigh.length)
+    throw new Error(
+      `Temporal on PostgreSQL stores membership ports as a smallint: ${tooHigh.map((k) => `${k} ${ports[k]}`).join(', ')} must be at most 32767 (choose a lower --port)`,
+    );
   const namespace = options.namespace ?? 'default';
   const shards = options.shards ?? 4;
   const dbs = {
