@@ -206,7 +206,7 @@ function serviceEnv(
     MATCHING_MEMBERSHIP_PORT: String(ports.matchingMembership),
     WORKER_MEMBERSHIP_PORT: String(ports.workerMembership),
     DYNAMIC_CONFIG_FILE_PATH: CLUSTER_DYNAMIC_CONFIG,
-    LOG_LEVEL: process.env.TEMPORAL_LOG_LEVEL || 'warn',
+    LOG_LEVEL: 'warn',
   };
 }
 
