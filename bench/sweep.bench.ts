@@ -171,8 +171,10 @@ async function openBackend(name: string, tuned = true): Promise<Backend> {
 }
 
 /** A Temporal cluster on PostgreSQL as `npm run cluster` runs it, results in PostgreSQL on the
- * same server. PostgreSQL with synchronous_commit=off: durable through a killed process, the
- * last commits lost to a power cut, as the dev server's synchronous=NORMAL. */
+ * same server. PostgreSQL with synchronous_commit=off (a commit returns before its WAL is
+ * written): the closest to the dev server's SQLite synchronous=NORMAL, but a crash of PostgreSQL
+ * itself may then lose the last fraction of a second of commits, which a production cluster
+ * should not accept. */
 async function openClusterBackend(name: string): Promise<Backend> {
   // Below the ephemeral range (test/helpers/ports.ts): also what the membership ports need, which
   // the SQL schema stores as a smallint (at most 32767).

@@ -34,7 +34,9 @@ export interface LocalPostgresOptions {
   dir: string;
   port: number;
   user?: string;
-  /** false: fsync off (tests); a crash of the machine may then lose data. */
+  /** false: fsync off (tests): a crash of the machine may lose data, a crash of PostgreSQL does
+   * not (commits stay synchronous: a test that kills PostgreSQL must not lose acknowledged
+   * commits, which no Temporal service expects). */
   durable?: boolean;
   /** More server settings (`name=value`), e.g. synchronous_commit=off. */
   settings?: string[];
@@ -69,7 +71,7 @@ export function localPostgres(options: LocalPostgresOptions): LocalPostgres {
     '-c listen_addresses=127.0.0.1',
     // Four Temporal services and driftline's processes each hold a pool of connections.
     '-c max_connections=300',
-    ...(options.durable === false ? ['-c fsync=off', '-c full_page_writes=off', '-c synchronous_commit=off'] : []),
+    ...(options.durable === false ? ['-c fsync=off', '-c full_page_writes=off'] : []),
     ...(options.settings ?? []).map((setting) => `-c ${setting}`),
   ].join(' ');
   const handle: LocalPostgres = {

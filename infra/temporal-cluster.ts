@@ -58,7 +58,7 @@ export interface ClusterOptions {
   postgresUrl?: string;
   /** Port of the PostgreSQL started in `dir` (default 5432+offset-free: 55432). */
   postgresPort?: number;
-  /** false: the PostgreSQL started in `dir` skips fsync (tests only). */
+  /** false: the PostgreSQL started in `dir` skips fsync (tests only; see local-postgres.ts). */
   durablePostgres?: boolean;
   /** More settings of the PostgreSQL started in `dir` (`name=value`). */
   postgresSettings?: string[];
