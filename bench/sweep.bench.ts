@@ -556,7 +556,7 @@ else {
   if (report.throughput) {
     for (const [backend, byWindow] of Object.entries(report.throughput as Record<string, Record<string, SweepTiming>>)) {
       console.log(
-        `sweep throughput on ${backend === 'dev' ? 'the dev server' : `the cluster (${shards} history shards)`} (instant fakes):`,
+        `sweep throughput on ${backend === 'cluster' ? `the cluster (${shards} history shards)` : 'the dev server'} (instant fakes):`,
       );
       for (const [name, t] of Object.entries(byWindow)) {
         console.log(`  ${row(name, t)}`);
