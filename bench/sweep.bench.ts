@@ -1,5 +1,7 @@
-// Sweep orchestration on a file-backed Temporal dev server with in-process workers:
-//  1. throughput in runs per second at window 1, 4 and 16, with instant in-process fakes for
+// Sweep orchestration on a file-backed Temporal dev server, and with --backends dev,cluster also
+// on a Temporal cluster on PostgreSQL (infra/temporal-cluster.ts; --shards N history shards),
+// with in-process workers:
+//  1. throughput in runs per second at window 1, 4, 16 and 64, with instant in-process fakes for
 //     every activity (so only orchestration is measured); target ≥ 10 runs/s at window 16;
 //  2. the overhead of one durable `formalize` run against the same activity functions (the real
 //     ones, over the fake LLM server and fake Lean REPL) called in process, per activity;
@@ -8,10 +10,11 @@
 //     the parent workflow's largest history length over its continueAsNew runs.
 // CPU seconds of the dev server and of this process (workers + client) show where time goes.
 //
-//   npx tsx bench/sweep.bench.ts [--json] [--big-runs N] [--no-big] [--parts throughput,overhead,big] [--windows 1,4,16]
+//   npx tsx bench/sweep.bench.ts [--json] [--big-runs N] [--no-big] [--parts throughput,overhead,big] [--windows 1,4,16,64]
+//                                [--backends dev,cluster] [--shards 4]
 import { execFileSync } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -36,16 +39,23 @@ import { ResultsDb } from '../engines/results/results-db';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
 import { DEV_SERVER_TUNING, startDevServer } from '../infra/temporal-server';
 import { requireTemporalCli } from '../infra/temporal-cli';
+import { requireClusterTools } from '../infra/temporal-cluster-tools';
+import { startCluster } from '../infra/temporal-cluster';
 import { WORKFLOWS_PATH } from '../infra/workers';
 import { FAKE_MODELS, startFakeOpenAI } from '../test/fakes/openai-server';
 import { fakeRepl } from '../test/fakes/fake-repl-harness';
 import { historyTimings, type HistoryTimings } from './history-timings';
+import { freePort as lowFreePort } from '../test/helpers/ports';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
 const flag = (name: string) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
 const bigRuns = args.includes('--no-big') ? 0 : Number(flag('--big-runs') ?? 0) || 10_000;
 const parts = new Set((flag('--parts') ?? 'throughput,overhead,big').split(','));
+const backendNames = (flag('--backends') ?? 'dev').split(',');
+for (const name of backendNames) if (name !== 'dev' && name !== 'cluster') throw new Error(`--backends: "${name}" is not dev or cluster`);
+const shards = Number(flag('--shards') ?? 4);
+if (!Number.isInteger(shards) || shards < 1) throw new Error(`--shards must be a whole number ≥ 1, not ${flag('--shards')}`);
 const CORPUS = fileURLToPath(new URL('../test/fixtures/corpus/mini.jsonl', import.meta.url));
 const log = (msg: string) => !json && process.stderr.write(`${msg}\n`);
 
@@ -119,10 +129,13 @@ const dir = mkdtempSync(join(tmpdir(), 'driftline-bench-sweep-'));
 const cli = requireTemporalCli();
 const bundle = await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('ERROR') });
 
-/** A dev server with its clients and a results database. */
+/** A Temporal server (the dev server, or a cluster) with its clients and a results database. */
 interface Backend {
   name: string;
-  server: Awaited<ReturnType<typeof startDevServer>>;
+  /** CPU seconds the server has used so far (a cluster's: its four services and PostgreSQL). */
+  serverCpu(): number;
+  /** The same, split, where there is something to split. */
+  serverCpuParts?(): Record<string, number>;
   client: Client;
   native: NativeConnection;
   results: ResultsDb;
@@ -144,7 +157,7 @@ async function openBackend(name: string, tuned = true): Promise<Backend> {
   const results = await ResultsDb.open({ file: join(dir, name, 'results.sqlite') });
   return {
     name,
-    server,
+    serverCpu: () => cpuSeconds(server.process.pid!),
     client: new Client({ connection }),
     native,
     results,
@@ -157,9 +170,63 @@ async function openBackend(name: string, tuned = true): Promise<Backend> {
   };
 }
 
-// The dev server as `npm start` runs it (DEV_SERVER_TUNING).
+/** A Temporal cluster on PostgreSQL as `npm run cluster` runs it, results in PostgreSQL on the
+ * same server. PostgreSQL with synchronous_commit=off (a commit returns before its WAL is
+ * written): the closest to the dev server's SQLite synchronous=NORMAL, but a crash of PostgreSQL
+ * itself may then lose the last fraction of a second of commits, which a production cluster
+ * should not accept. */
+async function openClusterBackend(name: string): Promise<Backend> {
+  // Below the ephemeral range (test/helpers/ports.ts): also what the membership ports need, which
+  // the SQL schema stores as a smallint (at most 32767).
+  const port = () => lowFreePort();
+  const cluster = await startCluster({
+    tools: requireClusterTools(),
+    dir: join(dir, name),
+    ports: {
+      frontend: await port(),
+      frontendHttp: await port(),
+      history: await port(),
+      matching: await port(),
+      worker: await port(),
+      frontendMembership: await port(),
+      historyMembership: await port(),
+      matchingMembership: await port(),
+      workerMembership: await port(),
+    },
+    postgresPort: await port(),
+    postgresSettings: ['synchronous_commit=off'],
+    shards,
+    ui: false,
+  });
+  const connection = await connectTemporal({ address: cluster.address });
+  const native = await NativeConnection.connect({ address: cluster.address });
+  const results = await ResultsDb.open({ url: cluster.resultsUrl, file: join(dir, name, 'unused.sqlite') });
+  return {
+    name,
+    serverCpu: () => {
+      const c = cluster.cpuSeconds();
+      return c.temporal + c.postgres;
+    },
+    serverCpuParts: () => cluster.cpuSeconds(),
+    client: new Client({ connection }),
+    native,
+    results,
+    async close() {
+      await results.close();
+      await connection.close();
+      await native.close();
+      await cluster.stop();
+    },
+  };
+}
+
+// PostgreSQL refuses a data folder it cannot enter (as root it runs as `postgres`).
+chmodSync(dir, 0o755);
+// The dev server as `npm start` runs it (DEV_SERVER_TUNING), and the cluster when asked for.
 const main = await openBackend('tuned');
 const { client, results } = main;
+const backends: Backend[] = [];
+for (const name of backendNames) backends.push(name === 'dev' ? main : await openClusterBackend('cluster'));
 
 async function withWorkers<T>(backend: Backend, queue: string, mainActs: object, lean: object, fn: () => Promise<T>): Promise<T> {
   const workers = [
@@ -217,6 +284,9 @@ interface SweepTiming {
   workerCpuSeconds: number;
   serverCpuShare: number;
   workerCpuShare: number;
+  /** Server CPU per run; for a cluster split into its Temporal services and PostgreSQL. */
+  serverCpuMsPerRun: number;
+  serverCpuMsPerRunBy?: Record<string, number>;
   /** Server + worker CPU per run, and the rate that would take if every core were ours: the
    * ceiling on this machine, whatever else runs on it. */
   cpuMsPerRun: number;
@@ -237,11 +307,12 @@ async function timeSweep(
   config?: Partial<RunConfig>,
   backend: Backend = main,
 ): Promise<SweepTiming> {
-  const { client, results, server } = backend;
+  const { client, results } = backend;
   const queue = `bench-${id}`;
   const sweepActs = createSweepActivities({ results });
   const timing = await withWorkers(backend, queue, { ...instantMain, ...sweepActs }, instantLean, async () => {
-    const cpu0 = cpuSeconds(server.process.pid!);
+    const cpu0 = backend.serverCpu();
+    const parts0 = backend.serverCpuParts?.();
     const self0 = selfCpu();
     const t0 = performance.now();
     await startSweep(client, results, spec(window, cells, config), items(itemCount), {
@@ -267,7 +338,12 @@ async function timeSweep(
       .finally(() => clearInterval(ticker))) as SweepProgress;
     const seconds = (performance.now() - t0) / 1000;
     if (final.done !== itemCount * cells || final.failed !== 0) throw new Error(`sweep ${id} ended with ${JSON.stringify(final)}`);
-    const serverCpu = cpuSeconds(server.process.pid!) - cpu0;
+    const serverCpu = backend.serverCpu() - cpu0;
+    const parts1 = backend.serverCpuParts?.();
+    const serverCpuMsPerRunBy =
+      parts0 && parts1
+        ? Object.fromEntries(Object.entries(parts1).map(([k, v]) => [k, +(((v - parts0[k]!) / final.done) * 1000).toFixed(1)]))
+        : undefined;
     const workerCpu = selfCpu() - self0;
     return {
       runs: final.done,
@@ -277,6 +353,8 @@ async function timeSweep(
       serverCpuSeconds: +serverCpu.toFixed(2),
       workerCpuSeconds: +workerCpu.toFixed(2),
       serverCpuShare: +(serverCpu / seconds).toFixed(2),
+      serverCpuMsPerRun: +((serverCpu / final.done) * 1000).toFixed(1),
+      ...(serverCpuMsPerRunBy ? { serverCpuMsPerRunBy } : {}),
       workerCpuShare: +(workerCpu / seconds).toFixed(2),
       cpuMsPerRun: +(((serverCpu + workerCpu) / final.done) * 1000).toFixed(1),
       ceilingRunsPerSecond: +(cpus().length / ((serverCpu + workerCpu) / final.done)).toFixed(2),
@@ -299,16 +377,20 @@ const report: Record<string, unknown> = {
   machineAtStart,
 };
 
-// 1. Throughput by window.
+// 1. Throughput by window, on each backend.
 if (parts.has('throughput')) {
-  const throughput: Record<string, SweepTiming> = {};
-  const windows = (flag('--windows') ?? '1,4,16').split(',').map(Number);
-  const itemsFor: Record<number, number> = { 1: 20, 4: 60, 16: 160 };
-  for (const window of windows) {
-    const n = itemsFor[window] ?? window * 10;
-    log(`throughput: window ${window}, ${n * 2} runs …`);
-    throughput[`window${window}`] = await timeSweep(`tp-${window}`, window, n, 2);
-    log(`  ${JSON.stringify(throughput[`window${window}`])}`);
+  const throughput: Record<string, Record<string, SweepTiming>> = {};
+  const windows = (flag('--windows') ?? '1,4,16,64').split(',').map(Number);
+  const itemsFor: Record<number, number> = { 1: 20, 4: 60, 16: 160, 64: 320 };
+  for (const backend of backends) {
+    throughput[backend.name] = {};
+    for (const window of windows) {
+      const n = itemsFor[window] ?? window * 10;
+      log(`throughput (${backend.name}): window ${window}, ${n * 2} runs …`);
+      const t = await timeSweep(`tp-${backend.name}-${window}`, window, n, 2, undefined, backend);
+      throughput[backend.name]![`window${window}`] = t;
+      log(`  ${JSON.stringify(t)}`);
+    }
   }
   report.throughput = throughput;
 }
@@ -387,37 +469,41 @@ if (parts.has('overhead')) {
   let inProcessActivities = 0;
   for (let i = 0; i < N; i++) inProcessActivities = await inProcess();
   const inProcessMs = (performance.now() - t) / N;
-  const ids = Array.from({ length: N }, (_, i) => `overhead-${i}`);
-  const durableMs = await withWorkers(main, 'bench-overhead', realMain, realLean, async () => {
-    const run = async (id: string) => {
-      await startFormalization(
-        client,
-        { statement: STATEMENT, library: 'mini', config: { cache: false }, leanTaskQueue: 'bench-overhead-lean', id },
-        'bench-overhead-main',
+  const overhead: Record<string, unknown> = {};
+  for (const backend of backends) {
+    const ids = Array.from({ length: N }, (_, i) => `overhead-${backend.name}-${i}`);
+    const durableMs = await withWorkers(backend, `bench-overhead-${backend.name}`, realMain, realLean, async () => {
+      const run = async (id: string) => {
+        await startFormalization(
+          backend.client,
+          { statement: STATEMENT, library: 'mini', config: { cache: false }, leanTaskQueue: `bench-overhead-${backend.name}-lean`, id },
+          `bench-overhead-${backend.name}-main`,
+        );
+        await backend.client.workflow.getHandle(id).result();
+      };
+      for (let i = 0; i < 3; i++) await run(`overhead-${backend.name}-warm-${i}`);
+      const t1 = performance.now();
+      for (const id of ids) await run(id);
+      return (performance.now() - t1) / N;
+    });
+    const timings = await historyTimings(backend.client, ids);
+    const durableActivities = timings.activitiesPerWorkflow + timings.localActivitiesPerWorkflow;
+    if (durableActivities !== inProcessActivities) {
+      throw new Error(
+        `the durable run ran ${durableActivities} activities (${timings.localActivitiesPerWorkflow} local), the in-process sequence calls ${inProcessActivities}: update inProcess()`,
       );
-      await client.workflow.getHandle(id).result();
+    }
+    overhead[backend.name] = {
+      runs: N,
+      activitiesPerRun: inProcessActivities,
+      inProcessMsPerRun: +inProcessMs.toFixed(2),
+      durableMsPerRun: +durableMs.toFixed(2),
+      overheadMsPerActivity: +((durableMs - inProcessMs) / inProcessActivities).toFixed(2),
+      history: timings,
+      loadavgAfter: loadavg().map((l) => +l.toFixed(2)),
     };
-    for (let i = 0; i < 3; i++) await run(`overhead-warm-${i}`);
-    const t1 = performance.now();
-    for (const id of ids) await run(id);
-    return (performance.now() - t1) / N;
-  });
-  const timings = await historyTimings(client, ids);
-  const durableActivities = timings.activitiesPerWorkflow + timings.localActivitiesPerWorkflow;
-  if (durableActivities !== inProcessActivities) {
-    throw new Error(
-      `the durable run ran ${durableActivities} activities (${timings.localActivitiesPerWorkflow} local), the in-process sequence calls ${inProcessActivities}: update inProcess()`,
-    );
   }
-  report.overhead = {
-    runs: N,
-    activitiesPerRun: inProcessActivities,
-    inProcessMsPerRun: +inProcessMs.toFixed(2),
-    durableMsPerRun: +durableMs.toFixed(2),
-    overheadMsPerActivity: +((durableMs - inProcessMs) / inProcessActivities).toFixed(2),
-    history: timings,
-    loadavgAfter: loadavg().map((l) => +l.toFixed(2)),
-  };
+  report.overhead = overhead;
   await lean.close();
   await llm.close();
   repl.cleanup();
@@ -446,9 +532,12 @@ if (parts.has('big') && bigRuns > 0) {
 }
 
 report.machineAtEnd = machine();
-report.targets = { runsPerSecondAtWindow16: 10, overheadMsPerActivity: 10 };
+report.targets = { runsPerSecondAtWindow16: 20, overheadMsPerActivity: 10 };
+report.backends = { names: backendNames, clusterHistoryShards: backendNames.includes('cluster') ? shards : undefined };
 report.protocol =
-  'file-backed temporal dev server (temporal CLI start-dev, SQLite, with DEV_SERVER_TUNING as npm start runs it), workers in this process (64 activity and workflow-task slots, 2000 cached workflows), SQLite results DB; ' +
+  'dev: file-backed temporal dev server (temporal CLI start-dev, SQLite, with DEV_SERVER_TUNING as npm start runs it), SQLite results DB; ' +
+  'cluster: npm run cluster (frontend, history, matching, worker processes of temporal-server 1.32.2 from infra/temporal/config.yaml, PostgreSQL 15 with synchronous_commit=off started for it, results in PostgreSQL), server CPU = the four services + PostgreSQL; ' +
+  'workers in this process (64 activity and workflow-task slots, 2000 cached workflows); ' +
   "throughput and the large sweep: instant in-process activities, 2 configurations × N items × 1 sample, repairRounds 0, wall time from start to the parent's result; " +
   'overhead: the real activities over the fake LLM server and fake Lean REPL, 30 sequential runs after 3 warm-up runs (cache off), against the same 7 activity calls in process; ' +
   'history timings from a sample of 20 children (throughput) or all 30 runs (overhead)';
@@ -465,21 +554,26 @@ else {
     `commit ${commit}, ${report.cores} cores, load average at start ${machineAtStart.loadavg.join(' ')}${machineAtStart.suiteRunning ? ' (CI suite loop running)' : ''}`,
   );
   if (report.throughput) {
-    console.log('sweep throughput (instant fakes):');
-    for (const [name, t] of Object.entries(report.throughput as Record<string, SweepTiming>)) console.log(`  ${row(name, t)}`);
-  }
-  const o = report.overhead as
-    | {
-        durableMsPerRun: number;
-        inProcessMsPerRun: number;
-        activitiesPerRun: number;
-        overheadMsPerActivity: number;
-        history: HistoryTimings;
+    for (const [backend, byWindow] of Object.entries(report.throughput as Record<string, Record<string, SweepTiming>>)) {
+      console.log(
+        `sweep throughput on ${backend === 'cluster' ? `the cluster (${shards} history shards)` : 'the dev server'} (instant fakes):`,
+      );
+      for (const [name, t] of Object.entries(byWindow)) {
+        console.log(`  ${row(name, t)}`);
+        if (t.serverCpuMsPerRunBy) console.log(`             server CPU per run: ${JSON.stringify(t.serverCpuMsPerRunBy)} ms`);
       }
-    | undefined;
-  if (o)
+    }
+  }
+  type Overhead = {
+    durableMsPerRun: number;
+    inProcessMsPerRun: number;
+    activitiesPerRun: number;
+    overheadMsPerActivity: number;
+    history: HistoryTimings;
+  };
+  for (const [backend, o] of Object.entries((report.overhead ?? {}) as Record<string, Overhead>))
     console.log(
-      `orchestration overhead: ${o.durableMsPerRun} ms per durable run vs ${o.inProcessMsPerRun} ms in process, ${o.activitiesPerRun} activities: ${o.overheadMsPerActivity} ms per activity (target ≤ 10)\n  ${lat(o.history)}`,
+      `orchestration overhead (${backend}): ${o.durableMsPerRun} ms per durable run vs ${o.inProcessMsPerRun} ms in process, ${o.activitiesPerRun} activities: ${o.overheadMsPerActivity} ms per activity (target ≤ 10)\n  ${lat(o.history)}`,
     );
   const big = report.bigSweep as (SweepTiming & { parentRuns: number; largestParentHistory: number; recorded: number }) | undefined;
   if (big)
@@ -488,6 +582,7 @@ else {
     );
   console.log(`load average at end ${(report.machineAtEnd as { loadavg: number[] }).loadavg.join(' ')}`);
 }
+for (const backend of backends) if (backend !== main) await backend.close();
 await main.close();
 rmSync(dir, { recursive: true, force: true });
 process.exit(0);

@@ -69,8 +69,9 @@ program
 program
   .command('setup-temporal')
   .description("register driftline's search attributes on the Temporal cluster at TEMPORAL_ADDRESS (waits for it)")
-  .action(async () => {
-    const [{ registerSearchAttributes }, { configOrExit, fail }, { connectClient }] = await Promise.all([
+  .option('--create-namespace', 'register TEMPORAL_NAMESPACE first when the cluster does not know it (a new self-hosted cluster)')
+  .action(async (opts: { createNamespace?: boolean }) => {
+    const [{ ensureNamespace, registerSearchAttributes }, { configOrExit, fail }, { connectClient }] = await Promise.all([
       import('../infra/temporal-setup'),
       import('./cli-support'),
       import('../infra/connect'),
@@ -87,7 +88,10 @@ program
         await new Promise((r) => setTimeout(r, 2000));
       }
     }
-    const result = await registerSearchAttributes(client.connection as import('@temporalio/client').Connection, cfg.temporal.namespace, {
+    const connection = client.connection as import('@temporalio/client').Connection;
+    if (opts.createNamespace && (await ensureNamespace(connection, cfg.temporal.namespace, { log: (m) => process.stderr.write(`${m}\n`) })))
+      process.stdout.write(`registered namespace ${cfg.temporal.namespace}\n`);
+    const result = await registerSearchAttributes(connection, cfg.temporal.namespace, {
       log: (m) => process.stderr.write(`${m}\n`),
     });
     process.stdout.write(

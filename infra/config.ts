@@ -569,6 +569,12 @@ export const OTHER_ENV_VARIABLES: readonly OtherEnvVariable[] = [
     default: 'the one `npm run setup` installed',
     description: 'the `temporal` binary that runs the dev server',
   },
+  {
+    env: 'TEMPORAL_SERVER_TOOLS_DIR',
+    type: 'path',
+    default: '`.tools/temporal-server/v<version>`, where `npm run cluster -- build` puts them',
+    description: 'the folder holding the Temporal server, schema tool, UI server and schemas that `npm run cluster` runs',
+  },
   { env: 'DRIFTLINE_LOG_LEVEL', type: 'pino level (`trace` … `fatal`)', default: '`info`', description: "the stack's own logs (pino)" },
   {
     env: 'DRIFTLINE_LOG_PRETTY',
@@ -596,6 +602,12 @@ export const OTHER_ENV_VARIABLES: readonly OtherEnvVariable[] = [
     env: 'DRIFTLINE_INSTALL_SCHEMATHESIS',
     type: '`1`',
     description: '`npm run setup` also installs Schemathesis, for the API property tests',
+  },
+  {
+    env: 'DRIFTLINE_INSTALL_TEMPORAL_SERVER',
+    type: '`1`',
+    description:
+      '`npm run setup` also builds the Temporal server, schema tool and UI server for `npm run cluster` (needs Go; `npm run cluster -- build`)',
   },
   {
     env: 'DRIFTLINE_SUPERVISED',

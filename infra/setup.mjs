@@ -59,6 +59,12 @@ run(process.execPath, [
   '-e',
   "const m = await import('./infra/temporal-cli.ts'); console.log('setup: Temporal CLI at ' + m.ensureTemporalCli());",
 ]);
+if (process.env.DRIFTLINE_INSTALL_TEMPORAL_SERVER === '1') {
+  // The Temporal server for `npm run cluster` and the cluster tests: built from its Go module
+  // (about 5 minutes on two cores the first time; skipped when this version is built).
+  console.log('setup: building the Temporal server, schema tool and UI server (DRIFTLINE_INSTALL_TEMPORAL_SERVER=1) …');
+  run(process.execPath, ['--import', 'tsx', 'infra/cluster.ts', 'build']);
+}
 if (process.env.DRIFTLINE_INSTALL_LOCAL_MODEL === '1') {
   console.log('setup: installing the local embedding model (DRIFTLINE_INSTALL_LOCAL_MODEL=1) …');
   run(process.execPath, ['infra/setup-model.mjs']);

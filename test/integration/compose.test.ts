@@ -19,6 +19,7 @@ interface ComposeService {
   image?: string;
   build?: { context: string; dockerfile: string };
   command?: string[];
+  entrypoint?: string[];
   environment?: Record<string, string>;
   volumes?: unknown[];
   deploy?: { replicas?: number };
@@ -55,14 +56,40 @@ describe('infra/compose.yaml', () => {
   composeCheck('runs Temporal on PostgreSQL, the UI, Qdrant, the API and both kinds of workers', () => {
     const { services } = composeConfig();
     expect(Object.keys(services).sort()).toEqual(
-      ['api', 'index', 'lean-worker', 'main-worker', 'postgresql', 'qdrant', 'temporal', 'temporal-setup', 'temporal-ui'].sort(),
+      [
+        'api',
+        'index',
+        'lean-worker',
+        'main-worker',
+        'postgresql',
+        'qdrant',
+        'temporal',
+        'temporal-history',
+        'temporal-matching',
+        'temporal-worker',
+        'temporal-schema',
+        'temporal-setup',
+        'temporal-ui',
+      ].sort(),
     );
-    expect(services.temporal!.environment).toMatchObject({ DB: 'postgres12', POSTGRES_SEEDS: 'postgresql' });
+    // Temporal's four services, each from infra/temporal/config.yaml (what `npm run cluster`
+    // runs and test/integration/cluster-*.test.ts exercise), on PostgreSQL.
+    for (const [name, service] of [
+      ['temporal', 'frontend'],
+      ['temporal-history', 'history'],
+      ['temporal-matching', 'matching'],
+      ['temporal-worker', 'worker'],
+    ] as const) {
+      expect(services[name]!.environment).toMatchObject({ POSTGRES_SEEDS: 'postgresql' });
+      expect(services[name]!.command).toEqual([service]);
+      expect(String(services[name]!.entrypoint)).toContain('--config-file /etc/temporal/driftline/config.yaml');
+      expect(services[name]!.volumes!.map(String).some((v) => /infra\/temporal:\/etc\/temporal\/driftline:ro$/.test(v))).toBe(true);
+    }
     expect(services['lean-worker']!.build!.dockerfile).toBe('lean-image/Dockerfile');
     expect(services['lean-worker']!.read_only).toBe(true);
     expect(services['main-worker']!.command).toEqual(['worker', '--queue', 'main']);
     expect(services.api!.command).toEqual(['serve']);
-    expect(services['temporal-setup']!.command).toEqual(['setup-temporal']);
+    expect(services['temporal-setup']!.command).toEqual(['setup-temporal', '--create-namespace']);
   });
 
   composeCheck('scales the workers of each queue from the environment', () => {

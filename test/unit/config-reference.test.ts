@@ -11,8 +11,8 @@ import { PROJECT_ROOT } from '../../infra/temporal-cli';
 
 /** Product code: whatever reads the environment at run time. */
 const PRODUCT_DIRS = ['activities', 'api', 'bin', 'client', 'common', 'engines', 'infra', 'workflows'];
-/** Variables of other programs that the code passes on or reads (the shell's, Lean's, elan's). */
-const NOT_OURS = new Set(['HOME', 'PATH', 'LEAN_PATH', 'LEAN_SYSROOT', 'ELAN_HOME']);
+/** Variables of other programs that the code passes on or reads (the shell's, Lean's, elan's, Go's). */
+const NOT_OURS = new Set(['HOME', 'PATH', 'LEAN_PATH', 'LEAN_SYSROOT', 'ELAN_HOME', 'GOTOOLCHAIN']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
