@@ -1,6 +1,7 @@
 // Agreement of binary verdicts (the judge's "faithful" against human "equivalent" labels, or one
 // judge against another): confusion counts, accuracy, precision, recall and Cohen's kappa, each
 // with a seeded percentile-bootstrap interval over items. Pure: no I/O.
+import { cohensKappa } from '../metrics/kappa';
 import { bootstrapMany, type BootstrapOptions } from '../metrics/bootstrap';
 
 export type { BootstrapOptions };
@@ -62,14 +63,10 @@ const ratio = (a: number, b: number): number | null => (b === 0 ? null : a / b);
 export function statsOf(c: Confusion): AgreementStats {
   const n = c.tp + c.fp + c.fn + c.tn;
   const accuracy = ratio(c.tp + c.tn, n);
-  let kappa: number | null = null;
-  if (n > 0) {
-    // Chance agreement from each side's own yes-rate.
-    const refYes = (c.tp + c.fn) / n;
-    const predYes = (c.tp + c.fp) / n;
-    const pe = refYes * predYes + (1 - refYes) * (1 - predYes);
-    kappa = pe === 1 ? (accuracy === 1 ? 1 : 0) : (accuracy! - pe) / (1 - pe);
-  }
+  // The reference is the first judge: tp both yes, fn the reference only, fp the prediction only.
+  const k = cohensKappa({ both: c.tp, firstOnly: c.fn, secondOnly: c.fp, neither: c.tn });
+  // Both sides constant: undefined in general; here 1 when they agree (and 0 when they do not).
+  const kappa = k === null ? null : (k.kappa ?? (accuracy === 1 ? 1 : 0));
   return { n, confusion: c, accuracy, precision: ratio(c.tp, c.tp + c.fp), recall: ratio(c.tp, c.tp + c.fn), kappa };
 }
 

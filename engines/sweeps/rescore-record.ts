@@ -3,35 +3,13 @@
 // judge's beside it. Pure: the record activity calls it, tests call it directly.
 import type { RejudgeResult } from '../../common/rescore';
 import type { SweepRunRecord } from '../../common/sweep';
-import type { RunIdentity } from './record';
+import { failedRecord, type RunIdentity } from './record';
 
 export function rescoredRecord(id: RunIdentity, source: SweepRunRecord | null, result: RejudgeResult, finishedAt: Date): SweepRunRecord {
   const note = result.rescore;
   const judged = note.carried === undefined && result.judge !== null;
   // What the source had, or (no source record at all) a unit that never ran.
-  const base: SweepRunRecord = source ?? {
-    sweepId: id.sweepId,
-    config: id.cell.name,
-    configHash: id.cell.hash,
-    item: id.item.id,
-    sample: id.sample,
-    workflowId: id.workflowId,
-    outcome: 'failed',
-    compiled: false,
-    checked: false,
-    equivalent: null,
-    judgeGrade: null,
-    faithful: null,
-    attempts: [],
-    repairRounds: 0,
-    premises: [],
-    goldPremises: id.item.goldPremises,
-    tags: id.item.tags,
-    stageMs: {},
-    formalStatement: '',
-    error: note.carried ?? 'the source sweep has no record of this unit',
-    finishedAt: finishedAt.toISOString(),
-  };
+  const base = source ?? failedRecord(id, note.carried ?? 'the source sweep has no record of this unit', finishedAt);
   // The source's usage, cache, reuse and agent step counts describe its run, not this one.
   const { usage: _usage, cache: _cache, reusedFrom: _reused, ...kept } = base;
   const equivalence = result.equivalence;
