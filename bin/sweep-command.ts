@@ -24,6 +24,7 @@ import { toCsv, toJsonl } from '../engines/results/export';
 import { configRate, type SweepCounts, type SweepProgress } from '../common/sweep';
 import { runProvidersProblem } from '../common/run-config';
 import { registerRescoreCommand } from './sweep-rescore-command';
+import { printedJsonOrExisting } from './sweep-started-output';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
 
@@ -113,20 +114,9 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
       if (err instanceof SweepRequestError) fail(err.message);
       throw err;
     }
-    if (opts.json) {
-      process.stdout.write(`${JSON.stringify(started)}\n`);
-      return;
-    }
-    if (started.existing) {
-      if (started.differences?.length)
-        process.stderr.write(
-          `note: ${file} differs from sweep ${started.id}'s file in ${started.differences.join(', ')}; the existing sweep is unchanged (choose another --id for a new one)\n`,
-        );
-      process.stdout.write(
-        `sweep ${started.id} exists already (${started.total} runs); nothing new started. Watch it: driftline sweep status ${started.id}\n`,
-      );
-      return;
-    }
+    const differs = (fields: string) =>
+      `${file} differs from sweep ${started.id}'s file in ${fields}; the existing sweep is unchanged (choose another --id for a new one)`;
+    if (printedJsonOrExisting(started, opts.json, differs)) return;
     const reused = started.reused.length ? `; re-used from ${opts.reuse}: ${started.reused.join(', ')}` : '';
     process.stdout.write(
       `sweep ${started.id} started: ${items.length} items × ${started.cells.length} configurations × ${spec.samples} samples = ${started.total} runs${reused}\n` +

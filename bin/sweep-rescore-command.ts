@@ -4,6 +4,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { configOrExit, fail } from './cli-support';
+import { printedJsonOrExisting } from './sweep-started-output';
 import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
 import { runLlmSettings } from '../infra/config';
@@ -85,20 +86,9 @@ async function rescoreCommand(source: string, opts: RescoreOptions): Promise<voi
         if (err instanceof SweepRequestError) fail(err.message);
         throw err;
       }
-      if (opts.json) {
-        process.stdout.write(`${JSON.stringify(started)}\n`);
-        return;
-      }
-      if (started.existing) {
-        if (started.differences?.length)
-          process.stderr.write(
-            `note: sweep ${started.id} exists and differs in ${started.differences.join(', ')}; it is unchanged (choose another --id for a new one)\n`,
-          );
-        process.stdout.write(
-          `sweep ${started.id} exists already (${started.total} runs); nothing new started. Watch it: driftline sweep status ${started.id}\n`,
-        );
-        return;
-      }
+      const differs = (fields: string) =>
+        `sweep ${started.id} exists and differs in ${fields}; it is unchanged (choose another --id for a new one)`;
+      if (printedJsonOrExisting(started, opts.json, differs)) return;
       process.stdout.write(
         `sweep ${started.id} started: a rescore of ${source} by the judge ${judgeLabel(opts.judge)} (faithful: grade ≥ ${opts.threshold}${rubric ? `, rubric ${rubric.file}` : ''}${opts.equivalence ? ', equivalence checked again' : ''}), ${started.total} runs over ${started.cells.length} configurations\n` +
           `watch it: driftline sweep status ${started.id}\n`,
