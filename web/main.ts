@@ -2,6 +2,7 @@
 // result, and the recent runs. `#run=<id>` in the address shows one run.
 import './style.css';
 import { api, ApiError, apiKey, followEvents, temporalListUrl, temporalRunUrl, type RunView, type WebConfig } from './api';
+import { breakableId } from './inline-text';
 import { h, outcomeBadge, renderResult, StageList } from './render';
 import { shortDuration, SweepsPanel } from './sweeps';
 
@@ -53,7 +54,7 @@ function follow(id: string): void {
   stages.reset();
   resultBox.replaceChildren();
   runSection.hidden = false;
-  $<HTMLElement>('run-id').textContent = id;
+  $<HTMLElement>('run-id').replaceChildren(...breakableId(id));
   setStatus('running');
   const link = temporalRunUrl(config, id);
   const anchor = $<HTMLAnchorElement>('run-temporal');
@@ -89,7 +90,7 @@ async function loadRecent(): Promise<void> {
             'td',
             { class: 'run-label' },
             h('a', { href: `#run=${encodeURIComponent(run.id)}`, title: run.id }, label),
-            h('small', { class: 'run-id' }, run.id),
+            h('small', { class: 'run-id' }, ...breakableId(run.id)),
           ),
           h('td', {}, run.config ?? ''),
           h('td', {}, h('span', { class: `badge status-${run.status}` }, run.status)),
