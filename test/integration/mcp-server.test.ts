@@ -281,6 +281,9 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
     expect(hits.items.length).toBeGreaterThan(0);
     expect(hits.items.length).toBeLessThanOrEqual(3);
     expect(hits.items.map((i) => i.name).join(' ')).toMatch(/Prime/);
+    // Ranked for a person, as the API's search: the name typed with hyphens first.
+    const named = await call(client, 'search_premises', { query: 'order-of', k: 3 });
+    expect((named.structuredContent as { items: { name: string }[] }).items[0]!.name).toBe('orderOf');
   });
 
   it("check_lean compiles on the Lean queue, checks equivalence with a gold, and reports Lean's errors", async () => {
