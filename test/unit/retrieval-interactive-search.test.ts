@@ -37,7 +37,7 @@ describe('name matches', () => {
   });
 
   it("orders by name match, the store's order breaking ties", () => {
-    const hit = (name: string, score: number): Hit => ({ decl: { name, kind: 'def', signature: '' }, score });
+    const hit = (name: string, score: number): Hit => ({ decl: { name, kind: 'def', signature: '', uses: [] }, score });
     const ranked = rankForPerson('near-litter', [
       hit('ConNF.Params', 9),
       hit('ConNF.NearLitterAction.orbitSet', 8),
