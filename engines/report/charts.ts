@@ -35,9 +35,12 @@ export interface IntervalRow {
   hi: number;
 }
 
+/** Above this many bars the value labels would run into each other; the tooltips keep them. */
+const MAX_LABELLED_BARS = 24;
+
 /** Grouped bars (group on x, one bar per series) with 95% interval whiskers, values in %. Each bar
- * is also a coloured line at its value and has its value written above its whisker, so a rate of
- * 0 still shows as a bar with a label, not as a bare whisker (or nothing) over the axis. */
+ * is also a coloured line at its value, and has its value written above its whisker where labels
+ * fit, so a rate of 0 still shows as a bar with a label, not as a bare whisker (or nothing). */
 export function intervalBarSpec(
   rows: readonly IntervalRow[],
   groups: readonly string[],
@@ -93,10 +96,15 @@ export function intervalBarSpec(
       },
       { mark: { type: 'tick', color: '#222', thickness: 1.2, size: 7 }, encoding: { y: { field: 'lo', type: 'quantitative' } } },
       { mark: { type: 'tick', color: '#222', thickness: 1.2, size: 7 }, encoding: { y: { field: 'hi', type: 'quantitative' } } },
-      {
-        mark: { type: 'text', baseline: 'bottom', dy: -3, fontSize: 9, color: '#333' },
-        encoding: { y: { field: 'hi', type: 'quantitative' }, text: { field: 'estimate', type: 'quantitative', format: '.0f' } },
-      },
+      // Values written out where they fit (few bars), and always when all are 0 ("0" is narrow).
+      ...(allZero || values.length <= MAX_LABELLED_BARS
+        ? [
+            {
+              mark: { type: 'text', baseline: 'bottom', dy: -3, fontSize: 9, color: '#333' },
+              encoding: { y: { field: 'hi', type: 'quantitative' }, text: { field: 'estimate', type: 'quantitative', format: '.0f' } },
+            },
+          ]
+        : []),
     ],
   } as TopLevelSpec;
 }
