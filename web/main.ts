@@ -2,7 +2,7 @@
 // result, and the recent runs. `#run=<id>` in the address shows one run.
 import './style.css';
 import { api, ApiError, apiKey, followEvents, temporalListUrl, temporalRunUrl, type RunView, type WebConfig } from './api';
-import { breakableId } from './inline-text';
+import { breakableId, withInlineCode } from './inline-text';
 import { h, outcomeBadge, renderResult, StageList } from './render';
 import { shortDuration, SweepsPanel } from './sweeps';
 
@@ -20,7 +20,8 @@ let following: AbortController | undefined;
 const sweeps = new SweepsPanel($<HTMLElement>('sweeps'), $<HTMLElement>('sweeps-empty'), () => config);
 
 function showError(message: string): void {
-  formError.textContent = message;
+  // API reasons quote Lean in code spans (`:=`): shown as code, set as text.
+  formError.replaceChildren(...withInlineCode(message));
   formError.hidden = !message;
 }
 
@@ -41,7 +42,9 @@ async function showResult(id: string): Promise<void> {
   if (view.status === 'completed' && view.result) {
     resultBox.replaceChildren(renderResult(view.result, view.links?.temporalUi ?? temporalRunUrl(config, id)));
   } else if (view.status === 'failed' || view.status === 'canceled') {
-    resultBox.replaceChildren(h('p', { class: 'error', role: 'alert' }, `The run ${view.status}: ${view.error ?? 'no reason given'}`));
+    resultBox.replaceChildren(
+      h('p', { class: 'error', role: 'alert' }, ...withInlineCode(`The run ${view.status}: ${view.error ?? 'no reason given'}`)),
+    );
   }
   void loadRecent();
 }
@@ -70,7 +73,7 @@ function follow(id: string): void {
   )
     .then(() => (controller.signal.aborted ? undefined : showResult(id)))
     .catch((err: Error) => {
-      if (!controller.signal.aborted) resultBox.replaceChildren(h('p', { class: 'error', role: 'alert' }, err.message));
+      if (!controller.signal.aborted) resultBox.replaceChildren(h('p', { class: 'error', role: 'alert' }, ...withInlineCode(err.message)));
     });
 }
 

@@ -360,6 +360,21 @@ describeInBrowser('the web page', () => {
     expect(await page.getByLabel('Retrieval').isVisible()).toBe(false);
     await page.getByRole('button', { name: 'Formalize' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('Write a statement first.');
+    // A reason from the API quoting Lean: its code span as code, its markup as text.
+    await page.route('**/v1/formalizations', (route) =>
+      route.fulfill({
+        status: 400,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ status: 400, title: 'Bad Request', detail: 'the statement has no `:=`; <b>bold</b> stays text' }),
+      }),
+    );
+    await page.getByLabel('Statement').fill('theorem t : True');
+    await page.getByRole('button', { name: 'Formalize' }).click();
+    const alert = page.locator('#form-error');
+    await expect.poll(() => alert.textContent()).toBe('the statement has no :=; <b>bold</b> stays text');
+    expect(await alert.locator('code').allTextContents()).toEqual([':=']);
+    expect(await alert.locator('b').count()).toBe(0);
+    await page.unroute('**/v1/formalizations');
     // Nothing wider than the screen.
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(390);
