@@ -4,7 +4,7 @@ import { resolve } from 'node:path';
 import { WorkflowIdConflictPolicy } from '@temporalio/common';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Client } from '@temporalio/client';
-import { type Command, InvalidArgumentError } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
 import {
   INDEX_BUILD_PROGRESS_QUERY,
   INDEX_BUILD_WORKFLOW,
@@ -21,6 +21,7 @@ import { connectClient } from '../infra/connect';
 import { buildRetrieval } from '../infra/deps';
 import type { IndexRegistry } from '../engines/retrieval/index-registry';
 import type { PremiseIndex } from '../engines/retrieval/premise-index';
+import { searchInteractive } from '../engines/retrieval/interactive-search';
 import { promoteVersion, versionForCorpus } from '../engines/retrieval/stores/build';
 import { checkLibraryName } from '../engines/retrieval/stores/store';
 
@@ -222,10 +223,17 @@ async function promoteCommand(opts: { library: string; version: string }): Promi
   });
 }
 
+/** How `index search` ranks: for a person (the default, as the API and MCP search), as a
+ * monolithic run's retrieval does (usage prior, analogy), or the store's own. */
+const SEARCH_RANKINGS = ['name', 'run', 'store'] as const;
+type SearchRanking = (typeof SEARCH_RANKINGS)[number];
+
 async function searchCommand(
   query: string,
-  opts: { library?: string; k: number; theorems?: boolean; version?: string; json?: boolean; rerank: boolean },
+  opts: { library?: string; k: number; theorems?: boolean; version?: string; json?: boolean; rerank: boolean; ranking: SearchRanking },
 ): Promise<void> {
+  // --no-rerank, from before --ranking: the store's own ranking.
+  const ranking: SearchRanking = opts.rerank === false ? 'store' : opts.ranking;
   await withRegistry(async (cfg, registry) => {
     const library = opts.library ?? cfg.libraries[0]!.name;
     let index: PremiseIndex;
@@ -238,19 +246,24 @@ async function searchCommand(
           fail(`library ${library} has no index yet; build one with \`driftline index build --library ${library} --corpus FILE\``);
         version = current;
       }
-      // By default what a monolithic run sees (the store's ranking re-ranked); --no-rerank: the store's.
-      index = opts.rerank ? await registry.wrappedVersion(version) : await registry.openVersion(version);
+      index = ranking === 'run' ? await registry.wrappedVersion(version) : await registry.openVersion(version);
     } catch (err) {
       fail((err as Error).message);
     }
-    const hits = opts.theorems ? await index.searchTheorems(query, opts.k) : await index.searchPremises(query, opts.k);
+    const role = opts.theorems ? 'theorem' : 'premise';
+    const hits =
+      ranking === 'name'
+        ? await searchInteractive(index, query, opts.k, { role })
+        : role === 'theorem'
+          ? await index.searchTheorems(query, opts.k)
+          : await index.searchPremises(query, opts.k);
     if (opts.json) {
       process.stdout.write(
-        `${JSON.stringify({ version: version, kind: index.kind, hits: hits.map((h) => ({ name: h.decl.name, kind: h.decl.kind, score: h.score })) }, null, 2)}\n`,
+        `${JSON.stringify({ version: version, kind: index.kind, ranking, hits: hits.map((h) => ({ name: h.decl.name, kind: h.decl.kind, score: h.score })) }, null, 2)}\n`,
       );
       return;
     }
-    process.stdout.write(`${version} (${index.kind}), ${opts.theorems ? 'theorems' : 'premises'}:\n`);
+    process.stdout.write(`${version} (${index.kind}), ${opts.theorems ? 'theorems' : 'premises'}, ranked ${RANKING_WORDS[ranking]}:\n`);
     hits.forEach((h, i) => {
       const sig = h.decl.signature.replace(/\s+/g, ' ').slice(0, 100);
       process.stdout.write(`${String(i + 1).padStart(3)}. ${h.score.toFixed(4)}  ${h.decl.name}  [${h.decl.kind}]\n       ${sig}\n`);
@@ -258,6 +271,12 @@ async function searchCommand(
     if (hits.length === 0) process.stdout.write('  (no matches)\n');
   });
 }
+
+const RANKING_WORDS: Record<SearchRanking, string> = {
+  name: 'for a person (name matches first)',
+  run: "as a run's retrieval (usage prior, analogy)",
+  store: "by the store's own score",
+};
 
 export function registerIndexCommands(program: Command): void {
   const index = program.command('index').description('premise indexes: build (durably), list versions, promote, search');
@@ -292,7 +311,15 @@ export function registerIndexCommands(program: Command): void {
     .option('-k, --k <k>', 'how many results', positive, 10)
     .option('--theorems', 'search theorems (examples) instead of premises')
     .option('--version <version>', 'search this version instead of the current one')
-    .option('--no-rerank', "the store's own ranking, without the usage prior and analogy runs use")
+    .addOption(
+      new Option(
+        '--ranking <ranking>',
+        "name: for a person, name matches first; run: as a run's retrieval (usage prior, analogy); store: the store's own",
+      )
+        .choices(SEARCH_RANKINGS)
+        .default('name'),
+    )
+    .option('--no-rerank', 'the same as --ranking store')
     .option('--json', 'print JSON')
     .action(searchCommand);
 }

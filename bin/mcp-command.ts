@@ -55,10 +55,46 @@ export async function mcpCommand(): Promise<void> {
     await client.connection.close().catch(() => undefined);
     process.exit(0);
   };
-  // The client ends the session by closing our stdin (or by a signal).
-  process.stdin.once('end', () => void close());
   process.once('SIGINT', () => void close());
   process.once('SIGTERM', () => void close());
+  // The client ends the session by closing our stdin; requests it sent before are answered first
+  // (for at most DRAIN_MS), so a shell can pipe in a few lines and read every answer.
+  let answered = (): Promise<void> => Promise.resolve();
+  process.stdin.once('end', () => void answered().then(close));
   await server.connect(transport);
+  answered = drainOnEnd(transport);
   log.info({ temporal: temporalAddress(cfg), libraries: cfg.libraries.map((l) => l.name) }, 'MCP server on stdio');
+}
+
+const DRAIN_MS = 60_000;
+
+/** Tracks the requests read from stdin until their responses are sent; the returned function
+ * resolves once none is pending (or after DRAIN_MS). */
+function drainOnEnd(transport: StdioServerTransport): () => Promise<void> {
+  const pending = new Set<string | number>();
+  let settled: (() => void) | undefined;
+  const receive = transport.onmessage;
+  transport.onmessage = (message) => {
+    if ('method' in message && 'id' in message) pending.add(message.id);
+    // A cancelled request gets no answer.
+    else if ('method' in message && message.method === 'notifications/cancelled') {
+      const id = (message.params as { requestId?: string | number } | undefined)?.requestId;
+      if (id !== undefined) pending.delete(id);
+      if (pending.size === 0) settled?.();
+    }
+    receive?.(message);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = async (message) => {
+    await send(message);
+    if (!('method' in message) && 'id' in message && message.id !== undefined) pending.delete(message.id);
+    if (pending.size === 0) settled?.();
+  };
+  return () =>
+    pending.size === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          settled = resolve;
+          setTimeout(resolve, DRAIN_MS).unref();
+        });
 }

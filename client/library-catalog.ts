@@ -1,7 +1,9 @@
-// What the libraries routes need from retrieval: the configured libraries with their index
-// versions and alias, and a premise search over the current version (with the service's
-// re-ranking, so it finds what a run would find).
+// What the libraries routes (and MCP's search_premises) need from retrieval: the configured
+// libraries with their index versions and alias, and a premise search over the current version
+// ranked for a person (engines/retrieval/interactive-search.ts: name matches first), not the
+// run's ranking with its usage prior.
 import type { IndexRegistry } from '../engines/retrieval/index-registry';
+import { searchInteractive } from '../engines/retrieval/interactive-search';
 
 export interface LibraryInfo {
   name: string;
@@ -21,7 +23,8 @@ export interface LibraryHit {
 export interface LibraryCatalog {
   names(): string[];
   list(): Promise<LibraryInfo[]>;
-  /** Premises of the library's current index most similar to the query; null when none is built. */
+  /** Premises of the library's current index that best match what a person typed (names first);
+   * null when none is built. */
   search(library: string, query: string, k: number): Promise<{ version: string; hits: LibraryHit[] } | null>;
 }
 
@@ -51,8 +54,8 @@ export function registryCatalog(registry: IndexRegistry): LibraryCatalog {
     async search(library, query, k) {
       const version = await registry.store.getAlias(library);
       if (!version) return null;
-      const index = await registry.wrappedVersion(version, 'monolithic');
-      const hits = await index.searchPremises(query, k);
+      // The store's own ranking as the pool (no usage prior), ordered by name match.
+      const hits = await searchInteractive(await registry.openVersion(version), query, k);
       return {
         version,
         hits: hits.map((h) => ({

@@ -34,7 +34,7 @@ import {
   sweepStatusOutput,
 } from './schemas';
 
-/** Premise search over a library's current index, re-ranked as runs are (the API's
+/** Premise search over a library's current index, ranked for a person: name matches first (the API's
  * LibraryCatalog is one). */
 export interface PremiseSearch {
   names(): string[];
@@ -281,7 +281,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
     {
       title: "Search a library's premises",
       description:
-        'Declarations of a library (Mathlib, con-nf, …) most similar to the query, from its current index, re-ranked as runs are.',
+        "Declarations of a library (Mathlib, con-nf, …) from its current index: names matching the query first (exact, last component, its words), then by the statement's words.",
       inputSchema: searchPremisesInput,
       outputSchema: searchPremisesOutput,
       annotations: { readOnlyHint: true, openWorldHint: false },

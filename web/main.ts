@@ -2,6 +2,7 @@
 // result, and the recent runs. `#run=<id>` in the address shows one run.
 import './style.css';
 import { api, ApiError, apiKey, followEvents, temporalListUrl, temporalRunUrl, type RunView, type WebConfig } from './api';
+import { breakableId, withInlineCode } from './inline-text';
 import { h, outcomeBadge, renderResult, StageList } from './render';
 import { shortDuration, SweepsPanel } from './sweeps';
 
@@ -19,7 +20,8 @@ let following: AbortController | undefined;
 const sweeps = new SweepsPanel($<HTMLElement>('sweeps'), $<HTMLElement>('sweeps-empty'), () => config);
 
 function showError(message: string): void {
-  formError.textContent = message;
+  // API reasons quote Lean in code spans (`:=`): shown as code, set as text.
+  formError.replaceChildren(...withInlineCode(message));
   formError.hidden = !message;
 }
 
@@ -40,7 +42,9 @@ async function showResult(id: string): Promise<void> {
   if (view.status === 'completed' && view.result) {
     resultBox.replaceChildren(renderResult(view.result, view.links?.temporalUi ?? temporalRunUrl(config, id)));
   } else if (view.status === 'failed' || view.status === 'canceled') {
-    resultBox.replaceChildren(h('p', { class: 'error', role: 'alert' }, `The run ${view.status}: ${view.error ?? 'no reason given'}`));
+    resultBox.replaceChildren(
+      h('p', { class: 'error', role: 'alert' }, ...withInlineCode(`The run ${view.status}: ${view.error ?? 'no reason given'}`)),
+    );
   }
   void loadRecent();
 }
@@ -53,7 +57,7 @@ function follow(id: string): void {
   stages.reset();
   resultBox.replaceChildren();
   runSection.hidden = false;
-  $<HTMLElement>('run-id').textContent = id;
+  $<HTMLElement>('run-id').replaceChildren(...breakableId(id));
   setStatus('running');
   const link = temporalRunUrl(config, id);
   const anchor = $<HTMLAnchorElement>('run-temporal');
@@ -69,7 +73,7 @@ function follow(id: string): void {
   )
     .then(() => (controller.signal.aborted ? undefined : showResult(id)))
     .catch((err: Error) => {
-      if (!controller.signal.aborted) resultBox.replaceChildren(h('p', { class: 'error', role: 'alert' }, err.message));
+      if (!controller.signal.aborted) resultBox.replaceChildren(h('p', { class: 'error', role: 'alert' }, ...withInlineCode(err.message)));
     });
 }
 
@@ -89,7 +93,7 @@ async function loadRecent(): Promise<void> {
             'td',
             { class: 'run-label' },
             h('a', { href: `#run=${encodeURIComponent(run.id)}`, title: run.id }, label),
-            h('small', { class: 'run-id' }, run.id),
+            h('small', { class: 'run-id' }, ...breakableId(run.id)),
           ),
           h('td', {}, run.config ?? ''),
           h('td', {}, h('span', { class: `badge status-${run.status}` }, run.status)),

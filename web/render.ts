@@ -3,6 +3,7 @@
 import type { CompileResult, EquivalenceResult, LeanMessage } from '../common/lean-types';
 import type { Attempt, FormalizeResult } from '../common/run-types';
 import type { RunEvent } from './api';
+import { withInlineCode } from './inline-text';
 
 type Child = Node | string | null | undefined | false;
 
@@ -53,6 +54,26 @@ function stageDetail(event: RunEvent): string {
   return 'done';
 }
 
+/** How a finished stage is marked: a tick only where it went well. A compile the screen refused
+ * is its own mark (Lean never saw it); one Lean rejected, timed out or did not run, and a judge's
+ * "not faithful", are not ticks either. */
+function stageMark(event: RunEvent): 'done' | 'refused' | 'rejected' | 'skipped' | 'failed' {
+  if (event.type === 'stage.failed') return 'failed';
+  switch (event.compile?.status) {
+    case undefined:
+    case 'ok':
+      break;
+    case 'refused':
+      return 'refused';
+    case 'skipped':
+      return 'skipped';
+    default:
+      return 'rejected';
+  }
+  if (event.judge && !event.judge.faithful) return 'rejected';
+  return 'done';
+}
+
 /** Keeps one list item per started activity, updated when it completes or fails. */
 export class StageList {
   private readonly items = new Map<string, HTMLLIElement>();
@@ -92,8 +113,8 @@ export class StageList {
         this.list.append(li);
       }
       li.classList.remove('running');
-      li.classList.add(event.type === 'stage.failed' ? 'failed' : 'done');
-      li.querySelector('.state')!.textContent = stageDetail(event);
+      li.classList.add(stageMark(event));
+      li.querySelector('.state')!.replaceChildren(...withInlineCode(stageDetail(event)));
     }
   }
 }
@@ -118,7 +139,7 @@ function messageLine(message: LeanMessage): HTMLLIElement {
     { class: `msg ${message.severity}` },
     h('span', { class: 'where' }, `${message.severity} ${message.line}:${message.column}`),
     ' ',
-    message.text,
+    ...withInlineCode(message.text),
   );
 }
 
@@ -153,8 +174,13 @@ function equivalenceLine(e: EquivalenceResult): string {
   return `Not shown equivalent to the gold statement${e.reason ? `: ${e.reason}` : ''}`;
 }
 
-function attemptBlock(attempt: Attempt, last: boolean): HTMLElement {
-  const body = [
+/** An earlier attempt, folded: the last one is the result's own statement and messages, shown
+ * once above. */
+function attemptBlock(attempt: Attempt): HTMLElement {
+  return h(
+    'details',
+    { class: 'attempt' },
+    h('summary', {}, `Attempt ${attempt.round}: ${attemptVerdict(attempt.compile)}`),
     h('pre', { class: 'lean' }, h('code', {}, attempt.statement)),
     attempt.compile.messages.length > 0
       ? h(
@@ -162,11 +188,12 @@ function attemptBlock(attempt: Attempt, last: boolean): HTMLElement {
           { class: 'messages', 'aria-label': attempt.compile.status === 'refused' ? 'Screen messages' : 'Compiler messages' },
           ...attempt.compile.messages.map(messageLine),
         )
-      : h('p', { class: 'help' }, attempt.compile.reason ?? (attempt.compile.status === 'ok' ? 'No messages.' : attempt.compile.status)),
-  ];
-  const title = `Attempt ${attempt.round}: ${attemptVerdict(attempt.compile)}`;
-  if (last) return h('div', { class: 'attempt' }, h('h4', {}, title), ...body);
-  return h('details', { class: 'attempt' }, h('summary', {}, title), ...body);
+      : h(
+          'p',
+          { class: 'help' },
+          ...withInlineCode(attempt.compile.reason ?? (attempt.compile.status === 'ok' ? 'No messages.' : attempt.compile.status)),
+        ),
+  );
 }
 
 /** The finished run: statement, compiler messages, judge, premises, examples, notes. */
@@ -179,8 +206,13 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
     { class: 'result' },
     h('h3', {}, 'Result'),
     h('p', { class: 'outcome' }, outcomeBadge(result.outcome), ' ', OUTCOME_WORDS[result.outcome] ?? result.outcome),
-    result.outcome === 'refused' && last ? h('p', { class: 'refusal' }, `Refused by the screen: ${refusalReason(last.compile)}`) : null,
+    result.outcome === 'refused' && last
+      ? h('p', { class: 'refusal' }, ...withInlineCode(`Refused by the screen: ${refusalReason(last.compile)}`))
+      : null,
     h('h4', {}, 'Lean statement'),
+    last && attempts.length > 1
+      ? h('p', { class: 'help last-attempt' }, `Attempt ${last.round} of ${attempts.length}: ${attemptVerdict(last.compile)}`)
+      : null,
     h('pre', { class: 'lean final' }, h('code', {}, result.formalStatement)),
     last && last.compile.messages.length > 0
       ? h(
@@ -189,13 +221,13 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
           ...last.compile.messages.map(messageLine),
         )
       : null,
-    result.equivalence ? h('p', { class: 'equivalence' }, equivalenceLine(result.equivalence)) : null,
+    result.equivalence ? h('p', { class: 'equivalence' }, ...withInlineCode(equivalenceLine(result.equivalence))) : null,
     judge
       ? h(
           'section',
           { class: 'judge', 'aria-label': 'Judge' },
           h('h4', {}, `Judge: grade ${judge.grade}/10, ${judge.faithful ? 'faithful' : 'not faithful'}`),
-          h('p', {}, judge.explanation),
+          h('p', {}, ...withInlineCode(judge.explanation)),
         )
       : h('p', { class: 'help' }, 'Not judged.'),
     result.steps && result.steps.length > 0
@@ -215,9 +247,9 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
     attempts.length > 1
       ? h(
           'section',
-          { 'aria-label': 'Attempts' },
-          h('h4', {}, `Attempts (${attempts.length})`),
-          ...attempts.map((a, i) => attemptBlock(a, i === attempts.length - 1)),
+          { 'aria-label': 'Earlier attempts' },
+          h('h4', {}, `Earlier attempts (${attempts.length - 1})`),
+          ...attempts.slice(0, -1).map(attemptBlock),
         )
       : null,
     h(
@@ -283,7 +315,7 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
             ...result.subqueries.map((q) => h('li', {}, q.phrase, q.formal ? h('code', {}, ` ${q.formal}`) : null)),
           )
         : null,
-      h('ul', { 'aria-label': 'Notes' }, ...result.notes.map((n) => h('li', {}, n))),
+      h('ul', { 'aria-label': 'Notes' }, ...result.notes.map((n) => h('li', {}, ...withInlineCode(n)))),
       h('p', {}, `Library ${result.library}${result.indexVersion ? `, index ${result.indexVersion}` : ''}.`),
     ),
     temporalUrl ? h('p', {}, h('a', { href: temporalUrl, target: '_blank', rel: 'noopener' }, 'This run in the Temporal UI')) : null,

@@ -3,6 +3,7 @@
 // while any sweep is still going. Text from the server goes in as text only (render.ts's h).
 import { configRate } from '../common/sweep';
 import { api, ApiError, type SweepSignal, type SweepView, type WebConfig } from './api';
+import { breakableId } from './inline-text';
 import { h } from './render';
 
 const POLL_MS = 2500;
@@ -80,7 +81,7 @@ export class SweepsPanel {
       h(
         'div',
         { class: 'heading-row' },
-        h('h3', {}, h('code', {}, view.sweepId), ' ', h('span', { class: `badge status-${view.status}` }, view.status)),
+        h('h3', {}, h('code', {}, ...breakableId(view.sweepId)), ' ', h('span', { class: `badge status-${view.status}` }, view.status)),
         h('div', { class: 'actions' }, ...actions),
       ),
       h(

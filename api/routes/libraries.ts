@@ -39,7 +39,7 @@ export const libraryRoutes: FastifyPluginAsync<LibraryRoutesOptions> = async (fa
     {
       schema: {
         operationId: 'searchLibrary',
-        summary: "Search a library's premises (its current index, re-ranked as runs are)",
+        summary: "Search a library's premises for a person: names matching the query first, then the statements' words",
         tags: ['libraries'],
         params: NameParams,
         querystring: SearchQuery,

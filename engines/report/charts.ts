@@ -35,7 +35,12 @@ export interface IntervalRow {
   hi: number;
 }
 
-/** Grouped bars (group on x, one bar per series) with 95% interval whiskers, values in %. */
+/** Above this many bars the value labels would run into each other; the tooltips keep them. */
+const MAX_LABELLED_BARS = 24;
+
+/** Grouped bars (group on x, one bar per series) with 95% interval whiskers, values in %. Each bar
+ * is also a coloured line at its value, and has its value written above its whisker where labels
+ * fit, so a rate of 0 still shows as a bar with a label, not as a bare whisker (or nothing). */
 export function intervalBarSpec(
   rows: readonly IntervalRow[],
   groups: readonly string[],
@@ -44,11 +49,25 @@ export function intervalBarSpec(
   yTitle = '%',
 ): TopLevelSpec {
   const values = rows.map((r) => ({ ...r, estimate: r.estimate * 100, lo: r.lo * 100, hi: r.hi * 100 }));
+  const allZero = values.every((v) => v.estimate === 0);
+  const color = { field: 'series', type: 'nominal', sort: [...series], title: 'configuration' } as const;
   return {
-    title: { text: title, anchor: 'start', fontSize: 14 },
+    title: {
+      text: title,
+      anchor: 'start',
+      fontSize: 14,
+      ...(allZero
+        ? {
+            subtitle: 'Every value is 0: each bar is the line at 0, its whisker the 95% interval',
+            subtitleFontSize: 11,
+            subtitleColor: '#5f6368',
+          }
+        : {}),
+    },
     data: { values },
-    // A fixed width (a `step` width would apply per offset bar and explode with many series).
-    width: Math.min(980, Math.max(260, groups.length * (series.length * 13 + 26))),
+    // A fixed width (a `step` width would apply per offset bar and explode with many series);
+    // room for each bar's label.
+    width: Math.min(980, Math.max(260, groups.length * (series.length * 18 + 26))),
     height: 240,
     encoding: {
       x: { field: 'group', type: 'nominal', sort: [...groups], title: null, axis: { labelAngle: 0 } },
@@ -59,7 +78,7 @@ export function intervalBarSpec(
         mark: { type: 'bar', opacity: 0.85 },
         encoding: {
           y: { field: 'estimate', type: 'quantitative', title: yTitle, scale: { domain: [0, 100] } },
-          color: { field: 'series', type: 'nominal', sort: [...series], title: 'configuration' },
+          color,
           tooltip: [
             { field: 'series' },
             { field: 'group' },
@@ -69,12 +88,23 @@ export function intervalBarSpec(
           ],
         },
       },
+      // The value as a line the bar's width: what a bar of height 0 still shows.
+      { mark: { type: 'tick', thickness: 2.5, orient: 'horizontal' }, encoding: { y: { field: 'estimate', type: 'quantitative' }, color } },
       {
         mark: { type: 'rule', color: '#222', strokeWidth: 1.2 },
         encoding: { y: { field: 'lo', type: 'quantitative' }, y2: { field: 'hi' } },
       },
       { mark: { type: 'tick', color: '#222', thickness: 1.2, size: 7 }, encoding: { y: { field: 'lo', type: 'quantitative' } } },
       { mark: { type: 'tick', color: '#222', thickness: 1.2, size: 7 }, encoding: { y: { field: 'hi', type: 'quantitative' } } },
+      // Values written out where they fit (few bars), and always when all are 0 ("0" is narrow).
+      ...(allZero || values.length <= MAX_LABELLED_BARS
+        ? [
+            {
+              mark: { type: 'text', baseline: 'bottom', dy: -3, fontSize: 9, color: '#333' },
+              encoding: { y: { field: 'hi', type: 'quantitative' }, text: { field: 'estimate', type: 'quantitative', format: '.0f' } },
+            },
+          ]
+        : []),
     ],
   } as TopLevelSpec;
 }

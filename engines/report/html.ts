@@ -4,6 +4,7 @@ import type { SweepRunRecord } from '../../common/sweep';
 import type { ReportData } from './report-data';
 import { protocolRows, temporalRunUrl } from './report-data';
 import { agreementTables } from './judge-agreement-tables';
+import { configurationTables } from './configuration-tables';
 import {
   cellText,
   comparisonsTable,
@@ -132,11 +133,11 @@ h1 { font-size: 24px; margin: 0 0 4px; }
 h2 { font-size: 19px; margin: 36px 0 8px; padding-top: 8px; border-top: 1px solid var(--line); }
 h3 { font-size: 15px; margin: 22px 0 6px; }
 .sub { color: var(--muted); margin: 0 0 16px; }
-nav { font-size: 13px; margin: 8px 0 20px; }
-nav a { margin-right: 14px; color: var(--accent); text-decoration: none; }
-dl.protocol { display: grid; grid-template-columns: max-content 1fr; gap: 2px 16px; margin: 0; font-size: 13px; }
+nav { font-size: 13px; margin: 8px 0 20px; display: flex; flex-wrap: wrap; gap: 4px 14px; }
+nav a { color: var(--accent); text-decoration: none; }
+dl.protocol { display: grid; grid-template-columns: max-content minmax(0, 1fr); gap: 2px 16px; margin: 0; font-size: 13px; }
 dl.protocol dt { color: var(--muted); }
-dl.protocol dd { margin: 0; }
+dl.protocol dd { margin: 0; overflow-wrap: anywhere; }
 ul.findings { padding-left: 20px; }
 ul.findings li { margin: 4px 0; }
 .caption { color: var(--muted); font-size: 12.5px; margin: 0 0 6px; max-width: 900px; }
@@ -147,7 +148,7 @@ th { background: var(--head); font-weight: 600; }
 td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.sig { color: #0b6b2f; font-weight: 600; }
 td.noise { color: var(--muted); }
-.chart { margin: 12px 0 4px; }
+.chart { margin: 12px 0 4px; min-width: 0; max-width: 100%; }
 .chart svg { max-width: 100%; height: auto; }
 .charts { display: flex; flex-wrap: wrap; gap: 8px 36px; align-items: flex-start; }
 .items td { padding: 3px 8px; }
@@ -268,7 +269,17 @@ ${body}`);
 ${itemsTableHtml(records, data.configs, ui, s.informal)}`);
   if (s.configurations && Object.keys(s.configurations).length > 0) {
     nav.push(['configurations', 'Configurations']);
-    sections.push(`<h2 id="configurations">Configurations</h2><pre>${escapeHtml(JSON.stringify(s.configurations, null, 2))}</pre>`);
+    const { differ, shared } = configurationTables(s.configurations, data.configs);
+    sections.push(
+      `<h2 id="configurations">Configurations</h2>${differ ? tableHtml(differ) : ''}${
+        // With a differing table above, the shared settings are one click away.
+        shared
+          ? differ
+            ? `<details><summary>${escapeHtml(shared.title)} (${shared.rows.length})</summary>${tableHtml(shared)}</details>`
+            : tableHtml(shared)
+          : ''
+      }`,
+    );
   }
 
   return `<!doctype html>

@@ -2,6 +2,7 @@
 // an issue or a paper draft.
 import { protocolRows, type ReportData } from './report-data';
 import { agreementTables } from './judge-agreement-tables';
+import { configurationTables } from './configuration-tables';
 import {
   cellText,
   comparisonsTable,
@@ -69,5 +70,10 @@ export function renderMarkdown(data: ReportData): string {
   if (data.factorialError) out.push(`No factorial analysis: ${data.factorialError}`, '');
   for (const a of data.factorial) for (const t of factorialTables(a, s.design)) out.push(tableMarkdown(t));
   for (const t of tagTables(data)) out.push(tableMarkdown(t));
+  if (s.configurations && Object.keys(s.configurations).length > 0) {
+    const { differ, shared } = configurationTables(s.configurations, data.configs);
+    out.push('## Configurations', '');
+    for (const t of [differ, shared]) if (t) out.push(tableMarkdown(t));
+  }
   return out.join('\n');
 }

@@ -386,6 +386,9 @@ describe('libraries', () => {
     expect(response.json().items.length).toBeGreaterThan(0);
     expect(response.json().items.length).toBeLessThanOrEqual(3);
     expect(response.json().items[0].name).toMatch(/Prime/);
+    // Ranked for a person: a name as typed (hyphens, any case) comes first.
+    const named = await app.inject({ url: '/v1/libraries/mini/search?q=is-primitive-root&k=3' });
+    expect(named.json().items[0].name).toBe('IsPrimitiveRoot');
     expect((await app.inject({ url: '/v1/libraries/nope/search?q=x' })).statusCode).toBe(404);
     expect((await app.inject({ url: '/v1/libraries/other/search?q=x' })).statusCode).toBe(409);
     expect((await app.inject({ url: '/v1/libraries/mini/search' })).json().detail).toMatch(/"q" is required/);

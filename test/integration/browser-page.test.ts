@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import type { Browser } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { build } from 'vite';
 import { buildServer } from '../../api/server';
@@ -87,6 +87,32 @@ afterAll(async () => {
   await env?.teardown();
   if (webRoot) rmSync(webRoot, { recursive: true, force: true });
 });
+
+/** On a phone every stage row is laid out alike: each name starts at one x, each state at one x
+ * under its name, and no row is wider than the list. */
+async function expectEvenStageRows(page: Page): Promise<void> {
+  const rows = await page.locator('li.stage').evaluateAll((items) =>
+    items.map((li) => {
+      const name = li.querySelector('.stage-name')!.getBoundingClientRect();
+      const state = li.querySelector('.state')!.getBoundingClientRect();
+      const box = li.getBoundingClientRect();
+      return {
+        name: Math.round(name.left),
+        state: Math.round(state.left),
+        below: state.top >= name.bottom - 1,
+        right: box.right,
+        width: li.parentElement!.getBoundingClientRect().right,
+      };
+    }),
+  );
+  expect(rows.length).toBeGreaterThan(1);
+  expect(new Set(rows.map((r) => r.name)).size).toBe(1);
+  expect(new Set(rows.map((r) => r.state)).size).toBe(1);
+  for (const r of rows) {
+    expect(r.below).toBe(true);
+    expect(r.right).toBeLessThanOrEqual(r.width + 0.5);
+  }
+}
 
 describeInBrowser('the web page', () => {
   it('answers GET / with the page as HTML', async () => {
@@ -184,11 +210,13 @@ describeInBrowser('the web page', () => {
     await page.close();
   }, 180_000);
 
-  it('shows a statement the screen refused as refused by the screen, with its reason, never as a compile failure', async () => {
+  it('shows a statement the screen refused as refused by the screen, with its reason, never as a compile failure or a tick', async () => {
     stack.llm.script(FAKE_MODELS.formalizer, { content: HOSTILE_REPLY });
+    // A long ID, as sweeps make them, to see it wrap at its separators on a phone.
     const id = await startFormalization(
       env.client,
       {
+        id: `page-refused/connf-drift-ablation/ConNF.Params.someVeryLongTheoremName_about_near_litters/${process.pid}`,
         statement: STATEMENT,
         library: FIXTURE_LIBRARY,
         config: { repairRounds: 0, judge: false },
@@ -210,11 +238,23 @@ describeInBrowser('the web page', () => {
     expect(await result.locator('.outcome').textContent()).toBe(
       'refused Refused by the screen before Lean (Lean never saw the last attempt)',
     );
-    expect(await result.locator('.refusal').textContent()).toMatch(/^Refused by the screen: `#eval` runs code/);
-    expect(await result.getByRole('list', { name: 'Screen messages' }).textContent()).toMatch(
-      /error 1:0 refused before Lean: `#eval` runs code/,
-    );
-    expect(await page.locator('li.stage[data-stage="compile"] .state').textContent()).toBe('refused by the screen before Lean');
+    // The reason's Markdown code span is code, not backticks.
+    expect(await result.locator('.refusal').textContent()).toMatch(/^Refused by the screen: #eval runs code/);
+    expect(await result.locator('.refusal code').first().textContent()).toBe('#eval');
+    const screenMessages = result.getByRole('list', { name: 'Screen messages' });
+    expect(await screenMessages.textContent()).toMatch(/error 1:0 refused before Lean: #eval runs code/);
+    expect(await screenMessages.locator('code').first().textContent()).toBe('#eval');
+    expect(await result.locator('.refusal, .msg').evaluateAll((els) => els.map((e) => e.textContent).join(''))).not.toContain('`');
+    // Its stage row: the screen's own mark, no tick.
+    const compile = page.locator('li.stage[data-stage="compile"]');
+    expect(await compile.locator('.state').textContent()).toBe('refused by the screen before Lean');
+    expect(await compile.getAttribute('class')).toMatch(/\brefused\b/);
+    expect(await compile.getAttribute('class')).not.toMatch(/\bdone\b/);
+    expect(await compile.locator('.state').evaluate((el) => getComputedStyle(el, '::before').content)).toBe('"⊘ "');
+    const ticks = await page
+      .locator('li.stage .state')
+      .evaluateAll((els) => els.filter((el) => getComputedStyle(el, '::before').content.includes('✓')).map((el) => el.textContent));
+    expect(ticks).not.toContain('refused by the screen before Lean');
     const text = `${await page.locator('#stages').textContent()}${await result.textContent()}`;
     expect(text).not.toMatch(/Did not compile|Lean rejected|Compiler messages/);
     // The recent runs list has it under its own outcome.
@@ -222,9 +262,93 @@ describeInBrowser('the web page', () => {
     const row = page.locator('#recent tbody tr', { hasText: id });
     await expect.poll(() => row.count(), { timeout: 20_000 }).toBe(1);
     expect(await row.locator('.badge').allTextContents()).toEqual(['completed', 'refused']);
+
+    // On a phone: nothing wider than the screen, the ID wraps between its parts, the rows align.
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await page.locator('#run-id').textContent()).toBe(id);
+    const idLayout = await page.locator('#run-id').evaluate((el) => {
+      const lines = (node: Node) => {
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        return new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size;
+      };
+      const parts = [...el.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE);
+      return { lines: lines(el), parts: parts.map((n) => [n.textContent, lines(n)]), right: el.getBoundingClientRect().right };
+    });
+    expect(idLayout.lines).toBeGreaterThan(1);
+    expect(idLayout.right).toBeLessThanOrEqual(390);
+    // Each part between separators stays on one line: the breaks fall at `/`, `-`, `_`, `.`.
+    for (const [part, lines] of idLayout.parts) expect(lines, String(part)).toBe(1);
+    await expectEvenStageRows(page);
+    await page.screenshot({ path: screenshotPath('page-refused-phone.png'), fullPage: true });
     expect(errors).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it('shows the last attempt once, earlier ones folded, code spans as code and hostile text as text, at desktop and phone width', async () => {
+    // First the screen refuses; the repair compiles. The judge's explanation carries a code span
+    // and markup that must stay text.
+    stack.llm.script(FAKE_MODELS.formalizer, { content: HOSTILE_REPLY });
+    stack.llm.script(FAKE_MODELS.judge, {
+      content: JSON.stringify({
+        grade: 10,
+        faithful: true,
+        explanation: 'It uses `Nat.Prime` and ``a `tick` inside``; <img src=x onerror="window.pwned=1"> is only text.',
+      }),
+    });
+    const id = await startFormalization(
+      env.client,
+      {
+        statement: STATEMENT,
+        library: FIXTURE_LIBRARY,
+        config: { repairRounds: 1, judge: true },
+        leanTaskQueue: REFUSING_QUEUE,
+        llm: stack.runLlm,
+      },
+      stack.mainQueue,
+    );
+    const run = (await env.client.workflow.getHandle(id).result()) as { formalStatement: string; attempts: unknown[] };
+    expect(run.attempts.length).toBe(2);
+    for (const width of [1200, 390]) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      await page.goto(`${base}/#run=${encodeURIComponent(id)}`);
+      const result = page.locator('.result');
+      await result.locator('.outcome').waitFor({ timeout: 30_000 });
+      await page.screenshot({ path: screenshotPath(`page-repaired-${width}.png`), fullPage: true });
+
+      // The last attempt's statement is shown once; the earlier attempt folded beneath.
+      const statements = await result.locator('pre.lean code').allTextContents();
+      expect(statements.filter((s) => s === run.formalStatement)).toHaveLength(1);
+      expect(await result.locator('.last-attempt').textContent()).toBe('Attempt 1 of 2: compiled');
+      const earlier = result.getByRole('region', { name: 'Earlier attempts' });
+      expect(await earlier.locator('h4').textContent()).toBe('Earlier attempts (1)');
+      expect(await earlier.locator('details summary').allTextContents()).toEqual(['Attempt 0: refused by the screen before Lean']);
+      expect(await earlier.locator('.msg code').first().textContent()).toBe('#eval');
+      // Compile rounds: the refused one has the screen's mark, the compiled one a tick.
+      const compiles = page.locator('li.stage[data-stage="compile"]');
+      expect(
+        await compiles.evaluateAll((els) =>
+          els.map((el) => [el.className, getComputedStyle(el.querySelector('.state')!, '::before').content]),
+        ),
+      ).toEqual([
+        ['stage refused', '"⊘ "'],
+        ['stage done', '"✓ "'],
+      ]);
+      // The judge's explanation: code spans as <code>, markup as the characters it is.
+      const judge = result.getByRole('region', { name: 'Judge' });
+      expect(await judge.locator('p code').allTextContents()).toEqual(['Nat.Prime', 'a `tick` inside']);
+      expect(await judge.locator('img').count()).toBe(0);
+      expect(await judge.locator('p').textContent()).toContain('<img src=x onerror="window.pwned=1"> is only text.');
+      expect(await page.evaluate(() => (window as unknown as { pwned?: number }).pwned)).toBeUndefined();
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+      if (width === 390) await expectEvenStageRows(page);
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+  }, 180_000);
 
   it('says what is wrong with an empty statement, and fits a phone screen', async () => {
     const page = await browser.newPage({ viewport: { width: 390, height: 844 } });
@@ -236,6 +360,21 @@ describeInBrowser('the web page', () => {
     expect(await page.getByLabel('Retrieval').isVisible()).toBe(false);
     await page.getByRole('button', { name: 'Formalize' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toBe('Write a statement first.');
+    // A reason from the API quoting Lean: its code span as code, its markup as text.
+    await page.route('**/v1/formalizations', (route) =>
+      route.fulfill({
+        status: 400,
+        contentType: 'application/problem+json',
+        body: JSON.stringify({ status: 400, title: 'Bad Request', detail: 'the statement has no `:=`; <b>bold</b> stays text' }),
+      }),
+    );
+    await page.getByLabel('Statement').fill('theorem t : True');
+    await page.getByRole('button', { name: 'Formalize' }).click();
+    const alert = page.locator('#form-error');
+    await expect.poll(() => alert.textContent()).toBe('the statement has no :=; <b>bold</b> stays text');
+    expect(await alert.locator('code').allTextContents()).toEqual([':=']);
+    expect(await alert.locator('b').count()).toBe(0);
+    await page.unroute('**/v1/formalizations');
     // Nothing wider than the screen.
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(390);

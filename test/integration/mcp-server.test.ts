@@ -4,6 +4,8 @@
 // Every tool, the progress notifications of `formalize`, a `formalize` the client cancels whose
 // run still completes, tool errors with the API's reasons, the screen refusing hostile Lean, and
 // the API keys in front of /mcp.
+import { execFile, spawnSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +27,7 @@ import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestS
 import { miniSpec, MINI_BENCHMARK, startOnStack, waitFor } from '../helpers/sweep';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from '../fakes/openai-server';
 
+const execFileAsync = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const DRIFTLINE = join(ROOT, 'bin/driftline.js');
 const KEY = 'dl_test-key-for-mcp';
@@ -281,6 +284,9 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
     expect(hits.items.length).toBeGreaterThan(0);
     expect(hits.items.length).toBeLessThanOrEqual(3);
     expect(hits.items.map((i) => i.name).join(' ')).toMatch(/Prime/);
+    // Ranked for a person, as the API's search: the name typed with hyphens first.
+    const named = await call(client, 'search_premises', { query: 'order-of', k: 3 });
+    expect((named.structuredContent as { items: { name: string }[] }).items[0]!.name).toBe('orderOf');
   });
 
   it("check_lean compiles on the Lean queue, checks equivalence with a gold, and reports Lean's errors", async () => {
@@ -474,4 +480,72 @@ describe('POST /mcp behind API keys', () => {
       await limited.close();
     }
   });
+});
+
+// docs/mcp.md, "Trying the tools without an assistant": the same commands, run here.
+describe('without an assistant', () => {
+  const LIST = '{"jsonrpc":"2.0","id":1,"method":"tools/list"}';
+  const SEARCH =
+    '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"search_premises","arguments":{"query":"order-of","k":3}}}';
+
+  /** The JSON-RPC messages of a reply: a JSON body, or the `data:` lines of an event stream. */
+  function messages(body: string): { id?: number; result?: Record<string, unknown>; error?: unknown }[] {
+    const trimmed = body.trim();
+    if (trimmed.startsWith('{')) return [JSON.parse(trimmed)];
+    return trimmed
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map((l) => JSON.parse(l.slice('data: '.length)));
+  }
+
+  it('answers plain JSON-RPC over HTTP from curl', async () => {
+    // Asynchronously: the API answering is in this process.
+    const curl = async (body: string, pipe = '') =>
+      (
+        await execFileAsync(
+          'sh',
+          [
+            '-c',
+            `curl -sS ${apiUrl}/mcp -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream' -d '${body}'${pipe}`,
+          ],
+          { encoding: 'utf8', timeout: 60_000 },
+        )
+      ).stdout;
+    const tools = (messages(await curl(LIST))[0]!.result!.tools as { name: string }[]).map((t) => t.name);
+    expect(tools.sort()).toEqual([...TOOL_NAMES].sort());
+    // The docs' pipeline: the event's data line, the names by jq.
+    const names = await curl(SEARCH, " | sed -n 's/^data: //p' | jq '.result.structuredContent.items[].name'");
+    expect(names.split('\n')[0]).toBe('"orderOf"');
+  });
+
+  it('answers JSON-RPC lines over stdio, after the initialize handshake', () => {
+    const init =
+      '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"0"}}}';
+    const initialized = '{"jsonrpc":"2.0","method":"notifications/initialized"}';
+    // As docs/mcp.md has it, with `node bin/driftline.js` for `npx driftline`: stdin ends at once,
+    // and the server answers all it was sent before it exits.
+    const script = `(printf '%s\\n' '${init}' '${initialized}' '${LIST}' '${SEARCH}') | node bin/driftline.js mcp`;
+    const out = spawnSync('sh', ['-c', script], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 90_000,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: env.address,
+        DRIFTLINE_DATA_DIR: stack.dataDir,
+        DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`,
+      },
+    });
+    expect(out.status, out.stderr).toBe(0);
+    const replies = out.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { id?: number; result?: Record<string, unknown> });
+    expect(
+      replies.map((r) => r.id),
+      out.stderr.slice(-3000),
+    ).toEqual([0, 1, 2]);
+    expect((replies[1]!.result!.tools as unknown[]).length).toBe(TOOL_NAMES.length);
+    expect((replies[2]!.result as { structuredContent: { items: { name: string }[] } }).structuredContent.items[0]!.name).toBe('orderOf');
+  }, 120_000);
 });

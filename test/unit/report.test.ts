@@ -300,6 +300,57 @@ describe('sweep report', () => {
     expect(plain.markdown).not.toMatch(/\| retried \|/);
   });
 
+  it('draws every rate at 0 as labelled zero bars, not bare whiskers, and an all-zero retrieval chart likewise', async () => {
+    const records = ['a', 'b', 'c', 'd'].flatMap((item) =>
+      ['drift', 'none'].map((config) =>
+        runRecord({
+          config,
+          item,
+          premises: config === 'drift' ? ['X.unrelated'] : [],
+          goldPremises: ['Z.gold'],
+          ...(item === 'a'
+            ? { outcome: 'refused' as const, checked: false, attempts: [{ round: 0, compiled: false, status: 'refused' as const }] }
+            : {}),
+        }),
+      ),
+    );
+    const { html } = await renderSweepReport({ sweep: { id: 'zero' }, records, bootstrap: { resamples: 50 } });
+    const charts = [...html.matchAll(/<div class="chart">(<svg[\s\S]*?<\/svg>)<\/div>/g)].map((m) => m[1]!);
+    const [rates, retrieval] = charts;
+    expect(rates).toContain('Rates per configuration');
+    expect(retrieval).toContain('Dependency retrieval against gold premises');
+    for (const svg of [rates!, retrieval!]) {
+      expect(svg).toContain('Every value is 0');
+      // One value label per bar (2 configurations × the groups), each "0".
+      const labels = [...svg.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((m) => m[1]);
+      const groups = svg === rates ? 2 : 4;
+      expect(labels.filter((t) => t === '0').length).toBeGreaterThanOrEqual(2 * groups);
+      // Each bar also a coloured line at its value, in the series' colour (tableau10's first two).
+      for (const colour of ['#4c78a8', '#f58518'])
+        expect(svg).toMatch(new RegExp(`aria-roledescription="tick" d="M[^"]*h(\\d+\\.?\\d*)v2\\.5h[^"]*" fill="${colour}"`));
+    }
+  });
+
+  it('shows the configurations as tables (what differs, what is shared), never as JSON', async () => {
+    const records = [runRecord({ config: 'drift', item: 'x', compiled: true }), runRecord({ config: 'zero-shot', item: 'x' })];
+    const configurations = {
+      drift: { retrieval: 'drift', repairRounds: 3, judge: true, tools: ['write_file', 'run_lean'], models: { judge: 'big' } },
+      'zero-shot': { retrieval: 'none', repairRounds: 0, judge: true, tools: ['write_file', 'run_lean'], models: { judge: 'big' } },
+    };
+    const { html, markdown } = await renderSweepReport({ sweep: { id: 'c', configurations }, records, bootstrap: { resamples: 50 } });
+    const section = html.slice(html.indexOf('<h2 id="configurations">'), html.indexOf('<footer>'));
+    expect(section).not.toContain('{');
+    expect(section).toContain('<th>setting</th><th>drift</th><th>zero-shot</th>');
+    expect(section).toContain('<tr><td>retrieval</td><td>drift</td><td>none</td></tr>');
+    expect(section).toContain('<tr><td>repairRounds</td><td>3</td><td>0</td></tr>');
+    expect(section).toMatch(/<summary>Settings every configuration shares \(3\)<\/summary>/);
+    expect(section).toContain('<tr><td>judge</td><td>on</td></tr>');
+    expect(section).toContain('<tr><td>tools</td><td>write_file, run_lean</td></tr>');
+    expect(section).toContain('<tr><td>models.judge</td><td>big</td></tr>');
+    expect(markdown).toContain('| retrieval | drift | none |');
+    expect(markdown).toContain('| models.judge | big |');
+  });
+
   it('works without a Temporal UI (no links) and refuses a sweep with no runs', async () => {
     const records = [runRecord({ config: 'A', item: '<b>x</b>', compiled: true })];
     const { html } = await renderSweepReport({ sweep: { id: 's' }, records, bootstrap: { resamples: 50 } });
