@@ -5,7 +5,7 @@ import type { IndexBuildActivities, StoreIndexHeartbeat } from '../common/index-
 import type { IndexRegistry } from '../engines/retrieval/index-registry';
 import { CorpusLineError } from '../engines/retrieval/corpus';
 import { completeVersion, IncompleteBuildError, planBuild, promoteVersion, storeRange } from '../engines/retrieval/stores/build';
-import { activityFailure, mapEngineErrors } from './failures';
+import { activityFailure, mapEngineErrors, toTemporalFailure } from './failures';
 import { resumedDetails, withHeartbeat } from './heartbeat';
 
 /** A corpus that cannot be read will not get better by retrying: say which line, and what to do. */
@@ -19,7 +19,8 @@ async function readingCorpus<T>(corpusPath: string, work: () => Promise<T>): Pro
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
       throw activityFailure(INDEX_FAILURE.badCorpus, `corpus file ${corpusPath} does not exist on this worker`);
     }
-    throw err;
+    // Anything else keeps its type (an embedder's error through the one map).
+    throw toTemporalFailure(err);
   }
 }
 
@@ -84,7 +85,7 @@ export function createIndexBuildActivities(registry: IndexRegistry): IndexBuildA
         return { count: info.expected };
       } catch (err) {
         if (err instanceof IncompleteBuildError) throw activityFailure(INDEX_FAILURE.incompleteBuild, err.message);
-        throw err;
+        throw toTemporalFailure(err);
       }
     },
 

@@ -15,12 +15,12 @@ import type {
 import type { LlmMeter, LlmUsageReport } from '../common/llm-types';
 import type { Example, IllustrateInput, RetrieveInput, RetrieveOutput, SubQuery } from '../common/retrieval-types';
 import type { FormalizeStageInput, JudgeInput, JudgeVerdict, RepairStageInput } from '../common/run-types';
-import { activityFailure, mapEngineErrors } from './failures';
+import { activityFailure, mapEngineErrors, toTemporalFailure } from './failures';
 import { withHeartbeat } from './heartbeat';
 import { meteredCall, usageReport, type LedgerTotals } from './llm-meter';
 import type { LlmClient } from '../engines/llm/client';
 import { decomposeStatement, formalizeStatement, judgeStatement, repairStatement } from '../engines/llm/stages';
-import type { IndexRegistry } from '../engines/retrieval/index-registry';
+import { UnknownLibraryError, type IndexRegistry } from '../engines/retrieval/index-registry';
 import type { PremiseIndex } from '../engines/retrieval/premise-index';
 import type { RetrievalUse } from '../engines/retrieval/rerank';
 import { retrievePremises } from '../engines/retrieval/retrieve-premises';
@@ -80,7 +80,10 @@ async function openIndex(
     const opened = await indexes.open(library, use);
     return { index: opened.index, version: opened.version };
   } catch (err) {
-    throw activityFailure(INDEX_FAILURE.unknownLibrary, (err as Error).message);
+    // Only an unknown library is a caller's mistake; a store that is down (or an embedder's
+    // error) keeps its own type, so the retry policy carries the run through an outage.
+    if (err instanceof UnknownLibraryError) throw activityFailure(INDEX_FAILURE.unknownLibrary, err.message);
+    throw toTemporalFailure(err);
   }
 }
 
@@ -167,12 +170,11 @@ export function createLeanActivities(deps: LeanActivityDeps): LeanActivities {
     async resolveName(input: ResolveNameInput): Promise<ResolveNameResult> {
       if (!deps.names)
         throw activityFailure(LEAN_FAILURE.namesNotConfigured, 'resolveName: this Lean worker has no library names configured.');
-      let names: string[];
-      try {
-        names = await deps.names.names(input.library);
-      } catch (err) {
-        throw activityFailure(INDEX_FAILURE.unknownLibrary, (err as Error).message);
-      }
+      const known = deps.names.libraries;
+      if (!known.includes(input.library))
+        throw activityFailure(INDEX_FAILURE.unknownLibrary, `unknown library "${input.library}"; known: ${known.join(', ') || '(none)'}`);
+      // Reading the corpus can fail for other reasons (a file being replaced): retried as they are.
+      const names = await mapEngineErrors(deps.names.names(input.library));
       return engineCall((signal) => resolveName(deps.lean, names, input, { signal, timeoutMs: deps.toolTimeoutMs ?? 60_000 }));
     },
 

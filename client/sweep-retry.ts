@@ -1,11 +1,13 @@
 // `driftline sweep retry`: start the failed units of a finished sweep again. The sweep workflow
-// is started once more under the sweep's own ID, with the input its last run had and a cursor
-// that holds only the failed units; each one's child keeps its workflow ID (a failed child may
-// run again under it), and its record replaces the failed one, so each unit keeps one record.
+// is started once more under the sweep's own ID, with the input its last run had and a retry
+// round naming the failed units (the workflow's ledger makes its cursor from it); each one's
+// child keeps its workflow ID (a failed child may run again under it), and its record replaces
+// the failed one, so each unit keeps one record.
 import { WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { TypedSearchAttributes } from '@temporalio/common';
 import { LIBRARY_KEY, SWEEP_KEY } from '../common/search-attributes';
-import type { SweepCursor, SweepInput, SweepProgress, UnitAttempt } from '../common/sweep';
+import type { SweepInput, SweepProgress, SweepRetryRequest } from '../common/sweep';
+import { encodeUnit, totalUnits } from '../common/sweep-ledger';
 import type { ResultsDb } from '../engines/results/results-db';
 import { getSweepProgress } from './sweeps';
 
@@ -87,73 +89,60 @@ export async function retrySweep(client: Client, db: ResultsDb, id: string, opti
   if (!input) throw new SweepRetryError(`the workflow "${id}" is not a sweep; nothing to retry`);
 
   const failed = await db.failedRuns(id);
-  const total = input.items * input.cells.length * input.samples;
+  const total = totalUnits(input);
   if (failed.length === 0) return { id, round: null, retried: 0, perConfig: {}, total };
 
-  // Unit u is item ⌊u/(C·K)⌋, configuration ⌊u/K⌋ mod C, sample u mod K (SweepInput).
-  const C = input.cells.length;
-  const K = input.samples;
+  // The failed units by their coordinates; the workflow's ledger turns them into its cursor.
   const ord = new Map((await db.items(id)).map((item, i) => [item.id, i]));
-  const cellIndex = new Map(input.cells.map((c, i) => [c.name, i]));
   const attempts = new Map<string, number>();
   for (const f of await db.failures(id)) attempts.set(f.workflowId, Math.max(attempts.get(f.workflowId) ?? 0, f.attempt));
-  const queue: UnitAttempt[] = [];
+  const units: SweepRetryRequest['units'] = [];
   const perConfig: Record<string, number> = {};
   let firstRetries = 0;
   for (const r of failed) {
     const item = ord.get(r.item);
-    const cell = cellIndex.get(r.config);
-    if (item === undefined || cell === undefined || r.sample >= K)
+    if (item === undefined || encodeUnit(input, item, r.config, r.sample) === undefined)
       throw new SweepRetryError(`sweep ${id}: the failed run ${r.workflowId} is not a unit of the sweep's workflow input`);
     // Attempts count on from the unit's earlier ones, so every failed attempt keeps its note.
-    const before = attempts.get(r.workflowId) ?? 0;
-    queue.push({ unit: item * C * K + cell * K + r.sample, attempt: before + 1, last: before + input.maxAttempts });
+    units.push({ item, cell: r.config, sample: r.sample, attemptsBefore: attempts.get(r.workflowId) ?? 0 });
     perConfig[r.config] = (perConfig[r.config] ?? 0) + 1;
     if (!r.retryRound) firstRetries++;
   }
-  queue.sort((a, b) => a.unit - b.unit);
 
-  const counts = await db.counts(id);
+  const stored = await db.counts(id);
   const round = (await db.lastRetryRound(id)) + 1;
   // The counters are the database's: a retried unit stays done and failed until its new record
   // replaces the failed one (the workflow then counts a success off `failed`).
-  const done: Record<string, number> = {};
-  const failedCounts: Record<string, number> = {};
-  const retried: Record<string, number> = {};
+  const counts: SweepRetryRequest['counts'] = {};
   let recorded = 0;
   for (const cell of input.cells) {
-    const c = counts[cell.name] ?? { done: 0, failed: 0, retried: 0 };
+    const c = stored[cell.name] ?? { done: 0, failed: 0, retried: 0 };
     recorded += c.done;
-    done[cell.name] = c.done;
-    failedCounts[cell.name] = c.failed;
-    retried[cell.name] = c.retried + failed.filter((r) => r.config === cell.name && !r.retryRound).length;
+    const firstTime = failed.filter((r) => r.config === cell.name && !r.retryRound).length;
+    counts[cell.name] = { done: c.done, failed: c.failed, retried: c.retried + firstTime };
   }
   const rate = progress?.rate ?? 0;
-  const cursor: SweepCursor = {
-    next: total,
-    inflight: [],
-    retryQueue: queue,
-    done,
-    failed: failedCounts,
+  const retryRound: SweepRetryRequest = {
+    round,
+    units,
+    counts,
     retries: progress?.retries ?? 0,
-    paused: false,
     // The sweep's rate stays its own: the time it ran so far, from its last answer.
     activeMs: rate > 0 && progress ? Math.round((progress.done / rate) * 1000) : 0,
     startedAt: progress?.startedAt ?? row.createdAt,
-    generation: 0,
-    retry: { round, retried, ...(recorded < total ? { incomplete: true } : {}) },
+    ...(recorded < total ? { incomplete: true } : {}),
   };
-  const { cursor: _previous, ...base } = input;
+  const { cursor: _previous, retryRound: _earlier, ...base } = input;
   try {
     await client.workflow.start('sweep', {
       workflowId: id,
       taskQueue: description.taskQueue,
-      args: [{ ...base, ...(options.historyLimit ? { historyLimit: options.historyLimit } : {}), cursor }],
+      args: [{ ...base, ...(options.historyLimit ? { historyLimit: options.historyLimit } : {}), retryRound }],
       // The sweep has ended (checked above): its ID may start again, but never beside a running one.
       workflowIdReusePolicy: 'ALLOW_DUPLICATE',
       workflowIdConflictPolicy: 'FAIL',
       memo: { library: input.library, cells: input.cells.map((c) => c.name).join(', '), items: input.items, retryRound: round },
-      staticSummary: `retry ${round} of sweep ${id}: ${queue.length} failed run${queue.length === 1 ? '' : 's'} started again (${firstRetries} for the first time)`,
+      staticSummary: `retry ${round} of sweep ${id}: ${units.length} failed run${units.length === 1 ? '' : 's'} started again (${firstRetries} for the first time)`,
       typedSearchAttributes: new TypedSearchAttributes([
         { key: SWEEP_KEY, value: id },
         { key: LIBRARY_KEY, value: input.library },
@@ -164,5 +153,5 @@ export async function retrySweep(client: Client, db: ResultsDb, id: string, opti
       throw new SweepRetryError(`sweep ${id} is running again (started just now by someone else); nothing new started`);
     throw err;
   }
-  return { id, round, retried: queue.length, perConfig, total };
+  return { id, round, retried: units.length, perConfig, total };
 }

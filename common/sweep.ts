@@ -251,6 +251,27 @@ export interface SweepRetryRound {
   incomplete?: boolean;
 }
 
+/** What `driftline sweep retry` hands the sweep workflow (client/sweep-retry.ts): the failed
+ * units by their coordinates and the counters it read from the results database; the workflow's
+ * ledger makes its cursor from it (common/sweep-ledger.ts). */
+export interface SweepRetryRequest {
+  /** 1 for the sweep's first retry, then 2, … */
+  round: number;
+  /** The failed units: item position in the sweep (0-based), configuration, sample, and the
+   * attempts the unit had before (its attempts count on from them). */
+  units: { item: number; cell: string; sample: number; attemptsBefore: number }[];
+  /** Recorded runs per configuration, of which failed, and units retried so far (this round's
+   * included, each unit once). */
+  counts: Record<string, { done: number; failed: number; retried: number }>;
+  /** The sweep's failed child attempts retried by its policy so far. */
+  retries: number;
+  /** Unpaused milliseconds the sweep ran so far, and when it started (ISO): its rate stays its own. */
+  activeMs: number;
+  startedAt: string;
+  /** The sweep ended cancelled before every unit ran: it stays `cancelled` after the retry. */
+  incomplete?: boolean;
+}
+
 /** What the sweep workflow is started with. Units are ordered item-major, then configuration,
  * then sample: unit u is item ⌊u/(C·K)⌋, configuration ⌊u/K⌋ mod C, sample u mod K. */
 export interface SweepInput {
@@ -278,8 +299,11 @@ export interface SweepInput {
   budget?: SweepBudget;
   /** A rescore of a finished sweep: every unit is a `rejudge` of the source's record. */
   rescore?: SweepRescore;
-  /** Set by continueAsNew, and by `driftline sweep retry` (client/sweep-retry.ts). */
+  /** Set by continueAsNew (and, before the retry request, by `driftline sweep retry`). */
   cursor?: SweepCursor;
+  /** Set by `driftline sweep retry`: start a retry round of the failed units (a carried cursor
+   * wins over it, so a retry round that continued as new goes on from its cursor). */
+  retryRound?: SweepRetryRequest;
 }
 
 /** What a unit's record activity hands back to the workflow: only what the counters need. */

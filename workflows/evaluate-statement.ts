@@ -6,10 +6,8 @@
 // records and reports it like any run.
 import { llmMeterFor } from '../common/run-config';
 import { refusalLabel } from '../common/verdict';
-import type { JudgeVerdict, EvaluateStatementInput, FormalizeResult } from '../common/run-types';
-import type { EquivalenceResult } from '../common/lean-types';
-import { checkedFrom, finishRun, isBudgetExhausted, judgeAndCompare, startRun, type Checked } from './run-core';
-import type { ActivityFailure } from '@temporalio/workflow';
+import type { EvaluateStatementInput, FormalizeResult } from '../common/run-types';
+import { decide, finishRun, judgeRun, startRun, untilBudget } from './run-core';
 
 export async function evaluateStatement(input: EvaluateStatementInput): Promise<FormalizeResult> {
   const run = startRun(input, { meter: (config) => llmMeterFor(config, input.sample ?? 0, input.llm) });
@@ -19,21 +17,9 @@ export async function evaluateStatement(input: EvaluateStatementInput): Promise<
   run.showState(
     result.status === 'refused' ? { compile: refusalLabel(result), compileBy: 'screen' } : { compile: result.status, compileBy: 'lean' },
   );
-  const checked: Checked = checkedFrom(run, statement, result);
-  let verdict: JudgeVerdict | null = null;
-  let equivalent: EquivalenceResult | null = null;
-  let budgetSpent = false;
-  try {
-    ({ verdict, equivalent } = await judgeAndCompare(run, checked, 0));
-  } catch (err) {
-    // A spent LLM budget (the judge's) ends the run with what it has, as a generated run's does.
-    if (!isBudgetExhausted(err)) throw err;
-    budgetSpent = true;
-    run.notes.push(`budget: ${(err as ActivityFailure).cause?.message ?? 'spent'}; the run stopped at ${run.progress.stage}`);
-  }
-  return finishRun(
-    run,
-    { ...checked, verdict, equivalent, budgetSpent, attempts: [{ round: 0, statement, compile: result }] },
-    { source: 'predictions' },
-  );
+  run.end.attempts.push({ round: 0, statement, compile: result });
+  decide(run, statement, result);
+  // A spent LLM budget (the judge's) ends the run with what it has, as a generated run's does.
+  await untilBudget(run, () => judgeRun(run, 0));
+  return finishRun(run, run.end, { source: 'predictions' });
 }

@@ -8,8 +8,8 @@ import { refusalReason } from '../common/verdict';
 import type { CompileResult } from '../common/lean-types';
 import type { Attempt, FormalizeInput, FormalizeResult } from '../common/run-types';
 import { MAX_AGENT_STEPS } from '../common/run-config-schema';
-import { runAgentLoop, type AgentOps } from './agent-loop';
-import { driftContext, finishRun, judgeAndCompare, searchPremises, startRun } from './run-core';
+import { runAgentLoop, type AgentLoopResult, type AgentOps } from './agent-loop';
+import { decide, driftContext, finishRun, judgeRun, searchPremises, startRun } from './run-core';
 
 /** Tool results shown to the model from the library search. */
 const SEARCH_TOP_K = 8;
@@ -83,60 +83,44 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
     notes.push(`agent: ${loop.summary.budget} budget exhausted after ${loop.summary.steps} steps`);
 
   // The answer is checked whatever the tools were: the result reports compile like a pipeline run.
-  const statement = loop.file ?? '';
   let compileResult: CompileResult | null = loop.compileOfFile;
   if (loop.file !== null && !compileResult) {
     run.enter('compile');
     compileResult = await lean.compile.executeWithOptions({ summary: 'final check of the last written file' }, [{ code: loop.file }]);
   }
   if (loop.file === null) notes.push('agent: no Lean file was written');
-  const checked = compileResult !== null && compileResult.status !== 'skipped' && compileResult.status !== 'refused';
-  const compiled = compileResult?.status === 'ok';
-  if (compileResult?.status === 'skipped') notes.push(`compile: skipped (${compileResult.reason ?? 'no Lean configured'})`);
-  // Who decided: the screen refused the file (at the final check), or refused every write so
-  // no file exists; then the run's verdict is the screen's, whatever budget remained.
-  let refusal: string | null = null;
-  if (compileResult?.status === 'refused') refusal = refusalReason(compileResult);
-  else if (loop.file === null && loop.lastWriteRefusal) refusal = refusalReason({ messages: [loop.lastWriteRefusal.message] });
-  if (refusal !== null) notes.push(`compile: refused by the screen: ${refusal} (nothing was sent to Lean)`);
-  else if (loop.lastWriteRefusal)
+  // The run's one attempt: the last written file and its check; with no file and every write
+  // refused, the refused write, so the result shows what was refused and why (the screen's
+  // verdict then stands, whatever budget remained).
+  const attempt = lastAttempt(loop.file, compileResult, loop.lastWriteRefusal);
+  if (attempt) run.end.attempts.push(attempt);
+  const { refusal } = decide(run, attempt?.statement ?? '', attempt?.compile ?? null);
+  if (refusal === null && loop.lastWriteRefusal)
     notes.push(
       `agent: the last write_file was refused by the screen (${refusalReason({ messages: [loop.lastWriteRefusal.message] })}); the file written before it stands`,
     );
 
-  const judged =
-    loop.file !== null
-      ? await judgeAndCompare(run, { statement, compiled, checked, refusal }, loop.summary.steps)
-      : { verdict: null, equivalent: null };
-
-  // No file, every write refused: the refused write is the run's one attempt, so the result
-  // shows what was refused and why.
-  const refusedWrite = loop.file === null ? loop.lastWriteRefusal : null;
-  const attempts: Attempt[] =
-    compileResult && loop.file !== null
-      ? [{ round: 0, statement, compile: compileResult }]
-      : refusedWrite
-        ? [
-            {
-              round: 0,
-              statement: refusedWrite.code,
-              compile: {
-                status: 'refused',
-                messages: [refusedWrite.message],
-                reason: refusalReason({ messages: [refusedWrite.message] }),
-                durationMs: 0,
-              },
-            },
-          ]
-        : [];
+  if (loop.file !== null) await judgeRun(run, loop.summary.steps);
   // A refusal is the verdict even when the budget ran out: it is what the last attempt got.
-  const budgetSpent = refusal === null && loop.summary.ending === 'budget-exhausted';
+  run.end.budgetSpent = refusal === null && loop.summary.ending === 'budget-exhausted';
   // Agent runs recorded before the run core read their usage before entering `done`.
   const usageFirst = !patched('agent-run-core');
-  return finishRun(
-    run,
-    { statement: refusedWrite ? refusedWrite.code : statement, compiled, checked, refusal, ...judged, budgetSpent, attempts },
-    { steps: loop.steps, agent: loop.summary },
-    usageFirst,
-  );
+  return finishRun(run, run.end, { steps: loop.steps, agent: loop.summary }, usageFirst);
+}
+
+/** The agent run's attempt: the last written file with its check, or, when no file was ever
+ * accepted, the last write the screen refused; none when nothing was written. */
+function lastAttempt(
+  file: string | null,
+  compile: CompileResult | null,
+  refusedWrite: AgentLoopResult['lastWriteRefusal'],
+): Attempt | null {
+  if (file !== null) return compile ? { round: 0, statement: file, compile } : null;
+  if (!refusedWrite) return null;
+  const reason = refusalReason({ messages: [refusedWrite.message] });
+  return {
+    round: 0,
+    statement: refusedWrite.code,
+    compile: { status: 'refused', messages: [refusedWrite.message], reason, durationMs: 0 },
+  };
 }

@@ -2,13 +2,13 @@
 // statement. Deterministic code only: every side effect is an activity. The stages it shares with
 // agent mode (DRIFT context, judge, the end of the run) are in run-core.ts; the draft, compile
 // and repair loop is its own.
-import { log, patched, type ActivityFailure } from '@temporalio/workflow';
+import { log, patched } from '@temporalio/workflow';
 import { refusalLabel } from '../common/verdict';
 import { llmMeterFor } from '../common/run-config';
 import { openedNamespaces, unknownIdentifiers } from '../common/lean-messages';
-import type { CompileResult, EquivalenceResult } from '../common/lean-types';
-import type { Attempt, FormalizeInput, FormalizeResult, JudgeVerdict } from '../common/run-types';
-import { checkedFrom, driftContext, finishRun, isBudgetExhausted, judgeAndCompare, startRun, type Run } from './run-core';
+import type { CompileResult } from '../common/lean-types';
+import type { FormalizeInput, FormalizeResult } from '../common/run-types';
+import { decide, driftContext, finishRun, judgeRun, startRun, untilBudget, type Run } from './run-core';
 
 export { progressQuery } from './run-core';
 
@@ -18,70 +18,42 @@ const MAX_NAMES_PER_ROUND = 3;
 export async function formalize(input: FormalizeInput): Promise<FormalizeResult> {
   // Cache, sample, model and provider choices and budgets for the LLM activities (the ledger).
   const run = startRun(input, { meter: (config) => llmMeterFor(config, input.sample ?? 0, input.llm) });
-  const { notes } = run;
-  const attempts: Attempt[] = [];
-  let statement = '';
-  let checked = false;
-  let compiled = false;
-  let refusal: string | null = null;
-  let verdict: JudgeVerdict | null = null;
-  let equivalent: EquivalenceResult | null = null;
-  let budgetSpent = false;
   let repairStopped: FormalizeResult['repairStopped'];
   // A spent LLM budget ends the run with what it has so far.
-  try {
+  await untilBudget(run, async () => {
     // 1–3. Decompose, retrieve, illustrate.
     await driftContext(run);
-
     // 4. Formalize, compile, repair: at most `repairRounds` repairs after the first attempt.
-    const result = await draftAndRepair(
-      run,
-      attempts,
-      (s) => (statement = s),
-      (why) => (repairStopped = why),
-    );
-    ({ checked, compiled, refusal } = checkedFrom(run, statement, result));
-
+    const last = await draftAndRepair(run);
+    repairStopped = last.stopped;
+    decide(run, run.end.statement, last.result);
     // 5. Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it.
-    ({ verdict, equivalent } = await judgeAndCompare(run, { statement, compiled, checked, refusal }, attempts.length - 1));
-  } catch (err) {
-    if (!isBudgetExhausted(err)) throw err;
-    budgetSpent = true;
-    notes.push(`budget: ${(err as ActivityFailure).cause?.message ?? 'spent'}; the run stopped at ${run.progress.stage}`);
-  }
-  return finishRun(
-    run,
-    { statement, compiled, checked, refusal, verdict, equivalent, budgetSpent, attempts },
-    repairStopped ? { repairStopped } : {},
-  );
+    await judgeRun(run, run.end.attempts.length - 1);
+  });
+  return finishRun(run, run.end, repairStopped ? { repairStopped } : {});
 }
 
 /** Drafts a statement, compiles it, and repairs it while Lean rejects it and rounds remain.
- * Each attempt is pushed to `attempts` and its statement handed to `onStatement` as it comes
- * (a run stopped by its budget reports the last one). A repair round that would send a prompt
+ * Each attempt is kept on the run as it comes, and each statement as it is written (a run
+ * stopped by its budget reports the last one). A repair round that would send a prompt
  * already sent (the same attempt, the same Lean messages) would get the same reply: the loop
- * ends there instead, recorded in `repairStopped`. Returns the last compile result. */
-async function draftAndRepair(
-  run: Run,
-  attempts: Attempt[],
-  onStatement: (statement: string) => void,
-  stopped: (why: NonNullable<FormalizeResult['repairStopped']>) => void,
-): Promise<CompileResult> {
-  const { input, config, notes, progress } = run;
+ * ends there instead, saying so in `stopped`. Answers the last compile result. */
+async function draftAndRepair(run: Run): Promise<{ result: CompileResult; stopped?: NonNullable<FormalizeResult['repairStopped']> }> {
+  const { input, config, notes, progress, end } = run;
   const llm = run.llm('formalizer');
   const context = { statement: input.statement, premises: run.premises, examples: run.examples, ...run.meter };
   // One activity per stage, so the Temporal UI tells a repair from the first draft; runs started
-  // before called both `draftStatement`.
+  // before called both `draftStatement` (docs/decisions/0015).
   const named = patched('formalize-repair-activities');
   run.enter('formalize');
   let statement = await (named ? llm.formalize.executeWithOptions({ summary: 'first draft' }, [context]) : llm.draftStatement(context));
-  onStatement(statement);
+  end.statement = statement;
   // What each repair round was sent (its attempt and Lean's messages on it), by round.
   const asked = new Map<string, number>();
   for (let round = 0; ; round++) {
     run.enter('compile');
     const result = await run.lean.compile({ code: statement });
-    attempts.push({ round, statement, compile: result });
+    end.attempts.push({ round, statement, compile: result });
     run.showState(
       result.status === 'refused'
         ? { compile: `round ${round}: ${refusalLabel(result)}`, compileBy: 'screen' }
@@ -90,10 +62,10 @@ async function draftAndRepair(
             compileBy: 'lean',
           },
     );
-    if (result.status === 'ok' || result.status === 'skipped') return result;
+    if (result.status === 'ok' || result.status === 'skipped') return { result };
     if (round >= config.repairRounds) {
       log.info('repair budget exhausted', { rounds: config.repairRounds });
-      return result;
+      return { result };
     }
     const repairRound = round + 1;
     const prompt = JSON.stringify([statement, result.messages]);
@@ -102,8 +74,7 @@ async function draftAndRepair(
       notes.push(
         `repair: round ${repairRound} would send the formalizer what round ${repeats} was sent (the same attempt and Lean messages), so it was not asked; the loop ended`,
       );
-      stopped({ reason: 'repeated-prompt', round: repairRound, repeats });
-      return result;
+      return { result, stopped: { reason: 'repeated-prompt', round: repairRound, repeats } };
     }
     asked.set(prompt, repairRound);
     progress.round = repairRound;
@@ -113,7 +84,7 @@ async function draftAndRepair(
     statement = await (named
       ? llm.repair.executeWithOptions({ summary: `repair round ${repairRound}` }, [repair])
       : llm.draftStatement(repair));
-    onStatement(statement);
+    end.statement = statement;
   }
 }
 

@@ -133,6 +133,9 @@ export interface Run {
   timings: Partial<Record<Stage, number>>;
   /** The index version the run searched: the pinned one, else the first one a search found. */
   indexVersion: string | undefined;
+  /** How the run stands: its last statement and attempts, how the last check went, the
+   * judge's verdict, a spent budget. What finishRun reports. */
+  end: RunEnd;
   /** Updates the run's current details in the Temporal UI. */
   showState(change: Partial<RunState>): void;
   /** Enters a stage: progress, stage search attribute, current details and timings. */
@@ -192,6 +195,16 @@ export function startRun(
     progress,
     timings,
     indexVersion: undefined,
+    end: {
+      statement: '',
+      compiled: false,
+      checked: false,
+      refusal: null,
+      verdict: null,
+      equivalent: null,
+      budgetSpent: false,
+      attempts: [],
+    },
     showState,
     enter,
   };
@@ -294,22 +307,42 @@ export interface Checked {
   refusal: string | null;
 }
 
-/** What a statement's last compile result says for the judge and the result (who decided), with
- * a note when the screen refused it or no Lean checked it. */
-export function checkedFrom(run: Run, statement: string, result: CompileResult): Checked {
-  const checked = result.status !== 'skipped' && result.status !== 'refused';
-  const compiled = result.status === 'ok';
+/** The one home of the checked/refused decision: what a statement's last compile result says
+ * for the judge and the result (who decided), with a note when the screen refused it or no Lean
+ * checked it. No result (nothing was written): unchecked. Kept on the run (`run.end`). */
+export function decide(run: Run, statement: string, result: CompileResult | null): Checked {
+  const checked = result !== null && result.status !== 'skipped' && result.status !== 'refused';
+  const compiled = result?.status === 'ok';
   let refusal: string | null = null;
-  if (result.status === 'refused') {
+  if (result?.status === 'refused') {
     refusal = refusalReason(result);
     run.notes.push(`compile: ${refusalLabel(result)} (nothing was sent to Lean)`);
-  } else if (!checked) run.notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
-  return { statement, compiled, checked, refusal };
+  } else if (result?.status === 'skipped') run.notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
+  const decided = { statement, compiled, checked, refusal };
+  Object.assign(run.end, decided);
+  return decided;
 }
 
 /** A failure that ends the run `budget-exhausted` rather than failing it. */
-export function isBudgetExhausted(err: unknown): boolean {
+function isBudgetExhausted(err: unknown): boolean {
   return err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === LLM_FAILURE.budgetExhausted;
+}
+
+/** Runs the run's LLM stages; a spent LLM budget ends them with what the run has so far (noted,
+ * and `budgetSpent` on the run) instead of failing the run. The one place the budget is caught. */
+export async function untilBudget(run: Run, stages: () => Promise<void>): Promise<void> {
+  try {
+    await stages();
+  } catch (err) {
+    if (!isBudgetExhausted(err)) throw err;
+    run.end.budgetSpent = true;
+    run.notes.push(`budget: ${(err as ActivityFailure).cause?.message ?? 'spent'}; the run stopped at ${run.progress.stage}`);
+  }
+}
+
+/** The judge (and the equivalence check) on the run's decided statement, kept on the run. */
+export async function judgeRun(run: Run, round: number): Promise<void> {
+  Object.assign(run.end, await judgeAndCompare(run, run.end, round));
 }
 
 /** Judge faithfulness; against a gold statement, Lean's equivalence check runs beside it (only

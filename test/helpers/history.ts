@@ -1,10 +1,7 @@
 // Reading a run's history: which activities ran, on which attempt, and when. Retries add no
 // scheduled events, so the attempt of each activity's started event is what shows a re-run.
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Client } from '@temporalio/client';
-import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 
 type History = temporal.api.history.v1.IHistory;
@@ -70,15 +67,6 @@ export function attemptsOf(runs: ActivityRun[]): string[] {
 }
 
 export const HISTORIES_DIR = fileURLToPath(new URL('../fixtures/histories/', import.meta.url));
-
-/** With RECORD_HISTORIES set, keeps a run's history as a replay fixture (test/unit/replay.test.ts). */
-export async function recordHistory(client: Client, workflowId: string, name: string): Promise<void> {
-  if (!process.env.RECORD_HISTORIES) return;
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const file = `${HISTORIES_DIR}${name}.json`;
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, historyToJSON(history));
-}
 
 /** The activity types of a history in order, local activities included. */
 export function activityTypesOf(history: History): string[] {

@@ -22,7 +22,6 @@ import { hashKey } from '../../client/api-keys';
 import { registryCatalog } from '../../client/library-catalog';
 import { TOOL_NAMES } from '../../mcp/server';
 import type { CheckStatementsResult } from '../../common/checks';
-import { recordHistory } from '../helpers/history';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { miniSpec, MINI_BENCHMARK, startOnStack, waitFor } from '../helpers/sweep';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from '../fakes/openai-server';
@@ -422,7 +421,6 @@ describe('checkStatements workflow', () => {
       taskQueue: stack.mainQueue,
       args: [input],
     })) as CheckStatementsResult;
-    await recordHistory(env.client, id, 'check-statements');
     expect(result.results.map((r) => r.id)).toEqual(['good', 'broken', 'hostile', 'other', undefined]);
     expect(result.results[0]).toMatchObject({ compiled: true, status: 'ok', equivalent: true });
     // Not compiled: no equivalence check.

@@ -23,7 +23,6 @@ import type { BenchmarkItem } from '../../common/sweep';
 import { createStack, startTemporal, type TestStack } from '../helpers/stack';
 import { publicData } from '../helpers/public-data';
 import { buildServer } from '../../api/server';
-import { recordHistory } from '../helpers/history';
 
 const run = promisify(execFile);
 const CLI = fileURLToPath(new URL('../../bin/cli.ts', import.meta.url));
@@ -130,10 +129,6 @@ describe('a predictions configuration', () => {
     const final = await stack.withWorkers(() => stack.client.workflow.getHandle('pred-sweep').result() as Promise<SweepProgress>);
     expect(final).toMatchObject({ status: 'completed', total: 20, done: 20, failed: 0 });
     expect(final.perConfig.herald).toMatchObject({ total: 10, done: 10, failed: 0 });
-    // The replay tests' histories of both (RECORD_HISTORIES=1): a sweep with a predictions
-    // configuration, and one of its evaluateStatement children (compile, equivalence, judge).
-    await recordHistory(stack.client, 'pred-sweep', 'sweep-predictions');
-    await recordHistory(stack.client, `pred-sweep/herald/${a}/0`, 'evaluate-statement');
 
     const runs = await stack.results.runs('pred-sweep');
     expect(runs).toHaveLength(20);

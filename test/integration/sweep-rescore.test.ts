@@ -13,7 +13,6 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { loadConfig, runLlmSettings } from '../../infra/config';
 import { createConfiguredLlm } from '../../infra/deps';
-import { recordHistory } from '../helpers/history';
 import type { ReportData } from '../../engines/report/report-data';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { miniSpec, progressOf, startOnStack, waitFor } from '../helpers/sweep';
@@ -194,9 +193,6 @@ describe('driftline sweep rescore', () => {
     for (const r of records) expect(r.workflowId).toBe(`rescored/${r.config}/${r.item}/${r.sample}`);
     expect((await stack.results.getSweep('rescored'))!.rescoreOf).toBe('rescore-source');
     expect((await cli('sweep', 'list')).stdout).toMatch(/^rescored\s+completed\s+24\/24 done, 0 failed .*\(rescore of rescore-source\)$/m);
-    // Replay fixtures (test/unit/replay.test.ts): a unit judged again, and one carried over.
-    await recordHistory(stack.client, 'rescored/drift/Demo.prime_odd/0', 'rejudge-completed');
-    await recordHistory(stack.client, 'rescored/unjudged/Demo.prime_odd/0', 'rejudge-carried');
 
     // The export keeps the contract's fields, and has the new judge's verdict where it judged.
     const exported = await cli('sweep', 'export', 'rescored', '--format', 'jsonl');

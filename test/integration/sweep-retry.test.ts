@@ -15,7 +15,6 @@ import type { SweepProgress } from '../../common/sweep';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { miniSpec, progressOf, startOnStack, waitFor } from '../helpers/sweep';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from '../fakes/openai-server';
-import { recordHistory } from '../helpers/history';
 import { signalSweep } from '../../client/sweeps';
 
 const run = promisify(execFile);
@@ -129,8 +128,6 @@ describe('driftline sweep retry', () => {
     expect(round1.code, round1.stderr).toBe(0);
     expect(round1.stdout).toMatch(/sweep sw-retry: retry 1 started: 4 failed runs of 16 started again \(bare 2, mono 2\)/);
     const again = await stack.withWorkers(() => result(id));
-    // The retry round's history replays against today's code (test/unit/replay.test.ts).
-    await recordHistory(stack.client, id, 'sweep-retry');
     expect(again).toMatchObject({ status: 'completed', total: 16, done: 16, failed: 4, retried: 4 });
     expect(again.perConfig.mono).toMatchObject({ done: 8, failed: 2, retried: 2 });
     expect([...requests.keys()].sort()).toEqual([...BROKEN].sort());

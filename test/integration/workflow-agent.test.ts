@@ -1,9 +1,8 @@
 // Agent mode end to end: the `formalizeAgent` workflow on the real Temporal dev server, with the
 // real workers and activities, a fake OpenAI-compatible provider scripting tool-calling
 // conversations, and the fake Lean REPL.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { activityTypesOf } from '../helpers/history';
@@ -19,7 +18,6 @@ import { HOSTILE_FILE, refusingCompile } from '../helpers/refusing-lean';
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 const BAD = 'import Mathlib\n\ntheorem prime_two_le (p : ℕ) (hp : Nat.Primee p) : 2 ≤ p := by sorry';
 const GOOD = 'import Mathlib\n\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry';
-const HISTORY_FIXTURE = fileURLToPath(new URL('../fixtures/histories/formalize-agent-completed.json', import.meta.url));
 
 let env: TestWorkflowEnvironment;
 const stacks: TestStack[] = [];
@@ -174,11 +172,6 @@ describe('formalizeAgent workflow', () => {
 
     const view = await getFormalization(s.client, id);
     expect(view!.progress).toMatchObject({ stage: 'done', step: 6, lastTool: null });
-
-    if (process.env.RECORD_HISTORIES) {
-      mkdirSync(dirname(HISTORY_FIXTURE), { recursive: true });
-      writeFileSync(HISTORY_FIXTURE, historyToJSON(await history(s, id)));
-    }
   });
 
   it('refuses a success declared before the file compiled, and goes on', async () => {

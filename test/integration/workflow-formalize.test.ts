@@ -6,7 +6,7 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { INDEX_KEY, LIBRARY_KEY, OUTCOME_KEY, STAGE_KEY } from '../../common/search-attributes';
 import { createStack, startTemporal, type TestStack } from '../helpers/stack';
 import { FAKE_MODELS } from '../fakes/openai-server';
-import { activityRuns, activityTypesOf, recordHistory } from '../helpers/history';
+import { activityRuns, activityTypesOf } from '../helpers/history';
 import { HOSTILE_REPLY, refusingCompile } from '../helpers/refusing-lean';
 import type { FormalizeResult } from '../../common/run-types';
 
@@ -68,9 +68,6 @@ describe('formalize workflow', () => {
     expect(result.indexVersion).toMatch(/^mini-[0-9a-f]{12}-/);
     expect(description.typedSearchAttributes.get(INDEX_KEY)).toBe(result.indexVersion);
     expect(await description.memo).toMatchObject({ statement: STATEMENT });
-
-    // Keep this history as a replay fixture when asked to (see test/unit/replay.test.ts).
-    await recordHistory(s.client, id, 'formalize-completed');
   });
 
   it('calls a statement that compiles but says something else unfaithful', async () => {
@@ -121,7 +118,6 @@ describe('formalize workflow', () => {
     });
     const id = await s.start(STATEMENT, { repairRounds: 2 });
     const result = await s.withWorkers(() => s.result(id));
-    await recordHistory(s.client, id, 'formalize-repairs-exhausted');
 
     expect(result.compiled).toBe(false);
     expect(result.outcome).toBe('not-compiled');
@@ -281,7 +277,6 @@ describe('formalize workflow', () => {
     s.llm.script(FAKE_MODELS.formalizer, { content: BAD });
     const id = await s.start(STATEMENT);
     const result = await s.withWorkers(() => s.result(id));
-    await recordHistory(s.client, id, 'formalize-compile-skipped');
 
     expect(result.checked).toBe(false);
     expect(result.compiled).toBe(false);
@@ -310,7 +305,6 @@ describe('formalize workflow', () => {
     const gold = 'theorem gold (q : ℕ) (hq : Nat.Prime q) : 2 ≤ q := by sorry';
     const id = await s.start(STATEMENT, {}, { goldStatement: gold });
     const result = await s.withWorkers(() => s.result(id));
-    await recordHistory(s.client, id, 'formalize-equivalence');
 
     expect(await activityTypes(s, id)).toContain('equivalence');
     expect(result.equivalence).toMatchObject({ equivalent: true, candidateToGold: { proved: true }, goldToCandidate: { proved: true } });

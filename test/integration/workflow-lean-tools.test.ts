@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { createStack, startTemporal, type TestStack } from '../helpers/stack';
 import { defaultBrain, FAKE_MODELS, type FakeRequest } from '../fakes/openai-server';
-import { activityTypesOf, recordHistory } from '../helpers/history';
+import { activityTypesOf } from '../helpers/history';
 
 const STATEMENT = 'If p is a prime number then p is at least 2.';
 const GOOD = '```lean\ntheorem prime_two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry\n```';
@@ -39,7 +39,6 @@ describe('repair with Lean name tools', () => {
     stacks.push(s);
     const id = await s.start(STATEMENT, { repairRounds: 2 });
     const result = await s.withWorkers(() => s.result(id));
-    await recordHistory(s.client, id, 'formalize-name-resolution');
 
     expect(result.compiled).toBe(true);
     expect(result.attempts).toHaveLength(2);

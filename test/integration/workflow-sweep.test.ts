@@ -9,7 +9,6 @@ import { signalSweep } from '../../client/sweeps';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from '../fakes/openai-server';
 import { MINI_BENCHMARK, miniSpec, progressOf, startOnStack, waitFor } from '../helpers/sweep';
-import { recordHistory } from '../helpers/history';
 
 let env: TestWorkflowEnvironment;
 const stacks: TestStack[] = [];
@@ -46,7 +45,6 @@ describe('sweep workflow', () => {
     const final = await runToEnd(s, 'sw-basic');
 
     expect(final).toMatchObject({ status: 'completed', total: 32, done: 32, failed: 0, running: 0 });
-    await recordHistory(s.client, 'sw-basic', 'sweep-completed');
     expect(final.perConfig.drift).toMatchObject({ total: 16, done: 16, failed: 0 });
     const runs = await s.results.runs('sw-basic');
     expect(runs).toHaveLength(32);

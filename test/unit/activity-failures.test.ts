@@ -11,6 +11,10 @@ import {
   rootCauseMessage,
 } from '../../common/failures';
 import { EngineError } from '../../engines/errors';
+import { createActivities } from '../../activities';
+import { createLlmClient } from '../../engines/llm/client';
+import { IndexRegistry } from '../../engines/retrieval/index-registry';
+import type { IndexStore } from '../../engines/retrieval/stores/store';
 
 describe('engine errors become Temporal failures of the same type', () => {
   it('keeps type, message, cause, Retry-After and details; retryability follows the type', () => {
@@ -79,5 +83,61 @@ describe('rootCauseMessage', () => {
     expect(rootCauseMessage(outer)).toBe('the reply had no JSON object');
     expect(rootCauseMessage(Object.assign(new Error('only this'), { cause: new Error('') }))).toBe('only this');
     expect(rootCauseMessage('plain text')).toBe('plain text');
+  });
+});
+
+describe('opening an index keeps the failure type (activities/index.ts)', () => {
+  const input = (library: string, indexVersion?: string) => ({
+    library,
+    statement: 'p is prime',
+    subqueries: [],
+    mode: 'monolithic' as const,
+    topK: 3,
+    exclude: [],
+    gold: [],
+    ...(indexVersion ? { indexVersion } : {}),
+  });
+  // A store that is down: every call fails as a client's would while Qdrant restarts.
+  const down = new Proxy({ kind: 'qdrant' } as unknown as IndexStore, {
+    get: (target, key) =>
+      key === 'kind' ? 'qdrant' : key === 'then' ? undefined : () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:6333')),
+  });
+  const activities = createActivities({
+    llm: createLlmClient(null),
+    indexes: new IndexRegistry({ libraries: [{ name: 'mini', corpusPath: '/nonexistent/mini.jsonl' }], store: down }),
+  });
+
+  it('names only an unknown library UnknownLibrary (not retried)', async () => {
+    await expect(activities.retrieve(input('nope'))).rejects.toMatchObject({ type: 'UnknownLibrary', nonRetryable: true });
+    await expect(activities.retrieve(input('nope', 'nope-v1'))).rejects.toMatchObject({ type: 'UnknownLibrary', nonRetryable: true });
+  });
+
+  it('lets a store outage through as itself, which the retry policy retries', async () => {
+    for (const pinned of [undefined, 'mini-v1']) {
+      const err = await activities.retrieve(input('mini', pinned)).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Error);
+      expect(err).not.toBeInstanceOf(ApplicationFailure);
+      expect((err as Error).message).toMatch(/ECONNREFUSED/);
+    }
+    const illustrated = await activities
+      .illustrate({ library: 'mini', statement: 's', premises: ['Nat.Prime'], m: 2, exclude: [] })
+      .catch((e: unknown) => e);
+    expect(illustrated).not.toBeInstanceOf(ApplicationFailure);
+  });
+
+  it('keeps an engine error its own type (an embedder that is down is retried)', async () => {
+    const embedderDown = new Proxy({} as IndexStore, {
+      get: (_t, key) =>
+        key === 'kind'
+          ? 'qdrant'
+          : key === 'then'
+            ? undefined
+            : () => Promise.reject(new EngineError(EMBEDDER_FAILURE.unavailable, 'embedder 503')),
+    });
+    const a = createActivities({
+      llm: createLlmClient(null),
+      indexes: new IndexRegistry({ libraries: [{ name: 'mini', corpusPath: '/nonexistent/mini.jsonl' }], store: embedderDown }),
+    });
+    await expect(a.retrieve(input('mini'))).rejects.toMatchObject({ type: 'EmbedderUnavailable', nonRetryable: false });
   });
 });
