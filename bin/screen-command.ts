@@ -7,7 +7,7 @@
 // so a predictions file or a sweep's export can be screened as it is.
 import { createReadStream } from 'node:fs';
 import type { SafetyPolicy } from '../engines/lean/statement-safety';
-import { screenText, type ScreenAs } from '../engines/lean/screen-text';
+import { bareReason, screenText, type ScreenAs } from '../engines/lean/screen-text';
 import { screenPolicyOf } from '../infra/screen-policy';
 import { configOrExit, fail } from './cli-support';
 
@@ -127,7 +127,8 @@ export function screenLine(item: ScreenLine, as: ScreenAs, policy?: SafetyPolicy
   return {
     id,
     accepted: false,
-    reason: verdict.part === 'header' ? `in the header: ${verdict.reason}` : verdict.reason,
+    // The position is given apart (`line`, `column`), so the reason is the construct and why.
+    reason: verdict.part === 'header' ? `in the header: ${bareReason(verdict)}` : bareReason(verdict),
     line: verdict.message.line,
     column: verdict.message.column,
   };

@@ -34,7 +34,7 @@ export type ScreenVerdict =
       accepted: false;
       /** Which text was refused; `line`/`column` of `message` are positions in that text. */
       part: 'statement' | 'header';
-      /** Why, naming the construct (without the advice the repair prompt gets). */
+      /** Why, naming the construct and where it is (without the advice the repair prompt gets). */
       reason: string;
       /** A compiler-style error at the offending place, its text starting `refused before Lean:`. */
       message: LeanMessage;
@@ -65,8 +65,16 @@ export function screenText(input: ScreenInput, policy: SafetyPolicy = DEFAULT_SA
   return { accepted: true, text: screened.value.text, ...(header !== undefined ? { header } : {}), parts: screened.value };
 }
 
+type Refused = Extract<ScreenVerdict, { accepted: false }>;
+
+/** The reason without the position the grammar appends to it, for a reader given the position apart. */
+export function bareReason(verdict: Refused): string {
+  const suffix = ` (line ${verdict.message.line}, column ${verdict.message.column})`;
+  return verdict.reason.endsWith(suffix) ? verdict.reason.slice(0, -suffix.length) : verdict.reason;
+}
+
 /** A refusal in one line for people and API answers: `statement is refused before Lean (line
  * 3, column 4): reason`; `field` names the text as the caller knows it. */
-export function describeRefusal(verdict: Extract<ScreenVerdict, { accepted: false }>, field: string = verdict.part): string {
-  return `${field} is refused before Lean (line ${verdict.message.line}, column ${verdict.message.column}): ${verdict.reason}`;
+export function describeRefusal(verdict: Refused, field: string = verdict.part): string {
+  return `${field} is refused before Lean (line ${verdict.message.line}, column ${verdict.message.column}): ${bareReason(verdict)}`;
 }

@@ -56,6 +56,10 @@ export interface FakeReplScript {
   /** Regex (source) on a goal type: such goals are provable without any hypothesis (a proof
    * that leans on a vacuous `True` stand-in still succeeds). See `declaredTypes`. */
   selfEvidentGoalPattern?: string;
+  /** Regex (source): names that exist only once the text defines them (`abbrev answer …`,
+   * `def f …`, `structure S …`), as a user's own definitions do: a use of one before its
+   * definition, or with none in the command or its environment, is `unknown identifier`. */
+  userNames?: string;
 }
 
 export interface Pos {
@@ -193,6 +197,7 @@ export function elaborate(
     messages.push(at(cmd, cmd.indexOf(bigMarker), bigMarker.length, 'info', 'x'.repeat(size)));
   }
 
+  messages.push(...undefinedUserNames(cmd, script, env));
   messages.push(...queries(cmd, script, env));
   const declared: Record<string, string> = {};
   const signatures: Record<string, string> = {};
@@ -207,7 +212,8 @@ export function elaborate(
     // that differ in meaning are never found equivalent.
     const proof = text.slice(text.indexOf(':=') + 2);
     const selfEvident = Boolean(script.selfEvidentGoalPattern && new RegExp(script.selfEvidentGoalPattern, 'u').test(type));
-    for (const [hyp, hypType] of Object.entries({ ...env, ...declared })) {
+    // A definition's body is a term, not a proof leaning on a theorem: only theorems are matched.
+    for (const [hyp, hypType] of THEOREM_KINDS.has(d.kind) ? Object.entries({ ...env, ...declared }) : []) {
       if ([...occurrences(proof, hyp)].length === 0 || selfEvident || type === 'True') continue;
       const hypSignature = { ...envSignatures, ...signatures }[hyp];
       if (hypType !== 'True' && hypSignature !== undefined && sameUpToRenaming(hypSignature, signature)) continue;
@@ -261,20 +267,44 @@ function queries(cmd: string, script: FakeReplScript, env: Record<string, string
   return out;
 }
 
-const DECLARATION = /\b(theorem|lemma|def|example|instance|abbrev)\b(\s+([^\s:({[⦃]+))?/gu;
+// Declaration keywords, as whole words (not a field such as `Foo.def`).
+const DECLARATION = /(?<![.\p{L}\p{N}_'])\b(theorem|lemma|def|example|instance|abbrev|structure|inductive|class)\b(\s+([^\s:({[⦃]+))?/gu;
+const THEOREM_KINDS = new Set(['theorem', 'lemma', 'example']);
 
-function declarations(cmd: string): { start: number; end: number; namePos: number; nameLength: number }[] {
+function declarations(cmd: string): { kind: string; start: number; end: number; namePos: number; nameLength: number }[] {
   const found = [...cmd.matchAll(DECLARATION)];
   return found.map((m, k) => {
-    const hasName = m[1] !== 'example' && m[3] !== undefined;
+    const hasName = m[1] !== 'example' && m[3] !== undefined && m[3] !== 'where';
     const namePos = hasName ? m.index + m[0].length - (m[3] ?? '').length : m.index;
     return {
+      kind: m[1]!,
       start: m.index,
       end: found[k + 1]?.index ?? cmd.length,
       namePos,
       nameLength: hasName ? (m[3] ?? '').length : (m[1] ?? '').length,
     };
   });
+}
+
+/** The user's own names (`userNames`) used where nothing defines them yet, as Lean reports them:
+ * definitions elaborate in order, so a use before the definition is unknown too. */
+function undefinedUserNames(cmd: string, script: FakeReplScript, env: Record<string, string>): FakeMessage[] {
+  if (!script.userNames) return [];
+  const pattern = new RegExp(`^(?:${script.userNames})$`, 'u');
+  const definedAt = new Map<string, number>();
+  for (const d of declarations(cmd)) {
+    if (d.kind === 'example' || d.kind === 'instance') continue;
+    const name = cmd.slice(d.namePos, d.namePos + d.nameLength);
+    if (!definedAt.has(name)) definedAt.set(name, d.namePos);
+  }
+  const out: FakeMessage[] = [];
+  for (const m of cmd.matchAll(/[\p{L}_][\p{L}\p{N}_'!?₀-₉]*/gu)) {
+    if (!pattern.test(m[0]) || env[m[0]] !== undefined) continue;
+    const at_ = definedAt.get(m[0]);
+    if (at_ !== undefined && at_ <= m.index) continue;
+    out.push(at(cmd, m.index, m[0].length, 'error', `unknown identifier '${m[0]}'`));
+  }
+  return out;
 }
 
 function sorryWarnings(cmd: string): FakeMessage[] {
@@ -318,7 +348,7 @@ function statementType(declaration: string): string {
 
 /** Binders and type of a declaration: what follows its name up to `:=`. */
 function declarationSignature(declaration: string): string {
-  const head = /^\s*(?:theorem|lemma|def|example|instance|abbrev)\b(?:\s+[^\s:({[⦃]+)?/u.exec(declaration);
+  const head = /^\s*(?:theorem|lemma|def|example|instance|abbrev|structure|inductive|class)\b(?:\s+[^\s:({[⦃]+)?/u.exec(declaration);
   const rest = declaration.slice(head ? head[0].length : 0);
   const assign = rest.indexOf(':=');
   return (assign >= 0 ? rest.slice(0, assign) : rest).trim();
