@@ -37,8 +37,9 @@ export interface FakeReplScript {
   crashOnceMarker?: string;
   /** Directory for state shared by all processes of one fake (set by the harness). */
   stateDir?: string;
-  /** Where a command word driftline never sends (`#eval`, `run_cmd`, `def`, …) leaves a marker
-   * file, one per received command that has one (set by the harness). */
+  /** Where a command word driftline never sends (`#eval`, `run_cmd`, `unsafe`, …), read where
+   * Lean reads code (leanVisibleCode), leaves a marker file, one per received command that has
+   * one (set by the harness). */
   leakDir?: string;
   /** At start, try a TCP connection to this loopback port and log the result (`probe connect`). */
   probeConnectPort?: number;
@@ -405,4 +406,83 @@ function canonicalSignature(signature: string): string {
     .replace(/\s+/g, ' ')
     .replace(/\s*([()[\]{}⦃⦄:,])\s*/g, '$1')
     .trim();
+}
+
+/**
+ * The command as Lean's tokenizer sees it, with comments, string literals, well-formed char
+ * literals and «…» names blanked (positions kept). Written apart from driftline's lexer, so the
+ * two cannot share a blind spot. Like Lean (Lean.Parser.Basic `charLitFnAux`), a quote at a
+ * token start opens a char literal unless another quote follows; a char literal that does not
+ * close after one character (or escape) is a parse error, and Lean resumes reading right after
+ * the character where it failed: what follows is code again, even what a naive reader takes for
+ * the inside of a string. Mathlib's quote tokens (`''`, `⁻¹'`, `∑'`, `∏'`) are read as tokens.
+ */
+export function leanVisibleCode(cmd: string): string {
+  const blank = (s: string) => s.replace(/[^\n]/g, ' ');
+  const idStart = /[\p{L}_]/u;
+  const idRest = /[\p{L}\p{N}_'!?₀-₉ₐ-ₜᵢ-ᵪ]/u;
+  let out = '';
+  let i = 0;
+  while (i < cmd.length) {
+    const rest = cmd.slice(i);
+    if (rest.startsWith('--')) {
+      const end = cmd.indexOf('\n', i);
+      const stop = end < 0 ? cmd.length : end;
+      out += blank(cmd.slice(i, stop));
+      i = stop;
+    } else if (rest.startsWith('/-')) {
+      let depth = 0;
+      let k = i;
+      do {
+        if (cmd.startsWith('/-', k)) {
+          depth++;
+          k += 2;
+        } else if (cmd.startsWith('-/', k)) {
+          depth--;
+          k += 2;
+        } else k++;
+      } while (depth > 0 && k < cmd.length);
+      out += blank(cmd.slice(i, k));
+      i = k;
+    } else if (cmd[i] === '"') {
+      let k = i + 1;
+      while (k < cmd.length && cmd[k] !== '"') k += cmd[k] === '\\' ? 2 : 1;
+      k = Math.min(cmd.length, k + 1);
+      out += blank(cmd.slice(i, k));
+      i = k;
+    } else if (/^(''|⁻¹'|∑'|∏')/u.test(rest)) {
+      const token = /^(''|⁻¹'|∑'|∏')/u.exec(rest)![0];
+      out += token;
+      i += token.length;
+    } else if (cmd[i] === "'") {
+      // One character or a simple escape, then a closing quote; else the error and resumption.
+      const chars = Array.from(cmd.slice(i + 1, i + 12));
+      const body = chars[0] === '\\' ? (chars[1] === 'x' ? 4 : chars[1] === 'u' ? 6 : 2) : 1;
+      const closing = chars[body];
+      const consumed = 1 + chars.slice(0, body).join('').length;
+      if (closing === "'") {
+        out += blank(cmd.slice(i, i + consumed + 1));
+        i += consumed + 1;
+      } else {
+        const failedAt = i + consumed + (closing ?? '').length;
+        out += blank(cmd.slice(i, failedAt));
+        i = failedAt;
+      }
+    } else if (cmd[i] === '«') {
+      const end = cmd.indexOf('»', i);
+      const stop = end < 0 ? cmd.length : end + 1;
+      out += blank(cmd.slice(i, stop));
+      i = stop;
+    } else if (idStart.test(cmd[i]!)) {
+      let k = i + 1;
+      while (k < cmd.length && (idRest.test(cmd[k]!) || (cmd[k] === '.' && idStart.test(cmd[k + 1] ?? '')))) k++;
+      out += cmd.slice(i, k);
+      i = k;
+    } else {
+      const ch = String.fromCodePoint(cmd.codePointAt(i)!);
+      out += ch;
+      i += ch.length;
+    }
+  }
+  return out;
 }
