@@ -110,6 +110,9 @@ const ESCAPE_HATCHES: ReadonlyMap<string, string> = new Map([
   ['plausible', '`plausible` compiles and runs code'],
   ['slim_check', '`slim_check` compiles and runs code'],
   ['polyrith', '`polyrith` calls a network service'],
+  ['bv_decide', '`bv_decide` runs an external SAT solver'],
+  ['bv_check', '`bv_check` reads a file and runs a checker'],
+  ['bv_decide?', '`bv_decide?` runs an external SAT solver'],
   ['dbg_trace', '`dbg_trace` runs code'],
   ['dbgTrace', '`dbgTrace` runs code'],
   ['axiom', 'new axioms are not allowed: they would make any statement provable'],
@@ -921,9 +924,10 @@ class Parser {
       throw new Refusal(t, `a tactic configuration \`(${nextSig.text} := …)\` is evaluated at elaboration and is not allowed`);
     if ((t.text === '+' || t.text === '-') && next?.kind === 'ident' && /\s/.test(this.code[t.start - 1] ?? ' '))
       throw new Refusal(t, `a tactic option switch \`${t.text}${next.text}\` is evaluated at elaboration and is not allowed`);
-    if (t.text === ';' || t.text === '·' || (t.text === '(' && tacticStart)) {
+    if (t.text === ';' || t.text === '·' || ((t.text === '(' || t.text === '{') && tacticStart)) {
       top.expectTactic = true;
-      if (t.text === '(') state.tactics.push({ depth: state.stack.length + 1, expectTactic: true });
+      // `(tacs)` and `{ tacs }` at a tactic's place are tactic blocks of their own.
+      if (t.text !== ';' && t.text !== '·') state.tactics.push({ depth: state.stack.length + 1, expectTactic: true });
     }
     if (t.text === '>' && this.code.slice(t.start - 2, t.start) === '<;') top.expectTactic = true;
     if (t.text === '|' && top.lastTactic === 'first' && state.stack.length === top.depth) top.expectTactic = true;
