@@ -34,9 +34,10 @@ export interface Token {
   quoteToken?: true;
 }
 
-/** Tokens of Mathlib's token table that end in a quote (besides `''`). Any other quote after a
- * symbol starts a char literal to Lean. */
-export const QUOTE_TOKENS: readonly string[] = ["⁻¹'", "∑'", "∏'"];
+/** Tokens of Lean's and Mathlib's token tables that end in a quote (besides `''`): Mathlib's
+ * preimage, `tsum`, `tprod`; core's `Σ'` and `×'`. Any other quote after a symbol starts a
+ * char literal to Lean. */
+export const QUOTE_TOKENS: readonly string[] = ["⁻¹'", "∑'", "∏'", "Σ'", "×'"];
 
 /** Where Lean resumes reading when a quote token is not in its token table (the header did not
  * import the notation): the quote starts a char literal, which reads one character (or fails at
@@ -188,8 +189,8 @@ export function tokenize(text: string): Token[] {
       i = s.end;
       continue;
     }
-    // Mathlib's tokens that end in a quote (`f ⁻¹' s`, `∑' n, f n`, `∏' n, f n`): longest
-    // match in Lean's token table, read before a char literal could start.
+    // Tokens that end in a quote (`f ⁻¹' s`, `∑' n, f n`, `Σ' x, p x`): longest match in
+    // Lean's token table, read before a char literal could start.
     const quoted = QUOTE_TOKENS.find((q) => text.startsWith(q, i));
     if (quoted) {
       push('symbol', start, i + quoted.length, { quoteToken: true });

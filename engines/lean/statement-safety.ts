@@ -110,6 +110,9 @@ const ESCAPE_HATCHES: ReadonlyMap<string, string> = new Map([
   ['plausible', '`plausible` compiles and runs code'],
   ['slim_check', '`slim_check` compiles and runs code'],
   ['polyrith', '`polyrith` calls a network service'],
+  ['bv_decide', '`bv_decide` runs an external SAT solver'],
+  ['bv_check', '`bv_check` reads a file and runs a checker'],
+  ['bv_decide?', '`bv_decide?` runs an external SAT solver'],
   ['dbg_trace', '`dbg_trace` runs code'],
   ['dbgTrace', '`dbgTrace` runs code'],
   ['axiom', 'new axioms are not allowed: they would make any statement provable'],
@@ -253,12 +256,21 @@ interface Parsed {
 interface TacticBlock {
   depth: number;
   expectTactic: boolean;
+  /** The last tactic word read in this block: after `first`, `|` starts a tactic; after
+   * `case …`/`next …`, `=>` does. */
+  lastTactic?: string;
 }
+
+/** Tactics whose next token is itself a tactic. */
+const TACTIC_COMBINATORS: ReadonlySet<string> = new Set(['try', 'repeat', 'all_goals', 'any_goals', 'focus', 'first']);
 
 /** Scanning state of one term: open brackets and `by` blocks. */
 interface TermState {
   stack: Token[];
   tactics: TacticBlock[];
+  /** Bracket depths of `let`/`have` bindings whose `:=` has not come yet: that `:=` is theirs,
+   * not the end of the statement. */
+  bindings: number[];
   /** A notation's right side may hold no `by`. */
   noTactics?: string;
 }
@@ -524,7 +536,7 @@ class Parser {
       if (!this.plainIdent(name)) throw new Refusal(name ?? kw, `\`${kw.text}\` needs a name`);
       this.definitionNames.push(name!.text);
     }
-    const state: TermState = { stack: [], tactics: [] };
+    const state: TermState = { stack: [], tactics: [], bindings: [] };
     let body = 0;
     for (;;) {
       const t = this.peek();
@@ -533,13 +545,22 @@ class Parser {
         this.deriving();
         break;
       }
-      if (state.stack.length === 0 && this.startsCommand(t)) break;
+      if (state.stack.length === 0 && this.startsCommand(t) && !this.termPosition(t)) break;
       this.termToken(t, state);
       this.next();
       body++;
     }
     this.closeTerm(state, kw);
     if (body === 0) throw new Refusal(kw, `\`${kw.text}\` has no body`);
+  }
+
+  /** `open … in` and `set_option … in` right after `:=`, `=>`, an operator or an opening
+   * bracket are a term's own (Lean's term parser is reading); after a name, number or closing
+   * bracket they start the next command. */
+  private termPosition(t: Token): boolean {
+    if (!(t.kind === 'ident' && (t.text === 'open' || t.text === 'set_option'))) return false;
+    const prev = this.sig[this.p - 1];
+    return prev?.kind === 'symbol' && !CLOSERS.has(prev.text);
   }
 
   private deriving(): void {
@@ -601,7 +622,7 @@ class Parser {
     this.next();
     this.next();
     this.definitionNames.push(`${kw.text} ${this.sig.slice(0, this.p).length}`);
-    const state: TermState = { stack: [], tactics: [], noTactics: `a \`${kw.text}\` whose right side is a tactic block` };
+    const state: TermState = { stack: [], tactics: [], bindings: [], noTactics: `a \`${kw.text}\` whose right side is a tactic block` };
     let body = 0;
     while (this.peek() && !(state.stack.length === 0 && this.startsCommand(this.peek()))) {
       this.termToken(this.peek()!, state);
@@ -626,7 +647,7 @@ class Parser {
     const singleLetter = chars.length === 1 && isIdFirst(chars[0]!.codePointAt(0)!) && chars[0]!.codePointAt(0)! > 0x7f;
     const plainSymbol = (ch: string) => {
       const c = ch.codePointAt(0)!;
-      if (c <= 0x7f) return '~+*<>|^&!='.includes(ch);
+      if (c <= 0x7f) return '~+*<>|^&!=,'.includes(ch);
       return (
         !isIdFirst(c) &&
         !isIdRest(c) &&
@@ -724,7 +745,7 @@ class Parser {
     }
     const sigStart = this.p;
     // The signature: term tokens up to the `:=` at bracket depth 0.
-    const state: TermState = { stack: [], tactics: [] };
+    const state: TermState = { stack: [], tactics: [], bindings: [] };
     for (;;) {
       const t = this.peek();
       if (!t) {
@@ -732,7 +753,7 @@ class Parser {
         this.closeTerm(state, kw);
         throw new Refusal(kw, 'the statement has no `:=`; end it with `:= by sorry`');
       }
-      if (state.stack.length === 0 && t.kind === 'symbol' && t.text === ':=') break;
+      if (state.stack.length === 0 && t.kind === 'symbol' && t.text === ':=' && state.bindings.at(-1) !== 0) break;
       this.termToken(t, state);
       this.next();
     }
@@ -789,7 +810,7 @@ class Parser {
 
   /** A bracketed binder group of `variable`. */
   private group(): void {
-    const state: TermState = { stack: [], tactics: [] };
+    const state: TermState = { stack: [], tactics: [], bindings: [] };
     do {
       const t = this.peek();
       if (!t) this.closeTerm(state, undefined);
@@ -852,12 +873,18 @@ class Parser {
       if (after?.kind === 'symbol' && after.text === '%') throw new Refusal(t, `\`${t.text}%\` runs an elaborator of its own`);
       if (tacticStart && !STATEMENT_TACTICS.has(t.text))
         throw new Refusal(t, `the tactic \`${t.text}\` is not one a statement may use (see engines/lean/tactic-names.ts)`);
+      if (tacticStart && top) {
+        top.lastTactic = t.text;
+        if (TACTIC_COMBINATORS.has(t.text) && t.text !== 'first') top.expectTactic = true;
+      }
+      if ((t.text === 'let' || t.text === 'have') && !tacticStart) state.bindings.push(state.stack.length);
       if (t.text === 'by') {
         if (state.noTactics) throw new Refusal(t, state.noTactics);
         if (state.tactics.length >= SCREEN_LIMITS.maxDepth) throw new Refusal(t, 'tactic blocks nested too deep');
         state.tactics.push({ depth: state.stack.length, expectTactic: true });
       }
     }
+    if (t.kind === 'symbol' && t.text === ':=' && state.bindings.at(-1) === state.stack.length) state.bindings.pop();
     if (t.kind === 'symbol' && t.text === '%' && this.code[t.start + 1] === '[')
       throw new Refusal(t, '`%[…]` runs an elaborator of its own');
     if (t.kind === 'number' && t.text.length > SCREEN_LIMITS.maxNumberDigits)
@@ -897,11 +924,15 @@ class Parser {
       throw new Refusal(t, `a tactic configuration \`(${nextSig.text} := …)\` is evaluated at elaboration and is not allowed`);
     if ((t.text === '+' || t.text === '-') && next?.kind === 'ident' && /\s/.test(this.code[t.start - 1] ?? ' '))
       throw new Refusal(t, `a tactic option switch \`${t.text}${next.text}\` is evaluated at elaboration and is not allowed`);
-    if (t.text === ';' || t.text === '·' || (t.text === '(' && tacticStart)) {
+    if (t.text === ';' || t.text === '·' || ((t.text === '(' || t.text === '{') && tacticStart)) {
       top.expectTactic = true;
-      if (t.text === '(') state.tactics.push({ depth: state.stack.length + 1, expectTactic: true });
+      // `(tacs)` and `{ tacs }` at a tactic's place are tactic blocks of their own.
+      if (t.text !== ';' && t.text !== '·') state.tactics.push({ depth: state.stack.length + 1, expectTactic: true });
     }
     if (t.text === '>' && this.code.slice(t.start - 2, t.start) === '<;') top.expectTactic = true;
+    if (t.text === '|' && top.lastTactic === 'first' && state.stack.length === top.depth) top.expectTactic = true;
+    if (t.text === '>' && this.code[t.start - 1] === '=' && (top.lastTactic === 'case' || top.lastTactic === 'next'))
+      top.expectTactic = true;
   }
 
   /** `#s`: Mathlib's cardinality notation glued to a short name. Lean reads the longest token

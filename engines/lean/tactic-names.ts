@@ -18,8 +18,8 @@ export const STATEMENT_TACTICS: ReadonlySet<string> = new Set([
   'rcases', 'obtain', 'rintro', 'rw', 'rewrite', 'rwa', 'erw', 'unfold', 'show', 'have', 'let', 'exists',
   'left', 'right', 'subst', 'symm', 'calc', 'first', 'try', 'repeat', 'all_goals', 'any_goals', 'focus',
   'skip', 'done', 'ext', 'funext', 'congr', 'change', 'norm_cast', 'push_cast', 'exact_mod_cast',
-  'infer_instance', 'split', 'by_cases', 'next', 'case', 'iterate', 'specialize', 'generalize', 'clear',
-  'rename_i', 'injection', 'contradiction', 'and_intros', 'exists', 'bv_omega', 'simp_arith', 'ac_rfl',
+  'infer_instance', 'split', 'by_cases', 'next', 'case', 'specialize', 'generalize', 'clear',
+  'rename_i', 'injection', 'and_intros', 'bv_omega', 'simp_arith', 'ac_rfl',
   'apply_assumption', 'exacts',
   // Batteries
   'by_contra', 'absurd', 'split_ands',
