@@ -527,8 +527,8 @@ class Parser {
     const kw = this.next()!;
     if (kw.text === 'class' && this.is(this.peek(), 'inductive')) throw new Refusal(this.peek(), '`class inductive` is not allowed');
     if (kw.text === 'instance') {
-      if (this.is(this.peek(), '('))
-        throw new Refusal(this.peek(), 'an instance priority or name in parentheses (write `instance name : …`)');
+      if (this.is(this.peek(), '(') && this.peek(1)?.kind === 'ident' && this.is(this.peek(2), ':='))
+        throw new Refusal(this.peek(), `an instance \`(${this.peek(1)!.text} := …)\`: priorities are not needed by a statement`);
       if (this.plainIdent(this.peek()) && !this.is(this.peek(1), '.')) this.definitionNames.push(this.next()!.text);
       else this.definitionNames.push('instance');
     } else {

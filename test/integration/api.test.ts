@@ -107,6 +107,11 @@ describe('POST /v1/formalizations', () => {
       { statement: 'p is prime', goldStatement: 'theorem t : True := by sorry\ninstance : Inhabited Nat := ⟨0⟩' },
       /goldStatement is refused before Lean \(line 2, column 0\): anything after the statement.*`instance`/,
     ],
+    [
+      'a gold statement with an unsafe definition',
+      { statement: 'p is prime', goldStatement: 'unsafe def f : Nat := 0\ntheorem t : True := by sorry' },
+      /goldStatement is refused before Lean.*`unsafe`/,
+    ],
   ])('answers 400 to %s, saying what is wrong', async (_name, body, message) => {
     const response = await post(body);
     expect(response.statusCode).toBe(400);
