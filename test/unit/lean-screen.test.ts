@@ -173,6 +173,11 @@ describe('the fake REPL reads text the way Lean does', () => {
     expect(screenStatement(hostile).ok).toBe(false);
   });
 
+  it('resumes after a number Lean cannot finish, so a command word glued to it is code to it', () => {
+    expect(leanVisibleCode('theorem t : 2einitialize = 0xunif_hint := by sorry')).toMatch(/ initialize = {3}unif_hint/);
+    expect(leanVisibleCode('theorem t : (2.5e3 : ℝ) = 0x1F := by sorry')).toContain('2.5e3 : ℝ) = 0x1F');
+  });
+
   it('reads a doc comment from after `/--`, as Lean does: `/--/` does not close it', () => {
     const screened = screenStatement('theorem t : True := by sorry\n/--/ #eval 1 -/');
     // One doc comment, blanked: Lean is sent no `#eval`.
