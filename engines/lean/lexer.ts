@@ -144,7 +144,8 @@ export function tokenize(text: string): Token[] {
     if (text.startsWith('/-', i)) {
       const isDoc = text[i + 2] === '-' || text[i + 2] === '!';
       let depth = 1;
-      let k = i + 2;
+      // A doc comment's body starts after `/--` or `/-!` (`/--/` does not close itself).
+      let k = i + (isDoc ? 3 : 2);
       // Lean's finishCommentBlock: `-/` closes, `/-` opens, anything else is skipped.
       while (k < text.length && depth > 0) {
         if (text[k] === '-' && text[k + 1] === '/') {
@@ -203,12 +204,14 @@ export function tokenize(text: string): Token[] {
       continue;
     }
     if (isDigit(c)) {
-      i = readNumber(text, i);
-      push('number', start, i);
+      const n = readNumber(text, i);
+      if (n.problem) bad(start, n.end, n.problem);
+      else push('number', start, n.end);
+      i = n.end;
       continue;
     }
     // Raw strings `r"…"`, `r#"…"#`: Lean reads them before identifiers.
-    if (c === 0x72 && (text[i + 1] === '"' || (text[i + 1] === '#' && /^#+"/.test(text.slice(i + 1, i + 300))))) {
+    if (c === 0x72 && (text[i + 1] === '"' || text[i + 1] === '#')) {
       bad(i, i + 2, 'raw string literals are not statements');
       i += 2;
       continue;
@@ -288,28 +291,35 @@ function readIdent(text: string, from: number): { end: number } | { end: number;
   }
 }
 
-function readNumber(text: string, from: number): number {
+/** A number as Lean's `numberFnAux` reads it: `0x`/`0b`/`0o` with at least one digit, or
+ * decimal digits, then `.` (with or without digits after it) and an exponent whose digits are
+ * required. Where Lean errs (`0x` with no digit, `2e` with no exponent digit) it resumes right
+ * after, inside what would otherwise be read as one name (`2einitialize`): `problem` then. */
+function readNumber(text: string, from: number): { end: number; problem?: string } {
   let i = from;
   const run = (ok: (ch: string) => boolean) => {
+    const start = i;
     while (i < text.length && ok(text[i]!)) i++;
+    return i - start;
   };
   if (text[i] === '0' && /[xXbBoO]/.test(text[i + 1] ?? '')) {
     const base = text[i + 1]!.toLowerCase();
     i += 2;
-    run(base === 'x' ? (ch) => /[0-9a-fA-F_]/.test(ch) : base === 'b' ? (ch) => /[01_]/.test(ch) : (ch) => /[0-7_]/.test(ch));
-    return i;
+    const digits = run(base === 'x' ? (ch) => /[0-9a-fA-F]/.test(ch) : base === 'b' ? (ch) => /[01]/.test(ch) : (ch) => /[0-7]/.test(ch));
+    return digits > 0 ? { end: i } : { end: i, problem: `\`0${base}\` with no digit after it (Lean reads an error there)` };
   }
-  run((ch) => /[0-9_]/.test(ch));
-  if (text[i] === '.' && /[0-9]/.test(text[i + 1] ?? '')) {
+  run((ch) => /[0-9]/.test(ch));
+  if (text[i] === '.') {
     i++;
-    run((ch) => /[0-9_]/.test(ch));
-  }
-  if (/[eE]/.test(text[i] ?? '') && /^[+-]?[0-9]/.test(text.slice(i + 1, i + 3))) {
-    i++;
-    if (text[i] === '+' || text[i] === '-') i++;
     run((ch) => /[0-9]/.test(ch));
   }
-  return i;
+  if (text[i] === 'e' || text[i] === 'E') {
+    i++;
+    if (text[i] === '+' || text[i] === '-') i++;
+    if (run((ch) => /[0-9]/.test(ch)) === 0)
+      return { end: i, problem: 'a number followed by `e` with no exponent digits (Lean reads an error there)' };
+  }
+  return { end: i };
 }
 
 type Literal = { end: number; value: string } | { end: number; problem: string };

@@ -259,6 +259,10 @@ interface TacticBlock {
   /** The last tactic word read in this block: after `first`, `|` starts a tactic; after
    * `case …`/`next …`, `=>` does. */
   lastTactic?: string;
+  /** Column of the block's first tactic: Lean's tactic sequence continues on a later line only
+   * at that column or right of it (`sepByIndent`'s `checkColGe`); left of it the block is over
+   * (`prop := by simp` then the next field of a `where`). */
+  column?: number;
 }
 
 /** Tactics whose next token is itself a tactic. */
@@ -842,8 +846,16 @@ class Parser {
     }
     if (t.kind === 'doc') throw new Refusal(t, 'a doc comment inside a statement');
     if (t.kind === 'symbol' && t.text === '@[') throw new Refusal(t, 'attributes inside a term');
+    const lineStart = this.lineBreakBefore(t);
+    for (;;) {
+      const last = state.tactics[state.tactics.length - 1];
+      if (!last || !lineStart || last.expectTactic || last.column === undefined || state.stack.length !== last.depth) break;
+      if (positionAt(this.code, t.start).column >= last.column) break;
+      state.tactics.pop();
+    }
     const top = state.tactics[state.tactics.length - 1];
-    const tacticStart = top !== undefined && (top.expectTactic || (this.lineBreakBefore(t) && state.stack.length === top.depth));
+    const tacticStart = top !== undefined && (top.expectTactic || (lineStart && state.stack.length === top.depth));
+    if (top && tacticStart && top.column === undefined) top.column = positionAt(this.code, t.start).column;
     if (top) top.expectTactic = false;
     if (t.kind === 'ident') {
       // `open X in term` and `set_option o v in term` are terms too.

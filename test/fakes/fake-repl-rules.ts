@@ -473,6 +473,13 @@ export function leanVisibleCode(cmd: string): string {
       const stop = end < 0 ? cmd.length : end + 1;
       out += blank(cmd.slice(i, stop));
       i = stop;
+    } else if (/[0-9]/.test(cmd[i]!)) {
+      // Lean's numberFnAux: a base prefix or an exponent with no digit is an error, and Lean
+      // resumes right after it (`2einitialize` runs `initialize`).
+      const m = /^(0[xX]([0-9a-fA-F]*)|0[bB]([01]*)|0[oO]([0-7]*)|[0-9]+(\.[0-9]*)?([eE][+-]?([0-9]*))?)/u.exec(rest)!;
+      const broken = m[2] === '' || m[3] === '' || m[4] === '' || m[7] === '';
+      out += broken ? blank(m[0]) : m[0];
+      i += m[0].length;
     } else if (idStart.test(cmd[i]!)) {
       let k = i + 1;
       while (k < cmd.length && (idRest.test(cmd[k]!) || (cmd[k] === '.' && idStart.test(cmd[k + 1] ?? '')))) k++;

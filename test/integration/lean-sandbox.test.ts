@@ -434,6 +434,8 @@ describe('the fake REPL as a tripwire', () => {
         'unsafe def f := 1',
         // A broken char literal: Lean resumes after it, inside what looks like a string.
         'theorem t : \'"X#eval IO.println 1 --" = 1 := by sorry',
+        // A number Lean cannot finish: it resumes after `2e`, at `initialize`.
+        'theorem t : 2einitialize = 1 := by sorry',
         'example : True := by native_decide',
         'theorem t : (eval% 1) = 1 := by sorry',
         '#leansearch "x"',
@@ -449,6 +451,7 @@ describe('the fake REPL as a tripwire', () => {
         'run_cmd',
         'unsafe',
         '#eval',
+        'initialize',
         'native_decide',
         'eval%',
         '#leansearch',

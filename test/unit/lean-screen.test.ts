@@ -77,7 +77,7 @@ describe('the grammar corpus (issue 34): each hostile text refused three ways', 
   it("has at least 100 texts over every class found in Lean's parser and elaborators", () => {
     expect(HOSTILE_GRAMMAR.length).toBeGreaterThanOrEqual(100);
     expect(new Set(HOSTILE_GRAMMAR.map((c) => c.class))).toEqual(
-      new Set(['char-literal', 'string', 'comment', 'name', 'evaluation', 'command', 'import']),
+      new Set(['char-literal', 'string', 'comment', 'name', 'number', 'evaluation', 'command', 'import']),
     );
   });
 
@@ -171,6 +171,18 @@ describe('the fake REPL reads text the way Lean does', () => {
     const hostile = 'theorem t : \'"X#eval IO.println 1 --" = 1 := by sorry';
     expect(leanVisibleCode(hostile)).toMatch(/#eval IO\.println 1/);
     expect(screenStatement(hostile).ok).toBe(false);
+  });
+
+  it('resumes after a number Lean cannot finish, so a command word glued to it is code to it', () => {
+    expect(leanVisibleCode('theorem t : 2einitialize = 0xunif_hint := by sorry')).toMatch(/ initialize = {3}unif_hint/);
+    expect(leanVisibleCode('theorem t : (2.5e3 : ℝ) = 0x1F := by sorry')).toContain('2.5e3 : ℝ) = 0x1F');
+  });
+
+  it('reads a doc comment from after `/--`, as Lean does: `/--/` does not close it', () => {
+    const screened = screenStatement('theorem t : True := by sorry\n/--/ #eval 1 -/');
+    // One doc comment, blanked: Lean is sent no `#eval`.
+    expect(screened.ok && screened.value.text).not.toMatch(/#eval/);
+    expect(screenStatement('/--/ #eval 1\ntheorem t : True := by sorry').ok).toBe(false);
   });
 
   it('does not read comments, string literals, char literals or «…» names as code', () => {
