@@ -34,8 +34,7 @@ import type { SafetyPolicy } from '../engines/lean/statement-safety';
 import type { IndexBuildActivities } from '../common/index-build';
 import { createIndexBuildActivities } from './index-build';
 import { createAgentActivities } from './agent';
-import { invalidStatementReason } from '../engines/lean/lean-source';
-import { DEFAULT_SAFETY_POLICY, unsafeStatementReason } from '../engines/lean/statement-safety';
+import { screenText } from '../engines/lean/screen-text';
 
 /** An engine call as an activity runs it: heartbeating, cancellable, engine errors mapped. */
 function engineCall<T>(work: (signal?: AbortSignal) => Promise<T>): Promise<T> {
@@ -158,9 +157,8 @@ export function createLeanActivities(deps: LeanActivityDeps): LeanActivities {
     },
 
     async screenStatement({ code }: { code: string }): Promise<LeanMessage | null> {
-      const invalid = invalidStatementReason(code);
-      if (invalid) return { severity: 'error', line: 1, column: 0, text: invalid };
-      return unsafeStatementReason(code, deps.policy ?? DEFAULT_SAFETY_POLICY) ?? null;
+      const screened = screenText({ statement: code, as: 'formalizer' }, deps.policy);
+      return screened.accepted ? null : screened.message;
     },
 
     async inspectName(input: InspectNameInput): Promise<NameInfo> {

@@ -62,6 +62,27 @@ program
   .action(async (file: string, opts: { json?: boolean }) => (await import('./check-command')).checkCommand(file, opts));
 
 program
+  .command('screen')
+  .description(
+    'screen a JSONL file of Lean texts offline, as every path to Lean does (no stack needed): which would reach Lean, and why not',
+  )
+  .argument('<file>', 'a JSONL file, one {"id"?, "statement", "header"?} per line (other fields are ignored)')
+  .addOption(
+    new Option('--as <kind>', "formalizer: a formalizer's whole text (definitions, then the theorem); gold: a benchmark's gold statement")
+      .choices(['formalizer', 'gold'])
+      .default('formalizer'),
+  )
+  .option('--json', 'print one line per input line, in order: {"id", "accepted", "reason"?, "line"?, "column"?}')
+  .addHelpText(
+    'after',
+    '\nPositions are in the refused text (the statement, or the header when the reason says so): lines from 1, columns from 0.' +
+      '\nExit status: 0 every line was screened (refusals are results), 1 the file cannot be read or a line is not such an object.',
+  )
+  .action(async (file: string, opts: { as: 'formalizer' | 'gold'; json?: boolean }) =>
+    (await import('./screen-command')).screenCommand(file, opts),
+  );
+
+program
   .command('mcp')
   .description('serve the Model Context Protocol over stdio (for AI coding assistants), against TEMPORAL_ADDRESS and the data directory')
   .action(async () => (await import('./mcp-command')).mcpCommand());

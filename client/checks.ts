@@ -5,7 +5,8 @@
 // which screens what it is sent again anyway.
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from '../engines/lean/statement-safety';
+import type { SafetyPolicy } from '../engines/lean/statement-safety';
+import { describeRefusal, screenText } from '../engines/lean/screen-text';
 import {
   CHECK_FINISHED_QUERY,
   CHECK_PROGRESS_QUERY,
@@ -37,7 +38,7 @@ export interface StartChecksOptions {
 }
 
 /** The statements as the workflow receives them: each screened, a refusal marked on its item. */
-export function screenChecks(items: CheckItem[], policy: SafetyPolicy = DEFAULT_SAFETY_POLICY): CheckItem[] {
+export function screenChecks(items: CheckItem[], policy?: SafetyPolicy): CheckItem[] {
   return items.map((item) => {
     const clean: CheckItem = {
       ...(item.id !== undefined ? { id: item.id } : {}),
@@ -49,16 +50,9 @@ export function screenChecks(items: CheckItem[], policy: SafetyPolicy = DEFAULT_
       ['gold', item.gold],
     ] as const) {
       if (text === undefined) continue;
-      const screened = screenStatement(text, policy, { gold: field === 'gold' });
-      if (!screened.ok) {
-        return {
-          ...clean,
-          refused: {
-            reason: `${field} is refused before Lean (line ${screened.message.line}, column ${screened.message.column}): ${screened.reason}`,
-            message: screened.message,
-          },
-        };
-      }
+      // The statement is a formalizer's whole text (definitions, then the theorem).
+      const screened = screenText({ statement: text, as: field === 'gold' ? 'gold' : 'formalizer' }, policy);
+      if (!screened.accepted) return { ...clean, refused: { reason: describeRefusal(screened, field), message: screened.message } };
     }
     return clean;
   });

@@ -20,11 +20,13 @@ import { createLeanRunner } from '../engines/lean/create-runner';
 import type { SandboxSettings } from '../engines/lean/sandbox';
 import type { RunnerLog } from '../engines/lean/runner-contract';
 import { NameDirectory } from '../engines/lean/name-directory';
-import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
-import { loadCommandKeywords } from '../engines/lean/command-keywords';
+import { screenPolicyOf } from './screen-policy';
 import { writeProviderStatus } from '../engines/llm/provider-status-file';
 import type { ProviderStatus } from '../engines/llm/provider';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';
+
+// Re-exported: the entry points that build deps take the screen's policy from here too.
+export { screenPolicyOf };
 
 export function indexDir(config: Config): string {
   return join(config.dataDir, 'indexes');
@@ -206,16 +208,6 @@ export async function buildMainWorkerDeps(config: Config, log?: IndexLog): Promi
   const ledger = new SqlReplyLedger(results.driver);
   const llm = createConfiguredLlm(config, ledger);
   return { llm, translator: translatorFor(config, llm), indexes: registry, ledger };
-}
-
-/** What the screen lets through, from the configuration: one policy for the Lean worker's
- * gate, its activities and the API's check of a gold statement. */
-export function screenPolicyOf(config: Config): SafetyPolicy {
-  return {
-    ...DEFAULT_SAFETY_POLICY,
-    allowedImports: config.lean.allowedImports,
-    commandKeywords: loadCommandKeywords(config.lean.commandKeywordsFile),
-  };
 }
 
 /** The REPL's sandbox from the LEAN_* settings (engines/lean/sandbox.ts). */

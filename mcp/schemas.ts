@@ -132,7 +132,7 @@ export const checkLeanInput = (maxStatementChars: number) =>
   z.strictObject({
     statement: statementText(
       maxStatementChars,
-      'One Lean 4 theorem statement, e.g. `theorem t (p : ℕ) (hp : p.Prime) : 2 ≤ p := by sorry`',
+      'One Lean 4 theorem statement, after the definitions it needs if any, e.g. `theorem t (p : ℕ) (hp : p.Prime) : 2 ≤ p := by sorry`',
     ),
     gold: statementText(
       maxStatementChars,

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { McpError, type CallToolResult, type ServerNotification } from '@modelcontextprotocol/sdk/types.js';
 import type { Client } from '@temporalio/client';
-import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from '../engines/lean/statement-safety';
+import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
+import { describeRefusal, screenText } from '../engines/lean/screen-text';
 import type { ResultsDb } from '../engines/results/results-db';
 import { startRequestProblem } from '../common/run-config';
 import type { CheckStatementsResult } from '../common/checks';
@@ -317,11 +318,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
         ['gold', gold],
       ] as const) {
         if (text === undefined) continue;
-        const screened = screenStatement(text, policy, { gold: field === 'gold' });
-        if (!screened.ok)
-          return toolError(
-            `${field} is refused before Lean (line ${screened.message.line}, column ${screened.message.column}): ${screened.reason}`,
-          );
+        const screened = screenText({ statement: text, as: field === 'gold' ? 'gold' : 'formalizer' }, policy);
+        if (!screened.accepted) return toolError(describeRefusal(screened, field));
       }
       // One code path with the API and the CLI (client/checks.ts).
       const id = await startChecks(temporal, [{ statement, ...(gold !== undefined ? { gold } : {}) }], {

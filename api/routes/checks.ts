@@ -33,7 +33,11 @@ function checksBody(maxStatementChars: number) {
         Type.Object(
           {
             id: Type.Optional(Type.String({ minLength: 1, maxLength: 500, description: "The caller's name, echoed in the result" })),
-            statement: { ...lean, description: 'One Lean 4 theorem statement' },
+            statement: {
+              ...lean,
+              description:
+                'A Lean 4 text: the definitions the statement needs (def, abbrev, structure, …), then one theorem ending `:= by sorry`',
+            },
             gold: Type.Optional({ ...lean, description: 'A reference statement: Lean checks that each proves the other' }),
           },
           { additionalProperties: false },

@@ -1,6 +1,7 @@
 // Formalization runs: start (idempotent by id), read, cancel, list.
 import type { FastifyPluginAsync } from 'fastify';
-import { DEFAULT_SAFETY_POLICY, screenStatement, type SafetyPolicy } from '../../engines/lean/statement-safety';
+import type { SafetyPolicy } from '../../engines/lean/statement-safety';
+import { describeRefusal, screenText } from '../../engines/lean/screen-text';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import {
@@ -130,12 +131,8 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
       // A gold statement is raw Lean from the caller: it never reaches Lean unless the screen
       // accepts it, and a refusal is the caller's to fix.
       if (input.goldStatement !== undefined) {
-        const gold = screenStatement(input.goldStatement, options.screenPolicy ?? DEFAULT_SAFETY_POLICY, { gold: true });
-        if (!gold.ok)
-          throw new HttpProblem(
-            400,
-            `goldStatement is refused before Lean (line ${gold.message.line}, column ${gold.message.column}): ${gold.reason}`,
-          );
+        const gold = screenText({ statement: input.goldStatement, as: 'gold' }, options.screenPolicy);
+        if (!gold.accepted) throw new HttpProblem(400, describeRefusal(gold, 'goldStatement'));
       }
       const startRequest: StartRequest = {
         statement: input.statement,

@@ -22,7 +22,7 @@ How to work:
 
 /** One block per tool, in the order they are listed. */
 export const AGENT_TOOL_BLOCKS: Record<AgentToolName, string> = {
-  write_file: `write_file(code): replace the working Lean file with \`code\`, the whole file (import line and the one theorem). Files that could run code or add definitions are refused with the reason.`,
+  write_file: `write_file(code): replace the working Lean file with \`code\`, the whole file (import line, the definitions the statement needs if any, then the one theorem). Files that could run code are refused with the reason.`,
   run_lean: `run_lean(): check the working Lean file with Lean and Mathlib; returns Lean's errors and warnings, or that it compiled. A warning that the theorem uses \`sorry\` is expected.`,
   inspect_name: `inspect_name(name): ask Lean about a name, e.g. \`Nat.Prime\`: whether it exists, its type and its definition or statement.`,
   resolve_name: `resolve_name(token, namespace_hints?): for a name Lean does not know (a typo, a wrong namespace, a name from an older Mathlib), the real names closest to it, each confirmed by Lean. \`namespace_hints\` lists namespaces to prefer.`,

@@ -33,7 +33,12 @@ export const DEFAULT_COMMAND_KEYWORDS: readonly string[] = [
   'declare_aesop_rule_sets', 'add_aesop_rules', 'erase_aesop_rules', 'count_heartbeats', 'recall',
   'open_locale', 'localized', 'variable?', 'set_premise_selector', 'insert_to_additive_translation',
   'extend_docs', 'whatsnew', 'lemma_wanted', 'assert_no_sorry', 'unfold_let', 'register_hint',
-  'register_try?_tactic', 'adaptation_note', 'widget', 'elab_as_elim', 'simps',
+  'register_try?_tactic', 'adaptation_note', 'widget', 'elab_as_elim', 'simps', 'sudo',
+  'with_weak_namespace', 'copy_doc_string', 'initialize_simps_projections?',
+  // Found by reading the command category again (issue 34): reachable after a forced parse error.
+  'unif_hint', 'unset_option', 'elab_stx_quot', 'open_private', 'export_private', 'mixfix',
+  'tactic_extension', 'register_tactic_tag', 'register_linter_set', 'set_library_suggestions',
+  'deriving_instance', 'reprove', 'addDeclDoc', 'lean_lib', 'lean_exe', 'require', 'package',
 ];
 
 /** Prefixes that only command words use: `builtin_…`, `register_…`, `declare_…`. */
@@ -41,7 +46,7 @@ export const COMMAND_KEYWORD_PREFIXES: readonly string[] = ['builtin_', 'registe
 
 /** Reads a library's keyword dump (a JSON array of token strings) and adds the default list. */
 export function loadCommandKeywords(file: string | undefined): ReadonlySet<string> {
-  const words = new Set(DEFAULT_COMMAND_KEYWORDS);
+  const words = new Set<string>(DEFAULT_COMMAND_KEYWORDS);
   if (!file) return words;
   const parsed: unknown = JSON.parse(readFileSync(file, 'utf8'));
   if (!Array.isArray(parsed) || parsed.some((w) => typeof w !== 'string')) {

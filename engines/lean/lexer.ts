@@ -1,6 +1,6 @@
 // A Lean 4 lexer: splits source text into the tokens Lean's own tokenizer (Lean.Parser.Basic:
 // `whitespace`, `identFn`, `numberFnAux`, `strLitFnAux`, `charLitFnAux`) would see, so the
-// screen (screen.ts) decides on the same boundaries as Lean. It does not know the token table,
+// screen (statement-safety.ts) decides on the same boundaries as Lean. It does not know the token table,
 // so symbols come out one character at a time except the few multi-character ones the screen
 // needs (`:=`, `@[`, `#word`). Anything Lean would read in a way this lexer does not model
 // (raw strings, name literals and quotations, interpolated strings, odd whitespace, control
@@ -28,6 +28,27 @@ export interface Token {
   value?: string;
   /** `bad` tokens: why Lean's reading cannot be vouched for. */
   problem?: string;
+  /** A token ending in a quote (`''`, `⁻¹'`, `∑'`, `∏'`): without the notation in scope Lean
+   * reads a char literal at its last quote instead, fails, and resumes at `fallbackResume`
+   * (see fallbackResume). */
+  quoteToken?: true;
+}
+
+/** Tokens of Lean's and Mathlib's token tables that end in a quote (besides `''`): Mathlib's
+ * preimage, `tsum`, `tprod`; core's `Σ'` and `×'`. Any other quote after a symbol starts a
+ * char literal to Lean. */
+export const QUOTE_TOKENS: readonly string[] = ["⁻¹'", "∑'", "∏'", "Σ'", "×'"];
+
+/** Where Lean resumes reading when a quote token is not in its token table (the header did not
+ * import the notation): the quote starts a char literal, which reads one character (or fails at
+ * a backslash) and then fails at the next one, one character later. Undefined when the
+ * fallback reads an escape, whose extent depends on the escape. */
+export function fallbackResume(text: string, token: Token): number | undefined {
+  const q = token.start + token.text.length - 1;
+  if (text[q + 1] === '\\') return undefined;
+  let r = q + 1;
+  for (let k = 0; k < 2 && r < text.length; k++) r += (text.codePointAt(r) ?? 0) > 0xffff ? 2 : 1;
+  return r;
 }
 
 // ---- character classes, as Lean defines them ----
@@ -123,7 +144,8 @@ export function tokenize(text: string): Token[] {
     if (text.startsWith('/-', i)) {
       const isDoc = text[i + 2] === '-' || text[i + 2] === '!';
       let depth = 1;
-      let k = i + 2;
+      // A doc comment's body starts after `/--` or `/-!` (`/--/` does not close itself).
+      let k = i + (isDoc ? 3 : 2);
       // Lean's finishCommentBlock: `-/` closes, `/-` opens, anything else is skipped.
       while (k < text.length && depth > 0) {
         if (text[k] === '-' && text[k + 1] === '/') {
@@ -146,28 +168,34 @@ export function tokenize(text: string): Token[] {
     if (c === 0x22) {
       const s = readString(text, i);
       if ('problem' in s) bad(start, s.end, s.problem);
+      // After `s!`, `m!`, `f!` (with or without a space) Lean reads `{…}` in a string as code.
+      else if (/[{}]/.test(s.value)) bad(start, s.end, 'braces inside a string literal (an interpolated string runs the code in them)');
       else push('string', start, s.end, { value: s.value });
       i = s.end;
       continue;
     }
     if (c === 0x27) {
-      // Lean reads a char literal only at a token start and not before another quote; a quote
-      // that does not close one is part of a symbol token to Lean (`''` image, `⁻¹'` preimage).
+      // Lean's tokenFn: a quote at a token start begins a char literal unless another quote
+      // follows (`''`, a token of Mathlib's `Set.image` notation). A char literal is exactly
+      // one character or escape and a closing quote; anything else is a parse error, after
+      // which Lean resumes reading inside what follows, so it is `bad` here, never a symbol.
       if (text[i + 1] === "'") {
-        push('symbol', start, i + 2);
+        push('symbol', start, i + 2, { quoteToken: true });
         i += 2;
         continue;
       }
       const s = readChar(text, i);
-      if ('problem' in s) {
-        const escaped = 'escape' in s;
-        if (escaped) bad(start, s.end, s.problem);
-        else push('symbol', start, i + 1);
-        i = escaped ? s.end : i + 1;
-      } else {
-        push('char', start, s.end, { value: s.value });
-        i = s.end;
-      }
+      if ('problem' in s) bad(start, s.end, s.problem);
+      else push('char', start, s.end, { value: s.value });
+      i = s.end;
+      continue;
+    }
+    // Tokens that end in a quote (`f ⁻¹' s`, `∑' n, f n`, `Σ' x, p x`): longest match in
+    // Lean's token table, read before a char literal could start.
+    const quoted = QUOTE_TOKENS.find((q) => text.startsWith(q, i));
+    if (quoted) {
+      push('symbol', start, i + quoted.length, { quoteToken: true });
+      i += quoted.length;
       continue;
     }
     if (c === 0x60) {
@@ -176,12 +204,14 @@ export function tokenize(text: string): Token[] {
       continue;
     }
     if (isDigit(c)) {
-      i = readNumber(text, i);
-      push('number', start, i);
+      const n = readNumber(text, i);
+      if (n.problem) bad(start, n.end, n.problem);
+      else push('number', start, n.end);
+      i = n.end;
       continue;
     }
     // Raw strings `r"…"`, `r#"…"#`: Lean reads them before identifiers.
-    if (c === 0x72 && (text[i + 1] === '"' || (text[i + 1] === '#' && /^#+"/.test(text.slice(i + 1, i + 300))))) {
+    if (c === 0x72 && (text[i + 1] === '"' || text[i + 1] === '#')) {
       bad(i, i + 2, 'raw string literals are not statements');
       i += 2;
       continue;
@@ -261,28 +291,35 @@ function readIdent(text: string, from: number): { end: number } | { end: number;
   }
 }
 
-function readNumber(text: string, from: number): number {
+/** A number as Lean's `numberFnAux` reads it: `0x`/`0b`/`0o` with at least one digit, or
+ * decimal digits, then `.` (with or without digits after it) and an exponent whose digits are
+ * required. Where Lean errs (`0x` with no digit, `2e` with no exponent digit) it resumes right
+ * after, inside what would otherwise be read as one name (`2einitialize`): `problem` then. */
+function readNumber(text: string, from: number): { end: number; problem?: string } {
   let i = from;
   const run = (ok: (ch: string) => boolean) => {
+    const start = i;
     while (i < text.length && ok(text[i]!)) i++;
+    return i - start;
   };
   if (text[i] === '0' && /[xXbBoO]/.test(text[i + 1] ?? '')) {
     const base = text[i + 1]!.toLowerCase();
     i += 2;
-    run(base === 'x' ? (ch) => /[0-9a-fA-F_]/.test(ch) : base === 'b' ? (ch) => /[01_]/.test(ch) : (ch) => /[0-7_]/.test(ch));
-    return i;
+    const digits = run(base === 'x' ? (ch) => /[0-9a-fA-F]/.test(ch) : base === 'b' ? (ch) => /[01]/.test(ch) : (ch) => /[0-7]/.test(ch));
+    return digits > 0 ? { end: i } : { end: i, problem: `\`0${base}\` with no digit after it (Lean reads an error there)` };
   }
-  run((ch) => /[0-9_]/.test(ch));
-  if (text[i] === '.' && /[0-9]/.test(text[i + 1] ?? '')) {
+  run((ch) => /[0-9]/.test(ch));
+  if (text[i] === '.') {
     i++;
-    run((ch) => /[0-9_]/.test(ch));
-  }
-  if (/[eE]/.test(text[i] ?? '') && /^[+-]?[0-9]/.test(text.slice(i + 1, i + 3))) {
-    i++;
-    if (text[i] === '+' || text[i] === '-') i++;
     run((ch) => /[0-9]/.test(ch));
   }
-  return i;
+  if (text[i] === 'e' || text[i] === 'E') {
+    i++;
+    if (text[i] === '+' || text[i] === '-') i++;
+    if (run((ch) => /[0-9]/.test(ch)) === 0)
+      return { end: i, problem: 'a number followed by `e` with no exponent digits (Lean reads an error there)' };
+  }
+  return { end: i };
 }
 
 type Literal = { end: number; value: string } | { end: number; problem: string };
@@ -324,24 +361,27 @@ function readString(text: string, from: number): Literal {
   return { end: text.length, problem: 'a string literal that is never closed' };
 }
 
-function readChar(text: string, from: number): Literal | { end: number; problem: string; escape: true } {
+function readChar(text: string, from: number): Literal {
   let i = from + 1;
   let value: string;
   if (text[i] === '\\') {
-    // A backslash after the quote is a char literal to Lean for certain: its escape must be good.
     const esc = readEscape(text, i + 1, "'");
-    if ('problem' in esc) return { ...esc, escape: true };
+    if ('problem' in esc) return esc;
     value = esc.value;
     i = esc.end;
   } else {
     const c = text.codePointAt(i);
-    if (c === undefined || c === 0x27 || c === 0x0a || isSuspicious(c)) return { end: i, problem: "a stray quote (')" };
+    if (c === undefined || c === 0x0a || c === 0x0d || c === 0x09 || isSuspicious(c))
+      return { end: Math.min(text.length, i + 1), problem: "a quote (') that starts no character literal (Lean reads one and fails)" };
     value = String.fromCodePoint(c);
     i += c > 0xffff ? 2 : 1;
   }
   if (text[i] !== "'") {
-    if (text[from + 1] === '\\') return { end: i, problem: 'a character literal that is not closed', escape: true };
-    return { end: i, problem: 'a character literal that is not closed' };
+    return {
+      end: Math.min(text.length, i + 1),
+      problem:
+        "a character literal that is not closed (Lean reads `'`, one character and a quote; after the error it resumes inside the text)",
+    };
   }
   return { end: i + 1, value };
 }

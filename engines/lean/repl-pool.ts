@@ -18,7 +18,7 @@ import type { CheckOptions, LeanRunner, RunnerLog } from './runner-contract';
 import { canMeasureRss, groupPeakMb, groupRssMb, resetGroupPeak } from './process-memory';
 import { ReplCrashedError, ReplProcess, ReplTimeoutError } from './repl-process';
 import { isErrorReply, UNKNOWN_ENVIRONMENT, type ReplReply } from './repl-protocol';
-import { DEFAULT_SAFETY_POLICY, screenHeader, screenReplInput, type SafetyPolicy } from './statement-safety';
+import { DEFAULT_SAFETY_POLICY, screenCheckSource, screenHeader, screenReplInput, type SafetyPolicy } from './statement-safety';
 
 export interface ReplPoolSettings {
   /** Shell command that starts the REPL (already wrapped by the sandbox, if any). */
@@ -182,6 +182,8 @@ export class ReplPool implements LeanRunner {
     const body = screenReplInput(code, policy);
     if (!body.ok) return refusedResult(body, 'the text', started);
     const source = buildCheckSource(body.value, header.value);
+    const composed = screenCheckSource(source, policy); // what is sent passes the same gate
+    if (composed) return refusedResult(composed, 'the composed check', started);
     for (let attempt = 0; ; attempt++) {
       const slot = await this.acquire(source.header, opts.signal);
       try {

@@ -14,13 +14,22 @@ const INSTRUCTIONS = `You translate informal mathematics into Lean 4 statements 
 You state theorems; you never prove them.
 
 Rules for your answer:
-- Give exactly ONE Lean 4 declaration (\`theorem\`) that says what the informal statement says,
-  in a single \`\`\`lean code block.
+- Give exactly ONE Lean 4 theorem (\`theorem\`) that says what the informal statement says, in a
+  single \`\`\`lean code block. Before it, in the same block, put the definitions the statement
+  needs, if any, and nothing else.
 - Its proof must be exactly \`:= by sorry\`. Write no tactics and no proof terms.
 - Do not write \`import\` lines: the checker puts the library header in front of your code.
   \`open\` lines before the theorem are fine when you need them.
-- Use only names that exist in the library. Never introduce new definitions, structures,
-  axioms or constants, and never stand in for a concept with a placeholder such as \`True\`.
+- Use the library's own names wherever the library has the notion. Define something yourself
+  only when it does not: a \`def\`, \`abbrev\`, \`structure\`, \`inductive\` or \`instance\` with
+  a plain body. No attributes, macros, syntax, axioms, \`unsafe\`/\`partial\` definitions or
+  commands such as \`#eval\`: the checker refuses them.
+- When the statement asks to find or determine something ("find all n such that …", "what is the
+  least …"), give your answer as an \`abbrev\` (for example
+  \`abbrev answer : Set ℕ := {n | n = 2 ∨ n = 3}\`) and let the theorem say the answer is right
+  (\`{n : ℕ | …} = answer\`, or \`IsLeast {x | …} answer\`).
+- Never stand in for a concept with a placeholder such as \`True\`, \`0\` or a definition that
+  says nothing.
 - Keep every hypothesis and quantifier of the informal statement, with the right types
   (ℕ, ℤ, ℚ, ℝ, ℂ, ZMod n, a group, a topological space, ...); add only the assumptions the
   statement takes for granted (such as the type classes its objects need).
@@ -59,7 +68,7 @@ function repairRequest(repair: RepairContext): string {
   const refused = messages.some((m) => m.severity === 'error' && /^refused before Lean:/i.test(m.text));
   const parts = [
     refused
-      ? 'That statement was refused before Lean by the statement screen (only one theorem statement ending `:= by sorry`, with a plain preamble, may be sent). Its message (line:column severity: text):'
+      ? 'That statement was refused before Lean by the statement screen (it lets through the definitions a statement needs, then one theorem ending `:= by sorry`; no commands, attributes, macros or proofs). Its message (line:column severity: text):'
       : 'Lean did not accept that statement. Its messages (line:column severity: text):',
     messages.length ? messages.map(formatLeanMessage).join('\n') : '(no messages were reported)',
   ];
@@ -74,7 +83,7 @@ function repairRequest(repair: RepairContext): string {
   parts.push(
     '',
     'Fix the statement so that it compiles while keeping the meaning of the informal statement.',
-    'Answer with the corrected theorem in one ```lean block, ending in `:= by sorry`.',
+    'Answer with the corrected definitions (if it needs any) and theorem in one ```lean block, ending in `:= by sorry`.',
   );
   return parts.join('\n');
 }

@@ -37,8 +37,9 @@ export interface FakeReplScript {
   crashOnceMarker?: string;
   /** Directory for state shared by all processes of one fake (set by the harness). */
   stateDir?: string;
-  /** Where a command word driftline never sends (`#eval`, `run_cmd`, `def`, …) leaves a marker
-   * file, one per received command that has one (set by the harness). */
+  /** Where a command word driftline never sends (`#eval`, `run_cmd`, `unsafe`, …), read where
+   * Lean reads code (leanVisibleCode), leaves a marker file, one per received command that has
+   * one (set by the harness). */
   leakDir?: string;
   /** At start, try a TCP connection to this loopback port and log the result (`probe connect`). */
   probeConnectPort?: number;
@@ -56,6 +57,10 @@ export interface FakeReplScript {
   /** Regex (source) on a goal type: such goals are provable without any hypothesis (a proof
    * that leans on a vacuous `True` stand-in still succeeds). See `declaredTypes`. */
   selfEvidentGoalPattern?: string;
+  /** Regex (source): names that exist only once the text defines them (`abbrev answer …`,
+   * `def f …`, `structure S …`), as a user's own definitions do: a use of one before its
+   * definition, or with none in the command or its environment, is `unknown identifier`. */
+  userNames?: string;
 }
 
 export interface Pos {
@@ -193,6 +198,7 @@ export function elaborate(
     messages.push(at(cmd, cmd.indexOf(bigMarker), bigMarker.length, 'info', 'x'.repeat(size)));
   }
 
+  messages.push(...undefinedUserNames(cmd, script, env));
   messages.push(...queries(cmd, script, env));
   const declared: Record<string, string> = {};
   const signatures: Record<string, string> = {};
@@ -207,7 +213,8 @@ export function elaborate(
     // that differ in meaning are never found equivalent.
     const proof = text.slice(text.indexOf(':=') + 2);
     const selfEvident = Boolean(script.selfEvidentGoalPattern && new RegExp(script.selfEvidentGoalPattern, 'u').test(type));
-    for (const [hyp, hypType] of Object.entries({ ...env, ...declared })) {
+    // A definition's body is a term, not a proof leaning on a theorem: only theorems are matched.
+    for (const [hyp, hypType] of THEOREM_KINDS.has(d.kind) ? Object.entries({ ...env, ...declared }) : []) {
       if ([...occurrences(proof, hyp)].length === 0 || selfEvident || type === 'True') continue;
       const hypSignature = { ...envSignatures, ...signatures }[hyp];
       if (hypType !== 'True' && hypSignature !== undefined && sameUpToRenaming(hypSignature, signature)) continue;
@@ -261,20 +268,44 @@ function queries(cmd: string, script: FakeReplScript, env: Record<string, string
   return out;
 }
 
-const DECLARATION = /\b(theorem|lemma|def|example|instance|abbrev)\b(\s+([^\s:({[⦃]+))?/gu;
+// Declaration keywords, as whole words (not a field such as `Foo.def`).
+const DECLARATION = /(?<![.\p{L}\p{N}_'])\b(theorem|lemma|def|example|instance|abbrev|structure|inductive|class)\b(\s+([^\s:({[⦃]+))?/gu;
+const THEOREM_KINDS = new Set(['theorem', 'lemma', 'example']);
 
-function declarations(cmd: string): { start: number; end: number; namePos: number; nameLength: number }[] {
+function declarations(cmd: string): { kind: string; start: number; end: number; namePos: number; nameLength: number }[] {
   const found = [...cmd.matchAll(DECLARATION)];
   return found.map((m, k) => {
-    const hasName = m[1] !== 'example' && m[3] !== undefined;
+    const hasName = m[1] !== 'example' && m[3] !== undefined && m[3] !== 'where';
     const namePos = hasName ? m.index + m[0].length - (m[3] ?? '').length : m.index;
     return {
+      kind: m[1]!,
       start: m.index,
       end: found[k + 1]?.index ?? cmd.length,
       namePos,
       nameLength: hasName ? (m[3] ?? '').length : (m[1] ?? '').length,
     };
   });
+}
+
+/** The user's own names (`userNames`) used where nothing defines them yet, as Lean reports them:
+ * definitions elaborate in order, so a use before the definition is unknown too. */
+function undefinedUserNames(cmd: string, script: FakeReplScript, env: Record<string, string>): FakeMessage[] {
+  if (!script.userNames) return [];
+  const pattern = new RegExp(`^(?:${script.userNames})$`, 'u');
+  const definedAt = new Map<string, number>();
+  for (const d of declarations(cmd)) {
+    if (d.kind === 'example' || d.kind === 'instance') continue;
+    const name = cmd.slice(d.namePos, d.namePos + d.nameLength);
+    if (!definedAt.has(name)) definedAt.set(name, d.namePos);
+  }
+  const out: FakeMessage[] = [];
+  for (const m of cmd.matchAll(/[\p{L}_][\p{L}\p{N}_'!?₀-₉]*/gu)) {
+    if (!pattern.test(m[0]) || env[m[0]] !== undefined) continue;
+    const at_ = definedAt.get(m[0]);
+    if (at_ !== undefined && at_ <= m.index) continue;
+    out.push(at(cmd, m.index, m[0].length, 'error', `unknown identifier '${m[0]}'`));
+  }
+  return out;
 }
 
 function sorryWarnings(cmd: string): FakeMessage[] {
@@ -318,7 +349,7 @@ function statementType(declaration: string): string {
 
 /** Binders and type of a declaration: what follows its name up to `:=`. */
 function declarationSignature(declaration: string): string {
-  const head = /^\s*(?:theorem|lemma|def|example|instance|abbrev)\b(?:\s+[^\s:({[⦃]+)?/u.exec(declaration);
+  const head = /^\s*(?:theorem|lemma|def|example|instance|abbrev|structure|inductive|class)\b(?:\s+[^\s:({[⦃]+)?/u.exec(declaration);
   const rest = declaration.slice(head ? head[0].length : 0);
   const assign = rest.indexOf(':=');
   return (assign >= 0 ? rest.slice(0, assign) : rest).trim();
@@ -375,4 +406,90 @@ function canonicalSignature(signature: string): string {
     .replace(/\s+/g, ' ')
     .replace(/\s*([()[\]{}⦃⦄:,])\s*/g, '$1')
     .trim();
+}
+
+/**
+ * The command as Lean's tokenizer sees it, with comments, string literals, well-formed char
+ * literals and «…» names blanked (positions kept). Written apart from driftline's lexer, so the
+ * two cannot share a blind spot. Like Lean (Lean.Parser.Basic `charLitFnAux`), a quote at a
+ * token start opens a char literal unless another quote follows; a char literal that does not
+ * close after one character (or escape) is a parse error, and Lean resumes reading right after
+ * the character where it failed: what follows is code again, even what a naive reader takes for
+ * the inside of a string. Mathlib's quote tokens (`''`, `⁻¹'`, `∑'`, `∏'`) are read as tokens.
+ */
+export function leanVisibleCode(cmd: string): string {
+  const blank = (s: string) => s.replace(/[^\n]/g, ' ');
+  const idStart = /[\p{L}_]/u;
+  const idRest = /[\p{L}\p{N}_'!?₀-₉ₐ-ₜᵢ-ᵪ]/u;
+  let out = '';
+  let i = 0;
+  while (i < cmd.length) {
+    const rest = cmd.slice(i);
+    if (rest.startsWith('--')) {
+      const end = cmd.indexOf('\n', i);
+      const stop = end < 0 ? cmd.length : end;
+      out += blank(cmd.slice(i, stop));
+      i = stop;
+    } else if (rest.startsWith('/-')) {
+      let depth = 0;
+      let k = i;
+      do {
+        if (cmd.startsWith('/-', k)) {
+          depth++;
+          k += 2;
+        } else if (cmd.startsWith('-/', k)) {
+          depth--;
+          k += 2;
+        } else k++;
+      } while (depth > 0 && k < cmd.length);
+      out += blank(cmd.slice(i, k));
+      i = k;
+    } else if (cmd[i] === '"') {
+      let k = i + 1;
+      while (k < cmd.length && cmd[k] !== '"') k += cmd[k] === '\\' ? 2 : 1;
+      k = Math.min(cmd.length, k + 1);
+      out += blank(cmd.slice(i, k));
+      i = k;
+    } else if (/^(''|⁻¹'|∑'|∏')/u.test(rest)) {
+      const token = /^(''|⁻¹'|∑'|∏')/u.exec(rest)![0];
+      out += token;
+      i += token.length;
+    } else if (cmd[i] === "'") {
+      // One character or a simple escape, then a closing quote; else the error and resumption.
+      const chars = Array.from(cmd.slice(i + 1, i + 12));
+      const body = chars[0] === '\\' ? (chars[1] === 'x' ? 4 : chars[1] === 'u' ? 6 : 2) : 1;
+      const closing = chars[body];
+      const consumed = 1 + chars.slice(0, body).join('').length;
+      if (closing === "'") {
+        out += blank(cmd.slice(i, i + consumed + 1));
+        i += consumed + 1;
+      } else {
+        const failedAt = i + consumed + (closing ?? '').length;
+        out += blank(cmd.slice(i, failedAt));
+        i = failedAt;
+      }
+    } else if (cmd[i] === '«') {
+      const end = cmd.indexOf('»', i);
+      const stop = end < 0 ? cmd.length : end + 1;
+      out += blank(cmd.slice(i, stop));
+      i = stop;
+    } else if (/[0-9]/.test(cmd[i]!)) {
+      // Lean's numberFnAux: a base prefix or an exponent with no digit is an error, and Lean
+      // resumes right after it (`2einitialize` runs `initialize`).
+      const m = /^(0[xX]([0-9a-fA-F]*)|0[bB]([01]*)|0[oO]([0-7]*)|[0-9]+(\.[0-9]*)?([eE][+-]?([0-9]*))?)/u.exec(rest)!;
+      const broken = m[2] === '' || m[3] === '' || m[4] === '' || m[7] === '';
+      out += broken ? blank(m[0]) : m[0];
+      i += m[0].length;
+    } else if (idStart.test(cmd[i]!)) {
+      let k = i + 1;
+      while (k < cmd.length && (idRest.test(cmd[k]!) || (cmd[k] === '.' && idStart.test(cmd[k + 1] ?? '')))) k++;
+      out += cmd.slice(i, k);
+      i = k;
+    } else {
+      const ch = String.fromCodePoint(cmd.codePointAt(i)!);
+      out += ch;
+      i += ch.length;
+    }
+  }
+  return out;
 }

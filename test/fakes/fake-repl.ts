@@ -10,15 +10,15 @@
 // `header`, `body` (answered), `crash`, `hang`, `exit`) with the pid, so tests can count
 // processes, header imports and checks, including checks that were never answered.
 //
-// Like Lean, it would run whatever it is sent: a command carrying a word driftline never sends
-// (`#eval`, `run_cmd`, `def`, …) logs `leak` and leaves a marker file in `leakDir`, so a test
+// Like Lean, it would run whatever it is sent: a command carrying, where Lean reads code, a word
+// driftline never sends (`#eval`, `run_cmd`, `unsafe`, …) logs `leak` and leaves a marker file in `leakDir`, so a test
 // that lets hostile text through fails. At start it logs what the process can see and do
 // (`env` names, `limits`, and the scripted `connect`/`write`/`read` probes, in `<log>.probes`), so tests can show
 // what the sandbox takes away.
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { elaborate, type FakeReplScript } from './fake-repl-rules';
+import { elaborate, leanVisibleCode, type FakeReplScript } from './fake-repl-rules';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -67,16 +67,19 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 // prettier-ignore
 const LEAK_WORDS = [
   'run_cmd', 'run_elab', 'run_meta', 'run_tac', 'by_elab', 'elab', 'elab_rules', 'macro', 'macro_rules', 'syntax',
-  'notation', 'infix', 'infixl', 'infixr', 'prefix', 'postfix', 'initialize', 'builtin_initialize', 'def', 'instance',
-  'axiom', 'opaque', 'unsafe', 'implemented_by', 'extern', 'native_decide', 'simproc', 'irreducible_def',
-  'declare_config_elab', 'eval%', 'ofReduceBool', 'ofReduceNat',
+  'initialize', 'builtin_initialize', 'axiom', 'opaque', 'unsafe', 'partial', 'implemented_by', 'extern', 'csimp',
+  'native_decide', 'simproc', 'irreducible_def', 'declare_config_elab', 'eval%', 'ofReduceBool', 'ofReduceNat',
+  'include_str', 'unif_hint', 'unset_option', 'plausible', 'polyrith', 'declare_syntax_cat', 'attribute',
 ];
 const LEAK_WORD = new RegExp(`(?<![\\p{L}\\p{N}_'.!?])(?:${LEAK_WORDS.join('|')})(?![\\p{L}\\p{N}_'!?])`, 'gu');
 const HASH_WORD = /#[\p{L}_][\p{L}\p{N}_!?']*/gu;
 const SENT_HASH_WORDS = new Set(['#check', '#print']);
 let leaks = 0;
 
-function leakedWords(cmd: string): string[] {
+function leakedWords(raw: string): string[] {
+  // What Lean would read as code: not comments or literals, but after a broken char literal,
+  // what follows it (leanVisibleCode).
+  const cmd = leanVisibleCode(raw);
   const words = [...cmd.matchAll(HASH_WORD)].map((m) => m[0]).filter((w) => !SENT_HASH_WORDS.has(w));
   words.push(...[...cmd.matchAll(LEAK_WORD)].map((m) => m[0]));
   return [...new Set(words)];

@@ -289,7 +289,10 @@ const CONCEPT_MARKS: Array<[RegExp, string, RegExp]> = CONCEPTS.map(([re, phrase
  * careless model might: the rubric's hard rules are the code's job (enforceVerdict).
  */
 export function judgeByRule(informal: string, formal: string): { grade: number; faithful: boolean; explanation: string } {
-  const signature = formal.replace(/:=[\s\S]*$/, '');
+  // The whole text but the theorem's proof: the definitions before it count, as for a real judge
+  // (the theorem's `:=` is the last one; a definition's comes before it).
+  const proof = formal.lastIndexOf(':=');
+  const signature = proof >= 0 ? formal.slice(0, proof) : formal;
   const wanted: Array<[string, boolean]> = [];
   for (const [re, phrase, mark] of CONCEPT_MARKS) if (re.test(informal)) wanted.push([phrase, mark.test(signature)]);
   for (const n of new Set(informal.match(/\b\d+\b/g) ?? [])) wanted.push([n, new RegExp(`(?<![\\d.])${n}(?![\\d.])`).test(signature)]);

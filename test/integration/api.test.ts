@@ -102,9 +102,15 @@ describe('POST /v1/formalizations', () => {
       /goldStatement is refused before Lean.*(#exit|anything after)/,
     ],
     [
-      'a gold statement with a second declaration',
-      { statement: 'p is prime', goldStatement: 'instance : Inhabited Nat := ⟨0⟩\ntheorem t : True := by sorry' },
-      /goldStatement is refused before Lean.*`instance`/,
+      // Definitions a statement needs may come before its theorem (issue 34), never after it.
+      'a gold statement with a declaration after its theorem',
+      { statement: 'p is prime', goldStatement: 'theorem t : True := by sorry\ninstance : Inhabited Nat := ⟨0⟩' },
+      /goldStatement is refused before Lean \(line 2, column 0\): anything after the statement.*`instance`/,
+    ],
+    [
+      'a gold statement with an unsafe definition',
+      { statement: 'p is prime', goldStatement: 'unsafe def f : Nat := 0\ntheorem t : True := by sorry' },
+      /goldStatement is refused before Lean.*`unsafe`/,
     ],
   ])('answers 400 to %s, saying what is wrong', async (_name, body, message) => {
     const response = await post(body);

@@ -255,6 +255,51 @@ describe('POST /v1/checks', () => {
     }
   }, 240_000);
 
+  it('accepts statements with the definitions they need, and refuses a definition that would run code', async () => {
+    const [mainWorker] = await stack.createWorkers('main');
+    const mainRun = mainWorker!.run();
+    try {
+      startLeanWorker();
+      const answer = 'abbrev answer : Set ℕ := {2, 3}\n\ntheorem small_primes : {p : ℕ | p.Prime ∧ p < 5} = answer := by sorry';
+      const structure = 'structure Pt where\n  x : ℕ\n  y : ℕ\n\ntheorem pt_eq (a : Pt) : a = ⟨a.x, a.y⟩ := by sorry';
+      const hostile = '@[implemented_by evil] def answer : Set ℕ := {2, 3}\n\ntheorem t : answer = answer := by sorry';
+      const response = await fetch(`${base}/v1/checks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          statements: [
+            { id: 'abbrev', statement: answer },
+            { id: 'structure', statement: structure },
+            { id: 'hostile-def', statement: hostile },
+          ],
+        }),
+      });
+      expect(response.status).toBe(202);
+      const { links } = (await response.json()) as { links: { self: string; events: string } };
+      const events = await readEvents(`${base}${links.events}`);
+      expect(events.at(-1)!.event).toBe('checks.completed');
+      const view = (await (await fetch(`${base}${links.self}`)).json()) as { results: { id: string; status: string; reason?: string }[] };
+      expect(view.results.map((r) => [r.id, r.status])).toEqual([
+        ['abbrev', 'ok'],
+        ['structure', 'ok'],
+        ['hostile-def', 'refused'],
+      ]);
+      expect(view.results[2]!.reason).toMatch(/^statement is refused before Lean \(line 1, column \d+\): .*implemented_by/);
+      // The definitions reached Lean with their theorems; nothing of the hostile one did.
+      const begun = repl
+        .events()
+        .filter((e) => e.event === 'begin')
+        .map((e) => e.detail);
+      expect(begun).toEqual(expect.arrayContaining(['name=small_primes', 'name=pt_eq']));
+      expect(begun.some((d) => d === 'name=t')).toBe(false);
+      expect(repl.leaks()).toEqual([]);
+    } finally {
+      for (const child of children.splice(0)) await kill(child);
+      mainWorker!.shutdown();
+      await mainRun;
+    }
+  }, 180_000);
+
   it('answers 400 for a body that is not the schema, 404 for an unknown batch', async () => {
     const post = (body: unknown) =>
       fetch(`${base}/v1/checks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });

@@ -29,13 +29,14 @@ describe('the REPL gate', () => {
     expect(fake.count('header')).toBeGreaterThan(0);
     expect(fake.leaks()).toEqual([]);
     // Everything else is refused outright. The gate admits these only: sequences of plain
-    // statements and preamble commands (option values bounded), which the strict screen of
+    // statements, definitions and preamble commands (option values bounded), which the strict screen of
     // compileStatement refuses for their shape, not for running anything.
     expect(statuses.filter((s) => !s.endsWith(': refused'))).toEqual([
       'two theorems on one line: ok',
       'two examples: ok',
       'option after the statement: ok',
       'open after the closing end: ok',
+      'doc and def after the statement: ok',
       'second theorem with an attribute: ok',
       'no statement: ok',
       'empty: ok',

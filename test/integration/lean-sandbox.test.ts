@@ -419,6 +419,8 @@ describe('the fake REPL as a tripwire', () => {
         '#check Nat.Prime',
         '#print axioms t',
         'example : #[1].size = 1 := by sorry',
+        // Definitions, and command words inside a string or comment, which Lean does not run.
+        'def f := 1\ntheorem t (s : String := "#eval run_cmd") : True := by sorry -- #exit',
       ]) {
         await proc.request({ cmd, env }, { timeoutMs: 10_000 });
       }
@@ -429,7 +431,11 @@ describe('the fake REPL as a tripwire', () => {
         'theorem t : True#exit := by sorry',
         '#check_failure x',
         'run_cmd pure ()',
-        'def f := 1',
+        'unsafe def f := 1',
+        // A broken char literal: Lean resumes after it, inside what looks like a string.
+        'theorem t : \'"X#eval IO.println 1 --" = 1 := by sorry',
+        // A number Lean cannot finish: it resumes after `2e`, at `initialize`.
+        'theorem t : 2einitialize = 1 := by sorry',
         'example : True := by native_decide',
         'theorem t : (eval% 1) = 1 := by sorry',
         '#leansearch "x"',
@@ -443,7 +449,9 @@ describe('the fake REPL as a tripwire', () => {
         '#exit',
         '#check_failure',
         'run_cmd',
-        'def',
+        'unsafe',
+        '#eval',
+        'initialize',
         'native_decide',
         'eval%',
         '#leansearch',

@@ -62,12 +62,14 @@ const base: FormalizeStageInput = {
 };
 
 describe('formalize prompt', () => {
-  it('states the rules: one theorem, := by sorry, no imports, no invented definitions', () => {
+  it('states the rules: one theorem, := by sorry, no imports, only the definitions it needs, an answer as an abbrev', () => {
     const system = buildFormalizeMessages(base)[0]!.content;
     expect(system).toContain(':= by sorry');
     expect(system).toMatch(/exactly ONE/);
     expect(system).toMatch(/Do not write `import`/);
-    expect(system).toMatch(/Never introduce new definitions/);
+    expect(system).toMatch(/put the definitions the statement\s+needs, if any/);
+    expect(system).toMatch(/find all[\s\S]*as an `abbrev`/);
+    expect(system).toMatch(/placeholder/);
   });
 
   it('lists premises (name, declaration, source), then examples as pairs, then the statement', () => {
@@ -112,10 +114,20 @@ describe('formalize prompt', () => {
     expect(repair).toContain("1:21 error: unknown identifier 'Nat.prime'");
     expect(repair).not.toContain("declaration uses 'sorry'");
     expect(repair).toContain('- Nat.prime: Nat.Prime, Prime');
+    expect(repair).toMatch(/corrected definitions \(if it needs any\) and theorem/);
   });
 });
 
 describe('extractLeanStatement', () => {
+  it('keeps the definitions before the theorem with it, their bodies untouched', () => {
+    const reply =
+      'The answer:\n```lean\nimport Mathlib\n\nabbrev answer : Set ℕ := {n | n = 2}\n\ndef f (n : ℕ) : ℕ := n + 1\n\n' +
+      'theorem t : {n : ℕ | Nat.Prime n ∧ Even n} = answer := by\n  ext n\n  simp\n```';
+    expect(extractLeanStatement(reply)).toBe(
+      'abbrev answer : Set ℕ := {n | n = 2}\n\ndef f (n : ℕ) : ℕ := n + 1\n\ntheorem t : {n : ℕ | Nat.Prime n ∧ Even n} = answer := by sorry',
+    );
+  });
+
   it('takes the theorem from a ```lean block and drops imports', () => {
     const reply = 'Here you go:\n```lean\nimport Mathlib\n\ntheorem t (n : ℕ) : n + 0 = n := by sorry\n```\nDone.';
     expect(extractLeanStatement(reply)).toBe('theorem t (n : ℕ) : n + 0 = n := by sorry');
