@@ -80,7 +80,7 @@ describe('statement safety', () => {
     expect(unsafeStatementReason(`private theorem t : True := by sorry`)).toBeUndefined();
   });
 
-  it('finds the statement\'s `:=` past the ones of binders and of `let`/`have` in its type', () => {
+  it("finds the statement's `:=` past the ones of binders and of `let`/`have` in its type", () => {
     const code = 'theorem t (n : ℕ := 0) : let m := n + 1\n    have h : m = m := rfl\n    m = n + 1 := by sorry';
     expect(topLevelAssign(code)).toBe(code.lastIndexOf(':='));
     expect(topLevelAssign('theorem letter (hello : ℕ) : hello = hello := by sorry')).toBe(43);
