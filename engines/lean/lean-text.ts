@@ -20,16 +20,26 @@ export function maskCommentsAndStrings(text: string): string {
 
 /**
  * Index of the first `:=` at bracket depth 0 at or after `from` in text whose comments and
- * strings are already masked, or -1. Binders such as `(n : ℕ := 0)` hold their own `:=`;
- * a stray closing bracket does not take the depth below 0.
+ * strings are already masked, or -1. Binders such as `(n : ℕ := 0)` hold their own `:=`, and so
+ * do `let x := v` and `have h : p := v` in a statement's type; a stray closing bracket does not
+ * take the depth below 0.
  */
 export function topLevelAssignMasked(masked: string, from = 0): number {
   let depth = 0;
+  const bindings: number[] = [];
+  const identChar = /[\p{L}\p{N}_'!?.]/u;
   for (let i = from; i < masked.length; i++) {
     const c = masked[i]!;
     if ('([{⦃⟨'.includes(c)) depth++;
     else if (')]}⦄⟩'.includes(c)) depth = Math.max(0, depth - 1);
-    else if (c === ':' && masked[i + 1] === '=' && depth === 0) return i;
+    else if ((c === 'l' || c === 'h') && !identChar.test(masked[i - 1] ?? ' ')) {
+      const word = /^(let|have)(?![\p{L}\p{N}_'!?])/u.exec(masked.slice(i, i + 5));
+      if (word) bindings.push(depth);
+    } else if (c === ':' && masked[i + 1] === '=') {
+      if (bindings.at(-1) === depth) bindings.pop();
+      else if (depth === 0) return i;
+      i++;
+    }
   }
   return -1;
 }

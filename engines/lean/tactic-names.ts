@@ -25,7 +25,7 @@ export const STATEMENT_TACTICS: ReadonlySet<string> = new Set([
   'by_contra', 'absurd', 'split_ands',
   // Mathlib
   'norm_num', 'linarith', 'nlinarith', 'positivity', 'ring', 'ring_nf', 'field_simp', 'abel', 'group',
-  'noncomm_ring', 'module', 'linear_combination', 'gcongr', 'bound', 'fun_prop', 'continuity',
+  'noncomm_ring', 'linear_combination', 'gcongr', 'bound', 'fun_prop', 'continuity',
   'measurability', 'aesop', 'tauto', 'use', 'use!', 'existsi', 'refine\'', 'push_neg', 'contrapose',
   'contrapose!', 'by_contra!', 'choose', 'interval_cases', 'fin_cases', 'filter_upwards', 'nth_rw',
   'nth_rewrite', 'simp_rw', 'zify', 'qify', 'rify', 'lift', 'split_ifs', 'cancel_denoms', 'compute_degree',

@@ -12,6 +12,12 @@ const HOSTILE = JSON.parse(readFileSync(new URL('../fixtures/lean-screen/hostile
   text: string;
 }[];
 
+// Issue 34's corpus: texts Lean would read differently or run code from.
+const HOSTILE_GRAMMAR = JSON.parse(readFileSync(new URL('../fixtures/lean-screen/hostile-grammar.json', import.meta.url), 'utf8')) as {
+  name: string;
+  text: string;
+}[];
+
 const fake = fakeRepl();
 const runner = createLeanRunner({ replCmd: fake.command, header: 'import Mathlib', timeoutMs: 10_000, sandbox: fake.sandbox });
 
@@ -41,6 +47,13 @@ describe('the REPL gate', () => {
       'no statement: ok',
       'empty: ok',
     ]);
+  }, 120_000);
+
+  it('refuses every text of the grammar corpus at the gate, so the fake REPL (which reads as Lean does) runs none', async () => {
+    const passed: string[] = [];
+    for (const c of HOSTILE_GRAMMAR) if ((await runner.check(c.text)).status !== 'refused') passed.push(c.name);
+    expect(passed).toEqual([]);
+    expect(fake.leaks()).toEqual([]);
   }, 120_000);
 
   it('refuses a hostile header given with a check', async () => {

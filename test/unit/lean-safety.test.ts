@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileStatement } from '../../engines/lean/compile';
 import { CountingRunner } from '../helpers/counting-runner';
-import { maskCommentsAndStrings } from '../../engines/lean/lean-text';
+import { maskCommentsAndStrings, topLevelAssign } from '../../engines/lean/lean-text';
 import { unsafeStatementReason } from '../../engines/lean/statement-safety';
 
 const GOOD = 'theorem two_le (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by sorry';
@@ -78,6 +78,12 @@ describe('statement safety', () => {
     expect(unsafeStatementReason(`namespace Foo\n${GOOD}\nend Foo`)).toBeUndefined();
     expect(unsafeStatementReason(`${GOOD}\nend Foo`)).toMatchObject({ text: expect.stringMatching(/anything after/) });
     expect(unsafeStatementReason(`private theorem t : True := by sorry`)).toBeUndefined();
+  });
+
+  it("finds the statement's `:=` past the ones of binders and of `let`/`have` in its type", () => {
+    const code = 'theorem t (n : ℕ := 0) : let m := n + 1\n    have h : m = m := rfl\n    m = n + 1 := by sorry';
+    expect(topLevelAssign(code)).toBe(code.lastIndexOf(':='));
+    expect(topLevelAssign('theorem letter (hello : ℕ) : hello = hello := by sorry')).toBe(43);
   });
 
   it('masks comments (nested) and strings but keeps every position', () => {

@@ -9,6 +9,7 @@ import { tokenize } from '../../engines/lean/lexer';
 import { CountingRunner } from '../helpers/counting-runner';
 import { MAX_HEARTBEATS, screenHeader, screenReplInput, screenStatement } from '../../engines/lean/statement-safety';
 import { EQUIVALENCE_TACTICS } from '../../engines/lean/equivalence-tactics';
+import { STATEMENT_TACTICS } from '../../engines/lean/tactic-names';
 import { leanVisibleCode } from '../fakes/fake-repl-rules';
 import { asHeader, formalizerText } from './lean-screen-paths';
 
@@ -163,6 +164,21 @@ describe('what the screen says', () => {
     expect(screenStatement('theorem t (h : True ∧ True := by constructor <;> trivial) : True := by sorry').ok).toBe(true);
     const tactic = screenStatement('theorem t (h : True := by toString) : True := by sorry');
     expect(!tactic.ok && tactic.reason).toMatch(/^the tactic `toString` is not one a statement may use/);
+  });
+});
+
+describe('the tactic list', () => {
+  it("holds names only, each a tactic a statement's by block accepts at a tactic's place", () => {
+    expect(STATEMENT_TACTICS.size).toBeGreaterThan(100);
+    for (const tactic of STATEMENT_TACTICS) {
+      const tokens = tokenize(tactic);
+      expect(
+        tokens.map((t) => t.kind),
+        tactic,
+      ).toEqual(['ident']);
+      const screened = screenStatement(`theorem t (h : True := by\n    ${tactic}) : True := by sorry`);
+      expect(screened.ok ? 'accepted' : screened.reason, tactic).toBe('accepted');
+    }
   });
 });
 
