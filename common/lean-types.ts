@@ -24,6 +24,10 @@ export interface CompileResult {
   messages: LeanMessage[];
   /** Why the check was skipped or refused, in words. */
   reason?: string;
+  /** Who refused a `refused` check when it was not the screen: `tampering`, the REPL wrote
+   * something other than the one reply to the check; `disagreement`, Lean could not parse a text
+   * the screen accepted as well formed. Either way the REPL was replaced (decision 0017). */
+  refusedBy?: 'tampering' | 'disagreement';
   durationMs: number;
   /** Peak resident memory (MB) of the REPL's processes while Lean checked the statement, the
    * imported header's memory included; absent when nothing ran or the platform cannot tell. */

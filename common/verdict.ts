@@ -13,8 +13,10 @@ export function refusalReason(result: Pick<CompileResult, 'reason' | 'messages'>
   return bare || 'no reason given';
 }
 
-/** "refused by the screen: <reason>". */
-export function refusalLabel(result: Pick<CompileResult, 'reason' | 'messages'>): string {
+/** "refused by the screen: <reason>", or, when the REPL's answer was refused, what refused it. */
+export function refusalLabel(result: Pick<CompileResult, 'reason' | 'messages' | 'refusedBy'>): string {
+  if (result.refusedBy === 'tampering') return `refused for tampering: ${refusalReason(result)}`;
+  if (result.refusedBy === 'disagreement') return `refused (Lean could not parse what the screen accepted): ${refusalReason(result)}`;
   return `refused by the screen: ${refusalReason(result)}`;
 }
 
