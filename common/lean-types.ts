@@ -91,6 +91,8 @@ export interface EquivalenceInput {
   header?: string;
   /** Budget for the whole check. Default: the worker's equivalence timeout. */
   timeoutMs?: number;
+  /** The trust domain of the texts (CheckOptions.domain). */
+  domain?: string;
 }
 
 export interface DirectionResult {
@@ -112,5 +114,8 @@ export interface EquivalenceResult {
   reason?: string;
   /** Which statement the screen refused before Lean (then `reason` starts `refused before Lean:`). */
   refused?: 'candidate' | 'gold';
+  /** Set when the two cannot be compared without one's context reaching the other (their
+   * definitions differ): nothing was proved either way, and `reason` says why. */
+  notComparable?: boolean;
   durationMs: number;
 }

@@ -40,6 +40,7 @@ export function compileVerdict(result: CompileResult): string {
 /** One line for an equivalence check against a gold statement. */
 export function equivalenceVerdict(e: EquivalenceResult): string {
   if (e.refused) return `not checked: the ${e.refused} statement was ${refusalLabel({ reason: e.reason ?? '', messages: [] })}`;
+  if (e.notComparable) return `not comparable${e.reason ? `: ${e.reason}` : ''}`;
   if (e.equivalent) return 'equivalent (Lean proved both directions)';
   return `not shown equivalent${e.reason ? `: ${e.reason}` : ''}`;
 }

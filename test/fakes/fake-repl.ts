@@ -165,7 +165,7 @@ async function handle(query: string): Promise<void> {
   const confirm = cmd.startsWith('#check driftline_confirm_');
   if (!confirm) commands++;
   recordLeak(cmd);
-  if (script.forgetEnvsAfter && commands === script.forgetEnvsAfter + 1) {
+  if (script.forgetEnvsAfter && !confirm && commands === script.forgetEnvsAfter + 1) {
     // Keep the numbering (the real REPL never reuses an id) but lose every environment.
     envs = envs.map(() => undefined);
     log('forget');
