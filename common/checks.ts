@@ -21,6 +21,8 @@ export interface CheckStatementsInput {
   leanTaskQueue?: string;
   /** Statements checked at once (default 8); the Lean worker's REPL pool queues the rest. */
   concurrency?: number;
+  /** Whose texts these are (common/trust-domain.ts): the API key's, or the batch's own. */
+  trustDomain?: string;
 }
 
 export interface CheckItemResult {

@@ -37,6 +37,8 @@ export interface CompileResult {
 export interface InspectNameInput {
   /** A Lean name such as `Nat.Prime`. */
   name: string;
+  /** The trust domain of the run asking (common/trust-domain.ts), so its checks stay on its REPLs. */
+  domain?: string;
   /** Also `#print` it (its definition or statement). Default true. */
   includePrint?: boolean;
   /** Header to look it up under; default the worker's library header. */
@@ -58,6 +60,8 @@ export interface NameInfo {
 export interface ResolveNameInput {
   /** The identifier Lean did not know. */
   token: string;
+  /** The trust domain of the run asking (common/trust-domain.ts). */
+  domain?: string;
   /** Library whose names are searched. */
   library: string;
   /** Namespaces the statement opens or uses; their names rank first. */

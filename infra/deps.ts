@@ -19,6 +19,7 @@ import type { IndexStore } from '../engines/retrieval/stores/store';
 import { createLeanRunner } from '../engines/lean/create-runner';
 import type { SandboxSettings } from '../engines/lean/sandbox';
 import type { RunnerLog } from '../engines/lean/runner-contract';
+import type { IntegrityEvent } from '../engines/lean/repl-pool';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
 import { loadCommandKeywords } from '../engines/lean/command-keywords';
@@ -239,7 +240,7 @@ export function leanSandboxSettings(config: Config): SandboxSettings {
 }
 
 /** Throws SandboxUnavailableError when the REPL's sandbox cannot be set up. */
-export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {
+export function buildLeanDeps(config: Config, log?: RunnerLog, onIntegrity?: (event: IntegrityEvent) => void): LeanActivityDeps {
   const lean = config.lean;
   const policy = screenPolicyOf(config);
   return {
@@ -255,6 +256,7 @@ export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps
       sandbox: leanSandboxSettings(config),
       policy,
       log,
+      ...(onIntegrity ? { onIntegrity } : {}),
     }),
     timeoutMs: lean.timeoutMs,
     names: new NameDirectory(config.libraries.map((l) => ({ name: l.name, corpusPath: l.corpus }))),

@@ -45,6 +45,7 @@ import type {
 } from '../common/sweep';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
 import type { EvaluateStatementInput, FormalizeInput } from '../common/run-types';
+import { predictionsDomain } from '../common/trust-domain';
 
 export const sweepProgressQuery = defineQuery<SweepProgress>('progress');
 export const pauseSignal = defineSignal('pause');
@@ -264,6 +265,8 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
           ...(item.goldStatement ? { goldStatement: item.goldStatement } : {}),
           ...(input.llm ? { llm: input.llm } : {}),
           ...(sample ? { sample } : {}),
+          // One predictions file is one trust domain: its texts never share a REPL with others'.
+          trustDomain: predictionsDomain(input.sweepId, cell.name),
         };
         return { type: 'evaluateStatement', args: evaluate };
       });

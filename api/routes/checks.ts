@@ -1,6 +1,7 @@
 // Batch checks without an LLM (workflow `checkStatements`, client/checks.ts): start, read, list,
 // follow as server-sent events. A statement or gold the screen refuses is that statement's result
 // (`status: 'refused'` with the reason), not a 400 for the batch; a body that is not the schema is.
+import { apiKeyDomain } from '../../common/trust-domain';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
@@ -174,6 +175,7 @@ export const checkRoutes: FastifyPluginAsync<CheckRoutesOptions> = async (fastif
           ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
           ...(options.leanTaskQueue ? { leanTaskQueue: options.leanTaskQueue } : {}),
           ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
+          trustDomain: apiKeyDomain(request.apiKeyName),
         });
         return reply
           .status(202)

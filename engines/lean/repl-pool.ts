@@ -17,6 +17,7 @@
 //   another domain takes a clean process (one that has imported only the library header) or
 //   has the slot's process killed and replaced first.
 import { LEAN_FAILURE } from '../../common/failures';
+import { DRIFTLINE_DOMAIN } from '../../common/trust-domain';
 import { EngineError } from '../errors';
 import type { CompileResult } from '../../common/lean-types';
 import { importHeader } from './header-import';
@@ -86,7 +87,7 @@ export interface PoolStats {
 type RetireReason = 'maxUses' | 'memory' | 'timeout' | 'crash' | 'cancelled' | 'staleEnv' | 'tampering' | 'disagreement' | 'domain';
 
 /** The trust domain of checks that name none. */
-export const DEFAULT_TRUST_DOMAIN = 'driftline';
+export const DEFAULT_TRUST_DOMAIN = DRIFTLINE_DOMAIN;
 
 interface Slot {
   id: number;
@@ -103,6 +104,8 @@ interface Slot {
 interface Waiter {
   header: string;
   domain: string;
+  /** Times a later check of another domain took a slot before this one (bounded: see dispatch). */
+  passedOver: number;
   resolve(slot: Slot): void;
   reject(error: unknown): void;
   detach(): void;
@@ -478,6 +481,7 @@ export class ReplPool implements LeanRunner {
       const waiter: Waiter = {
         header,
         domain,
+        passedOver: 0,
         resolve,
         reject,
         detach: () => signal?.removeEventListener('abort', onAbort),
@@ -536,15 +540,28 @@ export class ReplPool implements LeanRunner {
       });
   }
 
+  /** Hands idle slots to waiting checks in order, except that a slot whose process belongs to
+   * another domain than the first waiter's goes to the first later waiter of its own domain,
+   * when there is one: a process is killed to switch domains only when no waiting check can use
+   * it as it is. The first waiter is passed over at most `size` times, so it never starves. */
   private dispatch(): void {
     while (this.waiters.length > 0) {
-      const waiter = this.waiters[0]!;
-      const slot = this.pick(waiter.header, waiter.domain);
+      const head = this.waiters[0]!;
+      const slot = this.pick(head.header, head.domain);
       if (!slot) return;
-      this.waiters.shift();
-      waiter.detach();
+      let index = 0;
+      const switches = slot.proc?.alive && slot.domain !== undefined && slot.domain !== head.domain;
+      if (switches && head.passedOver < this.slots.length) {
+        const own = this.waiters.findIndex((w) => w.domain === slot.domain);
+        if (own > 0) {
+          head.passedOver++;
+          index = own;
+        }
+      }
+      const [waiter] = this.waiters.splice(index, 1);
+      waiter!.detach();
       slot.state = 'busy';
-      waiter.resolve(slot);
+      waiter!.resolve(slot);
     }
   }
 }
