@@ -146,6 +146,18 @@ describe('ReplPool: trust domains', () => {
     expect(fake.processes()).toBe(3);
   });
 
+  it('hands a freed process to a waiting check of its own domain before killing it for another', async () => {
+    const { pool } = setup({ bodyDelayMs: 150 }, { size: 2 });
+    await pool.warm();
+    // Six checks at once, two domains, two processes: in arrival order the third alice check
+    // is first in line when bob's process frees, and bob's last check waits behind it.
+    const order = ['alice', 'bob', 'alice', 'alice', 'bob', 'alice'];
+    const results = await Promise.all(order.map((d, i) => pool.check(`theorem r${i} : True := by sorry`, { domain: `key:${d}` })));
+    expect(results.every((r) => r.status === 'ok')).toBe(true);
+    // Only the last alice check, with no bob check left waiting, has bob's process switched.
+    expect(pool.stats().retired.domain).toBe(1);
+  });
+
   it("counts an item's own header as the domain's text", async () => {
     const { fake, pool } = setup({}, { size: 2 });
     await pool.warm();
