@@ -81,6 +81,12 @@ const CheckResultSchema = Type.Object(
     ]),
     messages: Type.Array(LeanMessageSchema),
     reason: Type.Optional(Type.String()),
+    refusedBy: Type.Optional(
+      Type.Union([Type.Literal('tampering'), Type.Literal('disagreement')], {
+        description:
+          'Set on a `refused` result the screen did not decide: the Lean REPL wrote something other than the one reply to the check (tampering), or Lean could not parse a text the screen accepted (disagreement). Never compiled.',
+      }),
+    ),
     durationMs: Type.Number(),
     peakRssMb: Type.Optional(Type.Number({ description: 'Peak resident memory (MB) of the Lean REPL while it checked the statement' })),
     equivalent: Type.Optional(Type.Boolean()),
