@@ -267,7 +267,9 @@ export class ReplPool implements LeanRunner {
     try {
       // Twice at most: an unknown environment means our record of the process is stale.
       for (let attempt = 0; ; attempt++) {
-        // From here on the process runs this domain's text (its own header counts).
+        // From here on the process runs this domain's text (its own header counts, even when
+        // its import fails).
+        this.process(slot);
         if (source.header !== this.librarySource.header) slot.domain = domain;
         const env = await this.headerEnv(slot, source, opts.signal);
         if (typeof env !== 'number') return env;

@@ -168,4 +168,18 @@ describe('ReplPool: trust domains', () => {
     // Each process imported the ConNF header for its own domain.
     expect(fake.events().filter((e) => e.event === 'header' && e.detail.includes('ConNF'))).toHaveLength(2);
   });
+
+  it('marks a process with the domain whose header it imported, even when that import failed', async () => {
+    // No warm-up: the check starts the process itself.
+    const { fake, pool } = setup({ missingModules: ['Batteries.Missing'] }, { size: 1 });
+    const failed = await pool.check('import Batteries.Missing\ntheorem m : True := by sorry', { domain: 'predictions:one' });
+    expect(failed.status).toBe('error');
+    const tainted = fake
+      .events()
+      .filter((e) => e.event === 'header')
+      .at(-1)!.pid;
+    await pool.check('theorem other : True := by sorry', { domain: 'predictions:two' });
+    expect(lastBodyPid(fake)).not.toBe(tainted);
+    expect(pool.stats().retired.domain).toBe(1);
+  });
 });
