@@ -152,8 +152,15 @@ export function createActivities(deps: MainActivityDeps): MainActivities & Index
 
 export function createLeanActivities(deps: LeanActivityDeps): LeanActivities {
   return {
-    async compile({ code }: { code: string }): Promise<CompileResult> {
-      return engineCall((signal) => compileStatement(deps.lean, code, { signal, timeoutMs: deps.timeoutMs, policy: deps.policy }));
+    async compile({ code, domain }: { code: string; domain?: string }): Promise<CompileResult> {
+      return engineCall((signal) =>
+        compileStatement(deps.lean, code, {
+          signal,
+          timeoutMs: deps.timeoutMs,
+          policy: deps.policy,
+          ...(domain !== undefined ? { domain } : {}),
+        }),
+      );
     },
 
     async screenStatement({ code }: { code: string }): Promise<LeanMessage | null> {

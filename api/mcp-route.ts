@@ -4,6 +4,7 @@
 // its own, answered as one JSON-RPC response or, when the tool sends progress notifications, as
 // an event stream that ends with the response. When the client goes away mid-call, the tool
 // stops waiting (the run it started goes on).
+import { apiKeyDomain } from '../common/trust-domain';
 import type { FastifyPluginAsync } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createMcpServer, type McpDeps } from '../mcp/server';
@@ -18,7 +19,11 @@ export const mcpRoutes: FastifyPluginAsync<McpRouteOptions> = async (app, { deps
     // Not in the OpenAPI document: its body and answers are MCP's JSON-RPC (docs/mcp.md).
     { schema: { hide: true } },
     async (request, reply) => {
-      const server = createMcpServer({ ...deps, log: (message, fields) => request.log.info(fields ?? {}, message) });
+      const server = createMcpServer({
+        ...deps,
+        trustDomain: apiKeyDomain(request.apiKeyName),
+        log: (message, fields) => request.log.info(fields ?? {}, message),
+      });
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
       reply.hijack();
       reply.raw.on('close', () => {

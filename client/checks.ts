@@ -18,6 +18,7 @@ import {
   type CheckStatementsResult,
 } from '../common/checks';
 import { MAIN_TASK_QUEUE } from '../common/activities';
+import { checksDomain } from '../common/trust-domain';
 import { describeIf, statusOf } from './runs';
 
 export const CHECK_WORKFLOW_TYPE = 'checkStatements';
@@ -35,6 +36,8 @@ export interface StartChecksOptions {
   /** The workflow ID (default `checks-<uuid>`). */
   id?: string;
   staticSummary?: string;
+  /** Whose texts these are (an API key's: `apiKeyDomain`); default the batch's own domain. */
+  trustDomain?: string;
 }
 
 /** The statements as the workflow receives them: each screened, a refusal marked on its item. */
@@ -64,6 +67,8 @@ export async function startChecks(client: Client, items: CheckItem[], options: S
   const input: CheckStatementsInput = {
     statements: screenChecks(items, options.screenPolicy),
     ...(options.leanTaskQueue ? { leanTaskQueue: options.leanTaskQueue } : {}),
+    // A batch started without an API key is a domain of its own (common/trust-domain.ts).
+    trustDomain: options.trustDomain ?? checksDomain(id),
   };
   await client.workflow.start(CHECK_WORKFLOW_TYPE, {
     workflowId: id,

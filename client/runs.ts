@@ -33,6 +33,8 @@ export interface StartRequest {
   llm?: LlmCallPolicy;
   /** Sample index (a sweep's k samples of one item); default 0. */
   sample?: number;
+  /** Whose texts the run's Lean checks run (common/trust-domain.ts); default driftline's own. */
+  trustDomain?: string;
 }
 
 /** The workflow input a request becomes (also what a repeated id is compared against). */
@@ -57,6 +59,7 @@ export function formalizeInput(request: StartRequest): FormalizeInput {
         }
       : {}),
     ...(request.sample ? { sample: request.sample } : {}),
+    ...(request.trustDomain ? { trustDomain: request.trustDomain } : {}),
   };
 }
 

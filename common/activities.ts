@@ -37,7 +37,8 @@ export interface MainActivities {
 
 /** Activities of the `lean` task queue. */
 export interface LeanActivities {
-  compile(input: { code: string }): Promise<CompileResult>;
+  /** `domain`: whose text it is (common/trust-domain.ts); absent, driftline's own. */
+  compile(input: { code: string; domain?: string }): Promise<CompileResult>;
   /** The statement sandbox alone (no Lean): why the code may not reach Lean, or null. */
   screenStatement(input: { code: string }): Promise<LeanMessage | null>;
   inspectName(input: InspectNameInput): Promise<NameInfo>;

@@ -21,6 +21,8 @@ export interface CheckStatementsInput {
   leanTaskQueue?: string;
   /** Statements checked at once (default 8); the Lean worker's REPL pool queues the rest. */
   concurrency?: number;
+  /** Whose texts these are (common/trust-domain.ts): the API key's, or the batch's own. */
+  trustDomain?: string;
 }
 
 export interface CheckItemResult {
@@ -34,6 +36,9 @@ export interface CheckItemResult {
   messages: LeanMessage[];
   /** Why the statement was refused or not checked, in words. */
   reason?: string;
+  /** A `refused` the screen did not decide: the REPL's answer was tampered with, or Lean could
+   * not parse what the screen accepted (CompileResult.refusedBy). */
+  refusedBy?: 'tampering' | 'disagreement';
   durationMs: number;
   /** Peak resident memory (MB) of the Lean REPL while it checked the statement (see
    * CompileResult.peakRssMb); absent when Lean did not run or the platform cannot tell. */
@@ -88,6 +93,7 @@ export function checkItemResult(item: CheckItem, compile: CompileResult, equival
     status: compile.status,
     messages: compile.messages,
     ...(compile.reason ? { reason: compile.reason } : {}),
+    ...(compile.refusedBy ? { refusedBy: compile.refusedBy } : {}),
     durationMs: compile.durationMs,
     ...(compile.peakRssMb !== undefined ? { peakRssMb: compile.peakRssMb } : {}),
     ...(equivalence ? { equivalent: equivalence.equivalent, equivalence } : {}),

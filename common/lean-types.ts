@@ -24,6 +24,10 @@ export interface CompileResult {
   messages: LeanMessage[];
   /** Why the check was skipped or refused, in words. */
   reason?: string;
+  /** Who refused a `refused` check when it was not the screen: `tampering`, the REPL wrote
+   * something other than the one reply to the check; `disagreement`, Lean could not parse a text
+   * the screen accepted as well formed. Either way the REPL was replaced (decision 0017). */
+  refusedBy?: 'tampering' | 'disagreement';
   durationMs: number;
   /** Peak resident memory (MB) of the REPL's processes while Lean checked the statement, the
    * imported header's memory included; absent when nothing ran or the platform cannot tell. */
@@ -33,6 +37,8 @@ export interface CompileResult {
 export interface InspectNameInput {
   /** A Lean name such as `Nat.Prime`. */
   name: string;
+  /** The trust domain of the run asking (common/trust-domain.ts), so its checks stay on its REPLs. */
+  domain?: string;
   /** Also `#print` it (its definition or statement). Default true. */
   includePrint?: boolean;
   /** Header to look it up under; default the worker's library header. */
@@ -54,6 +60,8 @@ export interface NameInfo {
 export interface ResolveNameInput {
   /** The identifier Lean did not know. */
   token: string;
+  /** The trust domain of the run asking (common/trust-domain.ts). */
+  domain?: string;
   /** Library whose names are searched. */
   library: string;
   /** Namespaces the statement opens or uses; their names rank first. */
@@ -87,6 +95,8 @@ export interface EquivalenceInput {
   header?: string;
   /** Budget for the whole check. Default: the worker's equivalence timeout. */
   timeoutMs?: number;
+  /** The trust domain of the texts (CheckOptions.domain). */
+  domain?: string;
 }
 
 export interface DirectionResult {
@@ -108,5 +118,8 @@ export interface EquivalenceResult {
   reason?: string;
   /** Which statement the screen refused before Lean (then `reason` starts `refused before Lean:`). */
   refused?: 'candidate' | 'gold';
+  /** Set when the two cannot be compared without one's context reaching the other (their
+   * definitions differ): nothing was proved either way, and `reason` says why. */
+  notComparable?: boolean;
   durationMs: number;
 }

@@ -30,6 +30,9 @@ export interface FormalizeInput {
   indexVersion?: string;
   /** 0-based sample index (a sweep's k samples of one item); default 0. */
   sample?: number;
+  /** Whose texts the run's Lean checks run (common/trust-domain.ts): its API key's, or a
+   * predictions file's; absent, driftline's own. Texts of different domains never share a REPL. */
+  trustDomain?: string;
 }
 
 /** What an `evaluateStatement` workflow is started with: a run's input (the informal statement,

@@ -5,6 +5,7 @@
 // (workflows/sweep.ts) is a shell around it: it starts children and records them, and tells the
 // ledger what happened. Deterministic: the caller passes the time (the workflow's clock), and
 // it imports only deterministic code, so the workflow bundle can use it.
+import { predictionsDomain } from './trust-domain';
 import { LEAN_TASK_QUEUE } from './activities';
 import { rejudgeInput, type RejudgeInput } from './rescore';
 import { resolveRunConfig, workflowTypeFor } from './run-config';
@@ -94,6 +95,8 @@ export function unitChildFor(input: SweepInput, cell: SweepCell, item: Benchmark
       ...gold,
       ...llm,
       ...(sample ? { sample } : {}),
+      // One predictions file is one trust domain: its texts never share a REPL with others'.
+      trustDomain: predictionsDomain(input.sweepId, cell.name),
     };
     return { type: 'evaluateStatement', args: evaluate };
   }

@@ -13,8 +13,10 @@ export function refusalReason(result: Pick<CompileResult, 'reason' | 'messages'>
   return bare || 'no reason given';
 }
 
-/** "refused by the screen: <reason>". */
-export function refusalLabel(result: Pick<CompileResult, 'reason' | 'messages'>): string {
+/** "refused by the screen: <reason>", or, when the REPL's answer was refused, what refused it. */
+export function refusalLabel(result: Pick<CompileResult, 'reason' | 'messages' | 'refusedBy'>): string {
+  if (result.refusedBy === 'tampering') return `refused for tampering: ${refusalReason(result)}`;
+  if (result.refusedBy === 'disagreement') return `refused (Lean could not parse what the screen accepted): ${refusalReason(result)}`;
   return `refused by the screen: ${refusalReason(result)}`;
 }
 
@@ -38,6 +40,7 @@ export function compileVerdict(result: CompileResult): string {
 /** One line for an equivalence check against a gold statement. */
 export function equivalenceVerdict(e: EquivalenceResult): string {
   if (e.refused) return `not checked: the ${e.refused} statement was ${refusalLabel({ reason: e.reason ?? '', messages: [] })}`;
+  if (e.notComparable) return `not comparable${e.reason ? `: ${e.reason}` : ''}`;
   if (e.equivalent) return 'equivalent (Lean proved both directions)';
   return `not shown equivalent${e.reason ? `: ${e.reason}` : ''}`;
 }

@@ -19,6 +19,7 @@ import type { IndexStore } from '../engines/retrieval/stores/store';
 import { createLeanRunner } from '../engines/lean/create-runner';
 import type { SandboxSettings } from '../engines/lean/sandbox';
 import type { RunnerLog } from '../engines/lean/runner-contract';
+import type { IntegrityEvent } from '../engines/lean/repl-pool';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { screenPolicyOf } from './screen-policy';
 import { writeProviderStatus } from '../engines/llm/provider-status-file';
@@ -231,7 +232,7 @@ export function leanSandboxSettings(config: Config): SandboxSettings {
 }
 
 /** Throws SandboxUnavailableError when the REPL's sandbox cannot be set up. */
-export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps {
+export function buildLeanDeps(config: Config, log?: RunnerLog, onIntegrity?: (event: IntegrityEvent) => void): LeanActivityDeps {
   const lean = config.lean;
   const policy = screenPolicyOf(config);
   return {
@@ -247,6 +248,7 @@ export function buildLeanDeps(config: Config, log?: RunnerLog): LeanActivityDeps
       sandbox: leanSandboxSettings(config),
       policy,
       log,
+      ...(onIntegrity ? { onIntegrity } : {}),
     }),
     timeoutMs: lean.timeoutMs,
     names: new NameDirectory(config.libraries.map((l) => ({ name: l.name, corpusPath: l.corpus }))),

@@ -27,7 +27,14 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
   // The Lean REPL's sandbox is set up (and probed) before anything else: a Lean worker that
   // cannot isolate the REPL refuses to start, saying why (SandboxUnavailableError).
   const leanLog = queue === 'lean' || queue === 'all' ? createLogger('driftline-lean') : undefined;
-  const leanDeps = leanLog ? buildLeanDeps(config, leanLog) : undefined;
+  // Each REPL tampering and each parse error Lean reports on a text the screen accepted is a
+  // hole found: counted on the worker's /metrics (with the address set) beside the pino line.
+  const integrity = Runtime.instance().metricMeter.createCounter(
+    'driftline_lean_integrity_events',
+    'events',
+    'Lean REPL tamperings and screen/Lean parse disagreements (decision 0017)',
+  );
+  const leanDeps = leanLog ? buildLeanDeps(config, leanLog, (e) => integrity.add(1, { kind: e.kind, during: e.during })) : undefined;
   const connection = await connectWorker(config).catch(async (err: unknown) => {
     await leanDeps?.lean.close();
     throw err;

@@ -53,6 +53,8 @@ export interface McpDeps {
   maxStatementChars: number;
   /** The main task queue runs and checks are started on (default `driftline`). */
   taskQueue?: string;
+  /** Whose texts the runs and checks started here are (over HTTP: the API key's; common/trust-domain.ts). */
+  trustDomain?: string;
   /** The Lean task queue checks go to (default `lean`). */
   leanTaskQueue?: string;
   /** The workers' LLM timeout and re-asks, passed to every run (as the API does). */
@@ -179,6 +181,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
           config: config as Partial<RunConfig> | undefined,
           ...(deps.leanTaskQueue ? { leanTaskQueue: deps.leanTaskQueue } : {}),
           ...(deps.llm ? { llm: deps.llm } : {}),
+          ...(deps.trustDomain ? { trustDomain: deps.trustDomain } : {}),
         },
         taskQueue,
       );
@@ -328,6 +331,7 @@ export function createMcpServer(deps: McpDeps): McpServer {
         ...(deps.leanTaskQueue ? { leanTaskQueue: deps.leanTaskQueue } : {}),
         screenPolicy: policy,
         staticSummary: 'check of one Lean statement (MCP check_lean)',
+        ...(deps.trustDomain ? { trustDomain: deps.trustDomain } : {}),
       });
       const handle = temporal.workflow.getHandle(id);
       log(`check ${id} started`, { id });

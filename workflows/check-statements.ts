@@ -43,13 +43,17 @@ export async function checkStatements(input: CheckStatementsInput): Promise<Chec
   const finished: CheckFinished[] = [];
   setHandler(checkFinishedQuery, (after: number) => finished.slice(Math.max(0, after)));
 
+  // Passed on only when set, so batches started before trust domains send what they always did.
+  const domain = input.trustDomain ? { domain: input.trustDomain } : {};
   const check = async (item: CheckItem): Promise<CheckItemResult> => {
     // Refused by the screen where the batch was started: nothing goes to Lean.
     if (item.refused) return refusedItemResult(item);
     try {
-      const compiled = await compile({ code: item.statement });
+      const compiled = await compile({ code: item.statement, ...domain });
       const beq =
-        item.gold !== undefined && compiled.status === 'ok' ? await equivalence({ candidate: item.statement, gold: item.gold }) : null;
+        item.gold !== undefined && compiled.status === 'ok'
+          ? await equivalence({ candidate: item.statement, gold: item.gold, ...domain })
+          : null;
       return checkItemResult(item, compiled, beq);
     } catch (err) {
       return {

@@ -13,7 +13,7 @@ export async function evaluateStatement(input: EvaluateStatementInput): Promise<
   const run = startRun(input, { meter: (config) => llmMeterFor(config, input.sample ?? 0, input.llm) });
   const statement = input.formalStatement;
   run.enter('compile');
-  const result = await run.lean.compile({ code: statement });
+  const result = await run.lean.compile({ code: statement, ...run.domain });
   run.showState(
     result.status === 'refused' ? { compile: refusalLabel(result), compileBy: 'screen' } : { compile: result.status, compileBy: 'lean' },
   );

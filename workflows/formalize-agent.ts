@@ -34,11 +34,12 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   const ops: AgentOps = {
     step: (stepInput, t) => stepLlm.agentStep.executeWithOptions(summary(t, 'LLM'), [{ ...stepInput, ...run.meter }]),
     screen: (code, t) => lean.screenStatement.executeWithOptions(summary(t, 'write_file'), [{ code }]),
-    compile: (code, t) => lean.compile.executeWithOptions(summary(t, 'run_lean'), [{ code }]),
-    inspectName: (name, t) => leanTools.inspectName.executeWithOptions(summary(t, `inspect_name ${name}`.slice(0, 120)), [{ name }]),
+    compile: (code, t) => lean.compile.executeWithOptions(summary(t, 'run_lean'), [{ code, ...run.domain }]),
+    inspectName: (name, t) =>
+      leanTools.inspectName.executeWithOptions(summary(t, `inspect_name ${name}`.slice(0, 120)), [{ name, ...run.domain }]),
     resolveName: (token, namespaceHints, t) =>
       leanTools.resolveName.executeWithOptions(summary(t, `resolve_name ${token}`.slice(0, 120)), [
-        { token, library: input.library, namespaceHints, topK: 5 },
+        { token, library: input.library, namespaceHints, topK: 5, ...run.domain },
       ]),
     // In the run's index version: the one it is pinned to, else the one first searched.
     searchPremises: (query, t) => searchPremises(run, query, SEARCH_TOP_K, summary(t, 'search_premises')),
@@ -86,7 +87,9 @@ export async function formalizeAgent(input: FormalizeInput): Promise<FormalizeRe
   let compileResult: CompileResult | null = loop.compileOfFile;
   if (loop.file !== null && !compileResult) {
     run.enter('compile');
-    compileResult = await lean.compile.executeWithOptions({ summary: 'final check of the last written file' }, [{ code: loop.file }]);
+    compileResult = await lean.compile.executeWithOptions({ summary: 'final check of the last written file' }, [
+      { code: loop.file, ...run.domain },
+    ]);
   }
   if (loop.file === null) notes.push('agent: no Lean file was written');
   // The run's one attempt: the last written file and its check; with no file and every write

@@ -52,7 +52,7 @@ async function draftAndRepair(run: Run): Promise<{ result: CompileResult; stoppe
   const asked = new Map<string, number>();
   for (let round = 0; ; round++) {
     run.enter('compile');
-    const result = await run.lean.compile({ code: statement });
+    const result = await run.lean.compile({ code: statement, ...run.domain });
     end.attempts.push({ round, statement, compile: result });
     run.showState(
       result.status === 'refused'
@@ -102,7 +102,7 @@ async function suggestNames(
   const namespaceHints = openedNamespaces(statement);
   const resolved = await Promise.all(
     unknown.map((token) =>
-      run.leanTools.resolveName({ token, library: run.input.library, namespaceHints, topK: 5 }).catch((err: Error) => {
+      run.leanTools.resolveName({ token, library: run.input.library, namespaceHints, topK: 5, ...run.domain }).catch((err: Error) => {
         run.notes.push(`resolveName(${token}) failed: ${err.message}`);
         return undefined;
       }),

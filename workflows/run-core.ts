@@ -120,6 +120,8 @@ export interface Run {
   leanTools: ReturnType<typeof leanToolActivities>;
   /** The run's LLM choices for the activities (the reply cache and the ledger), when it passes them. */
   meter: { meter?: LlmMeter };
+  /** The run's trust domain for the Lean activities, when its input names one. */
+  domain: { domain?: string };
   /** What retrieval hides around the item (`exclude`, and the leave-out policy when set). */
   exclude: string[];
   leaveOut: { leaveOut?: LeaveOutPolicy };
@@ -184,6 +186,8 @@ export function startRun(
     lean: leanActivities(leanQueue),
     leanTools: leanToolActivities(leanQueue),
     meter: meter ? { meter } : {},
+    // Passed on only when set, so runs without it send the activities what they always did.
+    domain: input.trustDomain ? { domain: input.trustDomain } : {},
     exclude: input.exclude ?? [],
     // Passed on only when set, so runs without it send the activities what they always did.
     leaveOut: input.leaveOut ? { leaveOut: input.leaveOut } : {},
@@ -372,7 +376,7 @@ export async function judgeAndCompare(
         })
       : null,
     checkEquivalence
-      ? run.leanTools.equivalence({ candidate: c.statement, gold }).catch((err: Error) => {
+      ? run.leanTools.equivalence({ candidate: c.statement, gold, ...run.domain }).catch((err: Error) => {
           run.notes.push(`equivalence check failed: ${err.message}`);
           return null;
         })

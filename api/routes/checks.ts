@@ -1,6 +1,7 @@
 // Batch checks without an LLM (workflow `checkStatements`, client/checks.ts): start, read, list,
 // follow as server-sent events. A statement or gold the screen refuses is that statement's result
 // (`status: 'refused'` with the reason), not a 400 for the batch; a body that is not the schema is.
+import { apiKeyDomain } from '../../common/trust-domain';
 import type { FastifyPluginAsync } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
@@ -84,6 +85,12 @@ const CheckResultSchema = Type.Object(
     ]),
     messages: Type.Array(LeanMessageSchema),
     reason: Type.Optional(Type.String()),
+    refusedBy: Type.Optional(
+      Type.Union([Type.Literal('tampering'), Type.Literal('disagreement')], {
+        description:
+          'Set on a `refused` result the screen did not decide: the Lean REPL wrote something other than the one reply to the check (tampering), or Lean could not parse a text the screen accepted (disagreement). Never compiled.',
+      }),
+    ),
     durationMs: Type.Number(),
     peakRssMb: Type.Optional(Type.Number({ description: 'Peak resident memory (MB) of the Lean REPL while it checked the statement' })),
     equivalent: Type.Optional(Type.Boolean()),
@@ -178,6 +185,7 @@ export const checkRoutes: FastifyPluginAsync<CheckRoutesOptions> = async (fastif
           ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
           ...(options.leanTaskQueue ? { leanTaskQueue: options.leanTaskQueue } : {}),
           ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
+          trustDomain: apiKeyDomain(request.apiKeyName),
         });
         return reply
           .status(202)

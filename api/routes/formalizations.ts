@@ -1,4 +1,5 @@
 // Formalization runs: start (idempotent by id), read, cancel, list.
+import { apiKeyDomain } from '../../common/trust-domain';
 import type { FastifyPluginAsync } from 'fastify';
 import type { SafetyPolicy } from '../../engines/lean/statement-safety';
 import { describeRefusal, screenText } from '../../engines/lean/screen-text';
@@ -144,6 +145,8 @@ export const formalizationRoutes: FastifyPluginAsync<FormalizationRoutesOptions>
         goldStatement: input.goldStatement,
         id: chosenId,
         ...(options.llm ? { llm: options.llm } : {}),
+        // The key's own REPLs: its gold statement and what its statement makes the formalizer write.
+        trustDomain: apiKeyDomain(request.apiKeyName),
       };
       try {
         const started = await limiter.run(() => startFormalization(temporal, startRequest, options.taskQueue));

@@ -30,7 +30,12 @@ export async function inspectName(runner: LeanRunner, input: InspectNameInput, o
   if (!isLeanIdentifier(name)) return { name, exists: false, reason: `${JSON.stringify(name)} is not a Lean identifier.` };
   const lines = [`#check @${name}`];
   if (input.includePrint ?? true) lines.push(`#print ${name}`);
-  const result = await runner.check(lines.join('\n'), { header: input.header, timeoutMs: opts.timeoutMs, signal: opts.signal });
+  const result = await runner.check(lines.join('\n'), {
+    header: input.header,
+    timeoutMs: opts.timeoutMs,
+    signal: opts.signal,
+    ...(input.domain !== undefined ? { domain: input.domain } : {}),
+  });
   if (result.status === 'skipped') return { name, exists: false, reason: result.reason };
   if (result.status === 'timeout') return { name, exists: false, reason: result.reason ?? 'Lean timed out.' };
   const onLine = (line: number) => result.messages.filter((m) => m.line === line);
@@ -63,7 +68,12 @@ export async function resolveName(
   if (ranked.length === 0) return { token: input.token, suggestions: [], considered: 0 };
   // One command, one `#check` per line: line i answers for candidate i.
   const code = ranked.map((c) => `#check @${c.name}`).join('\n');
-  const result = await runner.check(code, { header: input.header, timeoutMs: settings.timeoutMs, signal: settings.signal });
+  const result = await runner.check(code, {
+    header: input.header,
+    timeoutMs: settings.timeoutMs,
+    signal: settings.signal,
+    ...(input.domain !== undefined ? { domain: input.domain } : {}),
+  });
   if (result.status === 'skipped' || result.status === 'timeout') {
     return { token: input.token, suggestions: [], considered: ranked.length };
   }

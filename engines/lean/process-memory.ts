@@ -37,8 +37,14 @@ export function groupRssMb(pgid: number): number {
   return groupPids(pgid).reduce((kb, pid) => kb + rssKb(pid), 0) / 1024;
 }
 
-/** The group's processes (pids) now. */
+/** The group's processes (pids) now: the leader and its descendants in the group, read from
+ * /proc/<pid>/task/<tid>/children (a few reads per process of the REPL's tree). Scanning every
+ * process in /proc instead costs milliseconds to tens of milliseconds on a busy machine, twice
+ * per check, on the event loop every slot shares: it kept the pool below its capacity
+ * (docs/benchmarks.md, "Lean pool"). Where the children files are missing, the scan remains. */
 function groupPids(pgid: number): number[] {
+  const tree = childrenFilesExist() ? descendants(pgid) : undefined;
+  if (tree !== undefined) return tree.filter((pid) => pid === pgid || processGroup(pid) === pgid);
   let entries: string[];
   try {
     entries = readdirSync('/proc');
@@ -46,6 +52,44 @@ function groupPids(pgid: number): number[] {
     return [];
   }
   return entries.filter((e) => /^\d+$/.test(e) && processGroup(Number(e)) === pgid).map(Number);
+}
+
+/** `root` and every process below it. */
+function descendants(root: number): number[] {
+  const out: number[] = [];
+  const queue = [root];
+  while (queue.length > 0 && out.length < 10_000) {
+    const pid = queue.shift()!;
+    let tasks: string[];
+    try {
+      tasks = readdirSync(`/proc/${pid}/task`);
+    } catch {
+      continue; // gone
+    }
+    out.push(pid);
+    for (const tid of tasks) {
+      try {
+        for (const child of readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').split(' '))
+          if (child.trim()) queue.push(Number(child));
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  }
+  return out;
+}
+
+let childrenFiles: boolean | undefined;
+function childrenFilesExist(): boolean {
+  if (childrenFiles === undefined) {
+    try {
+      readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8');
+      childrenFiles = true;
+    } catch {
+      childrenFiles = false;
+    }
+  }
+  return childrenFiles;
 }
 
 /** Resets the peak-resident-memory mark (VmHWM) of every process in group `pgid`, so that a

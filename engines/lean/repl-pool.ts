@@ -9,14 +9,22 @@
 // - When every process is busy, checks wait in order; a waiting check honours its AbortSignal.
 // - A crash mid-check is retried once on a fresh process; a second crash surfaces as a retryable
 //   LeanReplCrashed (an EngineError), so the activity's retry policy takes over.
+// - Verdict integrity (decision 0017): a REPL that writes anything but the one reply to the
+//   command just sent (repl-process.ts) is killed and the check is `refused` for tampering; a
+//   parse error from Lean on a text the screen accepted is `refused` as a disagreement, and the
+//   REPL is replaced. Both are logged and reported through `onIntegrity` (a metrics counter).
+// - Trust domains: a process that has run one domain's text never runs another's; a check of
+//   another domain takes a clean process (one that has imported only the library header) or
+//   has the slot's process killed and replaced first.
 import { LEAN_FAILURE } from '../../common/failures';
+import { DRIFTLINE_DOMAIN } from '../../common/trust-domain';
 import { EngineError } from '../errors';
 import type { CompileResult } from '../../common/lean-types';
 import { importHeader } from './header-import';
 import { buildCheckSource, compileStatus, toLeanMessages, type CheckSource } from './lean-source';
 import type { CheckOptions, LeanRunner, RunnerLog } from './runner-contract';
 import { canMeasureRss, groupPeakMb, groupRssMb, resetGroupPeak } from './process-memory';
-import { ReplCrashedError, ReplProcess, ReplTimeoutError } from './repl-process';
+import { ReplCrashedError, ReplProcess, ReplTamperedError, ReplTimeoutError } from './repl-process';
 import { isErrorReply, UNKNOWN_ENVIRONMENT, type ReplReply } from './repl-protocol';
 import { DEFAULT_SAFETY_POLICY, screenCheckSource, screenHeader, screenReplInput, type SafetyPolicy } from './statement-safety';
 
@@ -46,6 +54,20 @@ export interface ReplPoolSettings {
   log?: RunnerLog;
   /** What the gate in front of the processes lets through; default DEFAULT_SAFETY_POLICY. */
   policy?: SafetyPolicy;
+  /** Time for the confirmation command after each reply (repl-process.ts). */
+  confirmTimeoutMs?: number;
+  /** Hears every tampering and every screen/Lean disagreement: each is a hole found, so the
+   * Lean worker counts them where operators look (its /metrics). */
+  onIntegrity?: (event: IntegrityEvent) => void;
+}
+
+/** A REPL that wrote what it should not have, or a parse error on a text the screen accepted. */
+export interface IntegrityEvent {
+  kind: 'tampering' | 'disagreement';
+  domain: string;
+  /** During a check (its result is refused), or while the process was idle. */
+  during: 'check' | 'idle';
+  detail: string;
 }
 
 export interface PoolStats {
@@ -57,11 +79,15 @@ export interface PoolStats {
   started: number;
   /** Header imports run so far (all processes). */
   headerImports: number;
-  /** Processes ended, by reason. */
+  /** Processes ended, by reason (`tampering` and `disagreement` are the integrity events;
+   * `domain`: killed to serve another trust domain). */
   retired: Record<RetireReason, number>;
 }
 
-type RetireReason = 'maxUses' | 'memory' | 'timeout' | 'crash' | 'cancelled' | 'staleEnv';
+type RetireReason = 'maxUses' | 'memory' | 'timeout' | 'crash' | 'cancelled' | 'staleEnv' | 'tampering' | 'disagreement' | 'domain';
+
+/** The trust domain of checks that name none. */
+export const DEFAULT_TRUST_DOMAIN = DRIFTLINE_DOMAIN;
 
 interface Slot {
   id: number;
@@ -70,10 +96,16 @@ interface Slot {
   headerEnvs: Map<string, number>;
   uses: number;
   state: 'idle' | 'busy' | 'warming';
+  /** The trust domain whose text `proc` has run; undefined while it has imported only the
+   * library header (clean: any domain may take it). */
+  domain: string | undefined;
 }
 
 interface Waiter {
   header: string;
+  domain: string;
+  /** Times a later check of another domain took a slot before this one (bounded: see dispatch). */
+  passedOver: number;
   resolve(slot: Slot): void;
   reject(error: unknown): void;
   detach(): void;
@@ -113,11 +145,13 @@ export class ReplPool implements LeanRunner {
   private readonly procReadable = canMeasureRss();
   /** The configured library header, as the screen rebuilt it. */
   private readonly libraryHeader: string;
+  /** The check source of the library header alone (what warm-up imports). */
+  private readonly librarySource: CheckSource;
   private warmOk = true;
   private readonly counters: Omit<PoolStats, 'size' | 'busy' | 'warming' | 'waiting'> = {
     started: 0,
     headerImports: 0,
-    retired: { maxUses: 0, memory: 0, timeout: 0, crash: 0, cancelled: 0, staleEnv: 0 },
+    retired: { maxUses: 0, memory: 0, timeout: 0, crash: 0, cancelled: 0, staleEnv: 0, tampering: 0, disagreement: 0, domain: 0 },
   };
 
   constructor(private readonly settings: ReplPoolSettings) {
@@ -125,8 +159,16 @@ export class ReplPool implements LeanRunner {
     const header = screenHeader(settings.header, settings.policy ?? DEFAULT_SAFETY_POLICY);
     if (!header.ok) throw new Error(`The Lean library header ${JSON.stringify(settings.header)} is refused: ${header.reason}.`);
     this.libraryHeader = header.value;
+    this.librarySource = buildCheckSource('', header.value);
     const size = Math.max(1, Math.floor(settings.size ?? 1));
-    this.slots = Array.from({ length: size }, (_, id) => ({ id, proc: undefined, headerEnvs: new Map(), uses: 0, state: 'idle' as const }));
+    this.slots = Array.from({ length: size }, (_, id) => ({
+      id,
+      proc: undefined,
+      headerEnvs: new Map(),
+      uses: 0,
+      state: 'idle' as const,
+      domain: undefined,
+    }));
     this.measureRss = Boolean(settings.maxRssMb) && canMeasureRss();
     if (settings.maxRssMb && !this.measureRss)
       settings.log?.warn({}, 'LEAN_MAX_RSS_MB is set but /proc is not readable here; memory is not watched');
@@ -184,10 +226,11 @@ export class ReplPool implements LeanRunner {
     const source = buildCheckSource(body.value, header.value);
     const composed = screenCheckSource(source, policy); // what is sent passes the same gate
     if (composed) return refusedResult(composed, 'the composed check', started);
+    const domain = opts.domain ?? DEFAULT_TRUST_DOMAIN;
     for (let attempt = 0; ; attempt++) {
-      const slot = await this.acquire(source.header, opts.signal);
+      const slot = await this.acquire(source.header, domain, opts.signal);
       try {
-        const result = await this.runOn(slot, source, opts);
+        const result = await this.runOn(slot, source, domain, opts);
         return { ...result, durationMs: Date.now() - started };
       } catch (error) {
         if (error instanceof ReplCrashedError && attempt === 0 && !opts.signal?.aborted && !this.closed) {
@@ -219,13 +262,20 @@ export class ReplPool implements LeanRunner {
 
   // ---- one check on one process ----
 
-  private async runOn(slot: Slot, source: CheckSource, opts: CheckOptions): Promise<Omit<CompileResult, 'durationMs'>> {
+  private async runOn(slot: Slot, source: CheckSource, domain: string, opts: CheckOptions): Promise<Omit<CompileResult, 'durationMs'>> {
     const timeoutMs = opts.timeoutMs ?? this.settings.timeoutMs;
+    // Another domain's process is never reused: killed here, a fresh one is started below.
+    if (slot.proc && slot.domain !== undefined && slot.domain !== domain) this.discard(slot, 'domain');
     try {
       // Twice at most: an unknown environment means our record of the process is stale.
       for (let attempt = 0; ; attempt++) {
+        // From here on the process runs this domain's text (its own header counts, even when
+        // its import fails).
+        this.process(slot);
+        if (source.header !== this.librarySource.header) slot.domain = domain;
         const env = await this.headerEnv(slot, source, opts.signal);
         if (typeof env !== 'number') return env;
+        slot.domain = domain;
         const proc = slot.proc;
         if (!proc) throw poolClosed('The Lean pool is shutting down.');
         // The peak mark is reset just before the statement, so it tells this statement's peak
@@ -239,10 +289,34 @@ export class ReplPool implements LeanRunner {
         }
         const peakRssMb = peakFrom !== undefined ? Math.round(groupPeakMb(peakFrom)) : 0;
         slot.uses++;
+        const parseError = isErrorReply(reply) ? undefined : reply.messages?.find((m) => m.severity === 'error' && isParseError(m.data));
+        if (parseError) {
+          // The screen read this text as well formed and Lean did not: where they part, Lean
+          // starts guessing, so nothing it did after counts, and the process is not trusted.
+          const where = `line ${parseError.pos.line}, column ${parseError.pos.column}`;
+          const detail = `${parseError.data.split('\n')[0]} (${where})`;
+          this.integrity(slot, 'disagreement', domain, 'check', detail);
+          const text = `refused: Lean could not parse the text the screen accepted: ${parseError.data.trimEnd()}`;
+          return {
+            status: 'refused',
+            refusedBy: 'disagreement',
+            messages: [{ severity: 'error', line: Math.max(1, parseError.pos.line), column: Math.max(0, parseError.pos.column), text }],
+            reason: `Lean could not parse the text the screen accepted as well formed: ${detail}; nothing Lean said about it counts, and the REPL was replaced.`,
+          };
+        }
         this.afterCheck(slot);
         return { ...resultOf(reply), ...(peakRssMb > 0 ? { peakRssMb } : {}) };
       }
     } catch (error) {
+      if (error instanceof ReplTamperedError) {
+        this.integrity(slot, 'tampering', domain, 'check', error.detail);
+        return {
+          status: 'refused',
+          refusedBy: 'tampering',
+          messages: [{ severity: 'error', line: 1, column: 0, text: `refused for tampering: ${error.message}` }],
+          reason: `${error.message} The check counts as refused, never as compiled, and the REPL was replaced.`,
+        };
+      }
       if (error instanceof ReplTimeoutError) {
         this.discard(slot, 'timeout');
         this.settings.log?.warn({ slot: slot.id, timeoutMs }, 'Lean check timed out; REPL process replaced');
@@ -334,24 +408,50 @@ export class ReplPool implements LeanRunner {
     if (!slot.proc || !slot.proc.alive) {
       slot.headerEnvs.clear();
       slot.uses = 0;
-      slot.proc = new ReplProcess({
+      slot.domain = undefined;
+      const proc = new ReplProcess({
         command: this.settings.replCmd,
         cwd: this.settings.cwd,
         env: this.settings.env,
-        onNoise: (text) => this.settings.log?.warn({ slot: slot.id, text }, 'Lean REPL noise'),
+        confirmTimeoutMs: this.settings.confirmTimeoutMs,
+        // Output between checks: something left running in the process, which is dead already.
+        // An idle slot gets a fresh process at once, a busy one when its check returns.
+        onTamper: (detail) => {
+          if (slot.proc !== proc) return;
+          this.integrity(slot, 'tampering', slot.domain ?? DEFAULT_TRUST_DOMAIN, 'idle', detail);
+          if (slot.state === 'idle' && !this.closed && (this.settings.eagerReplace ?? true)) this.rewarm(slot);
+        },
       });
+      slot.proc = proc;
       this.counters.started++;
       this.settings.log?.info({ slot: slot.id, pid: slot.proc.pid }, 'Lean REPL started');
     }
     return slot.proc;
   }
 
-  /** Kills the slot's process (unusable: timed out, crashed, cancelled mid-command). */
+  /** Kills the slot's process (unusable: timed out, crashed, cancelled mid-command, tampered
+   * with, or another trust domain's). */
   private discard(slot: Slot, reason: RetireReason): void {
     if (slot.proc) this.counters.retired[reason]++;
     slot.proc?.kill();
     slot.proc = undefined;
+    slot.domain = undefined;
     slot.headerEnvs.clear();
+  }
+
+  /** A tampering or a disagreement: the process goes, the event is logged and reported. */
+  private integrity(slot: Slot, kind: IntegrityEvent['kind'], domain: string, during: IntegrityEvent['during'], detail: string): void {
+    // A slot busy between two requests keeps its dead process until the check's next request
+    // finds it gone (a crash, retried on a fresh process); otherwise it goes now.
+    if (during === 'check' || slot.state !== 'busy') this.discard(slot, kind);
+    else this.counters.retired[kind]++;
+    this.settings.log?.warn(
+      { slot: slot.id, domain, during, detail, leanIntegrity: kind },
+      kind === 'tampering'
+        ? 'Lean REPL tampering: output that is not the reply to the command; REPL replaced'
+        : 'Lean parse error on a text the screen accepted: screen and Lean disagree; REPL replaced',
+    );
+    this.settings.onIntegrity?.({ kind, domain, during, detail });
   }
 
   /** Ends a healthy process gracefully. */
@@ -359,17 +459,18 @@ export class ReplPool implements LeanRunner {
     const proc = slot.proc;
     if (proc) this.counters.retired[reason]++;
     slot.proc = undefined;
+    slot.domain = undefined;
     slot.headerEnvs.clear();
     void proc?.close();
   }
 
   // ---- scheduling ----
 
-  private acquire(header: string, signal?: AbortSignal): Promise<Slot> {
+  private acquire(header: string, domain: string, signal?: AbortSignal): Promise<Slot> {
     if (this.closed) return Promise.reject(poolClosed('The Lean pool is shut down.'));
     if (signal?.aborted) return Promise.reject(abortError(signal));
     if (this.waiters.length === 0) {
-      const slot = this.pick(header);
+      const slot = this.pick(header, domain);
       if (slot) {
         slot.state = 'busy';
         return Promise.resolve(slot);
@@ -383,6 +484,8 @@ export class ReplPool implements LeanRunner {
       };
       const waiter: Waiter = {
         header,
+        domain,
+        passedOver: 0,
         resolve,
         reject,
         detach: () => signal?.removeEventListener('abort', onAbort),
@@ -392,10 +495,22 @@ export class ReplPool implements LeanRunner {
     });
   }
 
-  /** The best idle slot for a header: one whose process has it, else a live process, else any. */
-  private pick(header: string): Slot | undefined {
+  /** The best idle slot for a check: a live process of the check's domain (or a clean one) with
+   * the header, else such a process without it, else a slot with no process, else another
+   * domain's (its process is killed before use: a header import, the price of isolation). */
+  private pick(header: string, domain: string): Slot | undefined {
     const idle = this.slots.filter((s) => s.state === 'idle');
-    return idle.find((s) => s.proc?.alive && s.headerEnvs.has(header)) ?? idle.find((s) => s.proc?.alive) ?? idle[0];
+    const live = idle.filter((s) => s.proc?.alive);
+    const mine = live.filter((s) => s.domain === domain);
+    const clean = live.filter((s) => s.domain === undefined);
+    return (
+      mine.find((s) => s.headerEnvs.has(header)) ??
+      clean.find((s) => s.headerEnvs.has(header)) ??
+      mine[0] ??
+      clean[0] ??
+      idle.find((s) => !s.proc?.alive) ??
+      idle[0]
+    );
   }
 
   private release(slot: Slot): void {
@@ -429,15 +544,28 @@ export class ReplPool implements LeanRunner {
       });
   }
 
+  /** Hands idle slots to waiting checks in order, except that a slot whose process belongs to
+   * another domain than the first waiter's goes to the first later waiter of its own domain,
+   * when there is one: a process is killed to switch domains only when no waiting check can use
+   * it as it is. The first waiter is passed over at most `size` times, so it never starves. */
   private dispatch(): void {
     while (this.waiters.length > 0) {
-      const waiter = this.waiters[0]!;
-      const slot = this.pick(waiter.header);
+      const head = this.waiters[0]!;
+      const slot = this.pick(head.header, head.domain);
       if (!slot) return;
-      this.waiters.shift();
-      waiter.detach();
+      let index = 0;
+      const switches = slot.proc?.alive && slot.domain !== undefined && slot.domain !== head.domain;
+      if (switches && head.passedOver < this.slots.length) {
+        const own = this.waiters.findIndex((w) => w.domain === slot.domain);
+        if (own > 0) {
+          head.passedOver++;
+          index = own;
+        }
+      }
+      const [waiter] = this.waiters.splice(index, 1);
+      waiter!.detach();
       slot.state = 'busy';
-      waiter.resolve(slot);
+      waiter!.resolve(slot);
     }
   }
 }
@@ -452,6 +580,14 @@ function resultOf(reply: ReplReply): Omit<CompileResult, 'durationMs'> {
   }
   const messages = toLeanMessages(reply.messages);
   return { status: compileStatus(messages), messages };
+}
+
+/** Lean's parser speaking (as opposed to the elaborator): where it stops, it starts guessing. */
+const PARSE_ERROR =
+  /^(?:unexpected (?:token|identifier|end of input|character)|missing end of character literal|unterminated (?:comment|string literal)|invalid escape sequence)/;
+
+export function isParseError(text: string): boolean {
+  return PARSE_ERROR.test(text.trimStart());
 }
 
 function abortError(signal: AbortSignal): Error {

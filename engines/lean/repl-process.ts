@@ -1,9 +1,19 @@
 // One running REPL process: spawning, request/reply over the blank-line protocol, timeouts,
 // crash detection and shutdown. It knows nothing about headers or statements.
+//
+// Verdict integrity (decision 0017): code that runs inside the REPL can write to its stdout, so
+// a reply counts only when it is the one reply to the command just sent. The REPL numbers
+// environments 0, 1, 2, … (error replies take no number), so the expected number is known; each
+// request is followed by a confirmation command carrying a fresh nonce, whose reply must come
+// next, carry the next number and mention the nonce, which proves the REPL is back in its loop
+// with nothing written between. Anything else — output that is not a reply, a wrong number, a
+// second reply, bytes while no request is pending, a confirmation that does not come — kills the
+// process and is reported as tampering (ReplTamperedError, or `onTamper` when idle).
 import { LEAN_FAILURE } from '../../common/failures';
 import { EngineError } from '../errors';
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { encodeCommand, parseReply, ReplyFramer, type ReplCommand, type ReplReply } from './repl-protocol';
+import { randomBytes } from 'node:crypto';
+import { encodeCommand, isErrorReply, parseReply, ReplyFramer, type ReplCommand, type ReplReply } from './repl-protocol';
 import { replEnvironment } from './sandbox';
 
 export interface ReplProcessOptions {
@@ -13,8 +23,12 @@ export interface ReplProcessOptions {
   /** Extra environment variables for the process, added to the cleaned environment (never this
    * process's whole one: it holds the worker's API keys). */
   env?: Record<string, string>;
-  /** Called with stdout text that is not a reply, and other diagnostics worth a log line. */
-  onNoise?: (text: string) => void;
+  /** Called when the process wrote to stdout while no request was pending (it has been killed):
+   * something left running inside it. */
+  onTamper?: (detail: string) => void;
+  /** Time for the confirmation command after each reply. Default 10 s: an honest REPL answers
+   * it in milliseconds, so one that does not is still running something. */
+  confirmTimeoutMs?: number;
   /** How much of stderr to keep for crash reports. */
   stderrTailChars?: number;
 }
@@ -49,8 +63,22 @@ export class ReplCrashedError extends EngineError {
   }
 }
 
+/** The REPL wrote something other than the one reply to the command just sent; its process
+ * group has been killed. Not a crash: a retry would run the same text again. */
+export class ReplTamperedError extends Error {
+  override readonly name = 'ReplTamperedError';
+  constructor(readonly detail: string) {
+    super(`The Lean REPL wrote output that is not the reply to the command sent (${detail}); its process was killed.`);
+  }
+}
+
+/** The prefix of the confirmation command's name: `#check` of a name that exists nowhere, so
+ * Lean names it in its answer (unknown identifier), nonce included. */
+export const CONFIRM_PREFIX = 'driftline_confirm_';
+const DEFAULT_CONFIRM_TIMEOUT_MS = 10_000;
+
 interface Pending {
-  resolve(reply: ReplReply): void;
+  receive(value: unknown): void;
   reject(error: Error): void;
 }
 
@@ -78,10 +106,14 @@ export class ReplProcess {
   private exitCode: number | null = null;
   private exitSignal: string | null = null;
   private readonly closed: Promise<void>;
+  /** The environment number the REPL gives its next command reply. */
+  private nextEnv = 0;
+  /** Why the process was killed for tampering, once it was. */
+  private tamperDetail: string | undefined;
 
   constructor(private readonly options: ReplProcessOptions) {
     this.stderrTailChars = options.stderrTailChars ?? 4000;
-    this.framer = new ReplyFramer((text) => options.onNoise?.(`REPL stdout noise: ${text.slice(0, 500)}`));
+    this.framer = new ReplyFramer((text) => this.tamper(`output that is not a reply: ${JSON.stringify(text.slice(0, 200))}`));
     // Own process group (detached), so a kill reaches the REPL behind `lake env` or a shell.
     this.child = spawn(options.command, {
       shell: true,
@@ -137,6 +169,11 @@ export class ReplProcess {
     return this.pending !== undefined;
   }
 
+  /** Set once the process was killed for writing what it should not have. */
+  get tampered(): string | undefined {
+    return this.tamperDetail;
+  }
+
   /**
    * Sends one command and resolves with its reply. One request at a time: callers serialize.
    * On timeout or abort the whole process group is killed, since the REPL cannot be
@@ -157,12 +194,14 @@ export class ReplProcess {
     const { signal, timeoutMs } = options;
     if (signal?.aborted) return Promise.reject(abortReason(signal));
     return new Promise<ReplReply>((resolve, reject) => {
+      let answer: ReplReply | undefined;
+      let nonce = '';
       const onAbort = () => {
         this.kill();
         finish();
         reject(abortReason(signal!));
       };
-      const timer = setTimeout(() => {
+      let timer = setTimeout(() => {
         this.kill();
         finish();
         reject(new ReplTimeoutError(timeoutMs));
@@ -172,15 +211,51 @@ export class ReplProcess {
         signal?.removeEventListener('abort', onAbort);
         this.pending = undefined;
       };
+      const fail = (error: Error) => {
+        finish();
+        reject(error);
+      };
       signal?.addEventListener('abort', onAbort, { once: true });
       this.pending = {
-        resolve: (reply) => {
+        reject: fail,
+        receive: (value) => {
+          let reply: ReplReply;
+          try {
+            reply = parseReply(value);
+          } catch (error) {
+            this.tamper(`a JSON object that is not a REPL reply: ${(error as Error).message.slice(0, 200)}`);
+            return;
+          }
+          if (!isErrorReply(reply)) {
+            if (reply.env !== this.nextEnv) {
+              this.tamper(`a reply naming environment ${reply.env} where ${this.nextEnv} was due`);
+              return;
+            }
+            this.nextEnv++;
+          }
+          if (this.framer.pending().trim() !== '') {
+            this.tamper('output right after a reply');
+            return;
+          }
+          if (answer === undefined) {
+            // The reply to the command; now the confirmation, on a base that surely exists.
+            answer = reply;
+            nonce = randomBytes(8).toString('hex');
+            const base = isErrorReply(reply) ? undefined : (command.env ?? reply.env);
+            clearTimeout(timer);
+            const confirmMs = this.options.confirmTimeoutMs ?? DEFAULT_CONFIRM_TIMEOUT_MS;
+            timer = setTimeout(() => this.tamper(`no answer to the confirmation within ${confirmMs} ms after the reply`), confirmMs);
+            this.child.stdin.write(
+              encodeCommand({ cmd: `#check ${CONFIRM_PREFIX}${nonce}`, ...(base === undefined ? {} : { env: base }) }),
+            );
+            return;
+          }
+          if (isErrorReply(reply) || !(reply.messages ?? []).some((m) => m.data.includes(`${CONFIRM_PREFIX}${nonce}`))) {
+            this.tamper('a second reply where the confirmation was due');
+            return;
+          }
           finish();
-          resolve(reply);
-        },
-        reject: (error) => {
-          finish();
-          reject(error);
+          resolve(answer);
         },
       };
       this.child.stdin.write(encodeCommand(command));
@@ -215,22 +290,35 @@ export class ReplProcess {
   }
 
   private onStdout(chunk: string): void {
-    for (const value of this.framer.push(chunk)) {
+    const values = this.framer.push(chunk);
+    if (this.tamperDetail !== undefined) return;
+    // One command is outstanding at a time, so an honest REPL never completes two replies at once.
+    if (values.length > 1) {
+      this.tamper(`${values.length} replies at once: ${JSON.stringify(values).slice(0, 200)}`);
+      return;
+    }
+    for (const value of values) {
       const pending = this.pending;
       if (!pending) {
-        this.options.onNoise?.(`REPL reply with no request pending: ${JSON.stringify(value).slice(0, 500)}`);
-        continue;
+        this.tamper(`a reply with no request pending: ${JSON.stringify(value).slice(0, 200)}`);
+        return;
       }
-      try {
-        pending.resolve(parseReply(value));
-      } catch (error) {
-        // A reply we cannot read means we no longer know the REPL's state: treat as a crash.
-        this.kill();
-        pending.reject(
-          new ReplCrashedError(`The Lean REPL sent an unreadable reply: ${(error as Error).message}`, null, null, this.stderrTail.trim()),
-        );
-      }
+      pending.receive(value);
     }
+    // Bytes while nothing is asked: something still runs in there and writes.
+    if (!this.pending && this.tamperDetail === undefined && this.framer.pending().trim() !== '')
+      this.tamper(`output with no request pending: ${JSON.stringify(this.framer.pending().slice(0, 200))}`);
+  }
+
+  /** Kills the process for writing what it should not have; the pending request (if any)
+   * fails with ReplTamperedError, otherwise `onTamper` hears of it. */
+  private tamper(detail: string): void {
+    if (this.tamperDetail !== undefined || this.exited) return;
+    this.tamperDetail = detail;
+    this.kill();
+    const pending = this.pending;
+    if (pending) pending.reject(new ReplTamperedError(detail));
+    else this.options.onTamper?.(detail);
   }
 
   private fail(error: Error): void {

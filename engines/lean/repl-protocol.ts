@@ -71,8 +71,9 @@ const SEPARATOR = /\n[ \t\r]*\n/g;
 
 /**
  * Splits the REPL's stdout into replies. Chunks may cut a reply (or a UTF-8 character: feed
- * decoded text) anywhere. Blocks that are not JSON (stray output of a debug build) are handed
- * to `onNoise` instead of being mistaken for a reply.
+ * decoded text) anywhere. A block that is not exactly one JSON object is handed to `onNoise`,
+ * never read as a reply: the real REPL writes nothing else, so the caller treats it as
+ * tampering (code run inside the REPL writing to its stdout).
  */
 export class ReplyFramer {
   private buffer = '';
@@ -101,7 +102,8 @@ export class ReplyFramer {
     return replies;
   }
 
-  /** Text received after the last complete reply (for diagnostics). */
+  /** Text received after the last complete reply: anything but whitespace here once a reply is
+   * complete is output the REPL did not make. */
   pending(): string {
     return this.buffer;
   }
@@ -109,13 +111,7 @@ export class ReplyFramer {
 
 function decodeBlock(block: string): unknown {
   const text = block.trim();
-  if (text === '') return undefined;
-  const direct = tryJson(text);
-  if (direct !== undefined) return direct;
-  // Noise printed right before a reply, without a blank line between: the reply is the
-  // block's tail from the first line that opens an object.
-  const brace = text.indexOf('\n{');
-  return brace >= 0 ? tryJson(text.slice(brace + 1)) : undefined;
+  return text === '' ? undefined : tryJson(text);
 }
 
 function tryJson(text: string): unknown {

@@ -8,6 +8,10 @@ export interface CheckOptions {
   signal?: AbortSignal;
   /** Header to check against instead of the runner's library header (e.g. an item's own). */
   header?: string;
+  /** The trust domain the text comes from (an API key's, one predictions file's, driftline's
+   * own formalizer's): texts of different domains never share a REPL process. Default
+   * `driftline`. */
+  domain?: string;
 }
 
 export interface LeanRunner {

@@ -26,6 +26,16 @@ export interface FakeReplScript {
   hangMarker?: string;
   /** A command containing this text gets stray stdout lines before its reply. Default `NOISE_REPL`. */
   noiseMarker?: string;
+  /** A command containing this text gets a forged reply before its real one: `{"env": N}` with
+   * the number the real reply is about to get, or `forgedEnv`. Default `FORGE_REPL`. */
+  forgeMarker?: string;
+  forgedEnv?: number;
+  /** Milliseconds between the forged reply and the real one (default 0: written together). */
+  forgeGapMs?: number;
+  /** A command containing this text leaves a task that writes a reply aimed at the next command
+   * (`{"env": <next number>}`) `lingerDelayMs` (default 300) after its answer. Default `LINGER_REPL`. */
+  lingerMarker?: string;
+  lingerDelayMs?: number;
   /** A command containing this text gets an info message of `bigReplyChars` characters. Default `BIG_REPLY`. */
   bigReplyMarker?: string;
   bigReplyChars?: number;
@@ -47,7 +57,7 @@ export interface FakeReplScript {
   probeWrite?: string[];
   /** At start, try to read each of these files and log the result (`probe read`). */
   probeRead?: string[];
-  /** After this many commands the process forgets (once) every environment it made, so the
+  /** After this many commands (driftline's confirmations not counted) the process forgets (once) every environment it made, so the
    * next command naming one gets `{"message": "Unknown environment."}` (a stale env id). */
   forgetEnvsAfter?: number;
   /** Name → type for `#check`/`#print`. Names not listed exist (type `Prop`) unless they are
@@ -237,6 +247,8 @@ export function elaborate(
 /** Whether `name` exists for `#check`/`#print`, and its type. */
 export function lookupName(name: string, script: FakeReplScript, env: Record<string, string>): string | undefined {
   if (env[name] !== undefined) return env[name];
+  // The name of driftline's confirmation exists nowhere (repl-process.ts).
+  if (name.startsWith('driftline_confirm_')) return undefined;
   if (script.knownNames?.[name] !== undefined) return script.knownNames[name];
   if (script.onlyKnownNames) return undefined;
   if (script.unknownIdentifiers?.includes(name) || script.unknownConstants?.includes(name)) return undefined;

@@ -10,6 +10,13 @@
 // `header`, `body` (answered), `crash`, `hang`, `exit`) with the pid, so tests can count
 // processes, header imports and checks, including checks that were never answered.
 //
+// Two behaviours of code that runs inside the REPL and writes to its stdout (decision 0017): a
+// command carrying `FORGE_REPL` makes the fake write a forged reply (`{"env": N}`, the number
+// the real reply is about to get, or `forgedEnv`) before its real one; `LINGER_REPL` leaves a
+// task behind that writes a reply aimed at the next command `lingerDelayMs` later. The
+// confirmation driftline sends after each reply (`#check driftline_confirm_<nonce>`) is logged
+// as `confirm`, not `body`.
+//
 // Like Lean, it would run whatever it is sent: a command carrying, where Lean reads code, a word
 // driftline never sends (`#eval`, `run_cmd`, `unsafe`, …) logs `leak` and leaves a marker file in `leakDir`, so a test
 // that lets hostile text through fails. At start it logs what the process can see and do
@@ -158,9 +165,10 @@ async function handle(query: string): Promise<void> {
     process.exit(1);
   }
   const cmd = command.cmd;
-  commands++;
+  const confirm = cmd.startsWith('#check driftline_confirm_');
+  if (!confirm) commands++;
   recordLeak(cmd);
-  if (script.forgetEnvsAfter && commands === script.forgetEnvsAfter + 1) {
+  if (script.forgetEnvsAfter && !confirm && commands === script.forgetEnvsAfter + 1) {
     // Keep the numbering (the real REPL never reuses an id) but lose every environment.
     envs = envs.map(() => undefined);
     log('forget');
@@ -171,7 +179,7 @@ async function handle(query: string): Promise<void> {
     reply({ message: 'Unknown environment.' });
     return;
   }
-  if (script.memoryPerCommandMb) {
+  if (script.memoryPerCommandMb && !confirm) {
     const chunk = Buffer.alloc(script.memoryPerCommandMb * 1024 * 1024, 1); // filled: resident
     hoard.push(chunk);
   }
@@ -211,7 +219,7 @@ async function handle(query: string): Promise<void> {
     signatures: { ...base.signatures, ...result.signatures },
   });
   log(
-    isHeader ? 'header' : 'body',
+    isHeader ? 'header' : confirm ? 'confirm' : 'body',
     `env=${env}${isHeader ? ` imports=${result.imports.join(',')}` : ` base=${typeof command.env === 'number' ? command.env : 'none'}`} began=${began} ended=${Date.now()}`,
   );
   if (cmd.includes(script.noiseMarker ?? 'NOISE_REPL')) process.stdout.write('Processing incremental state [pos: 0..10]:\nnoise\n\n');
@@ -219,7 +227,19 @@ async function handle(query: string): Promise<void> {
   if (result.sorries.length > 0) out.sorries = result.sorries;
   if (result.messages.length > 0) out.messages = result.messages;
   out.env = env;
+  if (cmd.includes(script.forgeMarker ?? 'FORGE_REPL')) {
+    log('forge', `env=${script.forgedEnv ?? env}`);
+    reply({ env: script.forgedEnv ?? env });
+    if (script.forgeGapMs) await sleep(script.forgeGapMs);
+  }
   reply(out);
+  if (cmd.includes(script.lingerMarker ?? 'LINGER_REPL')) {
+    // Not awaited: the REPL goes back to its loop while the task runs on.
+    setTimeout(() => {
+      log('linger', `env=${envs.length}`);
+      reply({ env: envs.length });
+    }, script.lingerDelayMs ?? 300);
+  }
 }
 
 // Input framing as in the REPL's `getLines`: lines are joined (right-trimmed) until a blank

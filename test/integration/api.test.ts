@@ -414,6 +414,33 @@ describe('API keys and rate limits', () => {
     expect((await keyed.inject({ url: '/openapi.json' })).statusCode).toBe(200);
   });
 
+  it("starts a key's runs and checks in that key's trust domain (their Lean checks never share a REPL with another's)", async () => {
+    const keyed = await server({ apiKeys: [{ name: 'alice', sha256: hashKey('secret-alice') }] });
+    const headers = { authorization: 'Bearer secret-alice', 'content-type': 'application/json' };
+    const run = await keyed.inject({
+      method: 'POST',
+      url: '/v1/formalizations',
+      headers,
+      payload: { statement: 'Every prime is at least 2.' },
+    });
+    expect(run.statusCode).toBe(202);
+    const checks = await keyed.inject({
+      method: 'POST',
+      url: '/v1/checks',
+      headers,
+      payload: { statements: [{ statement: 'theorem t : True := by sorry' }] },
+    });
+    expect(checks.statusCode).toBe(202);
+    for (const id of [run.json().id as string, checks.json().id as string]) {
+      const history = await env.client.workflow.getHandle(id).fetchHistory();
+      const attributes = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+      const [input] = await Promise.all(
+        (attributes?.input?.payloads ?? []).map((p) => env.client.options.loadedDataConverter.payloadConverter.fromPayload(p)),
+      );
+      expect((input as { trustDomain?: string }).trustDomain).toBe('key:alice');
+    }
+  });
+
   it('limits each key on its own, answering 429 with Retry-After', async () => {
     const limited = await server({
       apiKeys: [

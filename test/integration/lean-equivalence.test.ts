@@ -110,4 +110,27 @@ ${GOLD}`,
     });
     expect(fake.count('body')).toBe(1);
   });
+
+  it("runs a candidate's preamble in a section of its own, which the gate in front of the REPL accepts", async () => {
+    const { pool, fake } = setup();
+    const result = await checkEquivalence(
+      pool,
+      { candidate: `variable [inst : Fact False]\n${CANDIDATE}`, gold: GOLD },
+      { timeoutMs: 30_000 },
+    );
+    expect(result.refused).toBeUndefined();
+    expect(result.equivalent).toBe(true);
+    expect(fake.leaks()).toEqual([]);
+  });
+
+  it('answers "not comparable" for a candidate with a definition the gold lacks, without running Lean', async () => {
+    const { pool, fake } = setup();
+    const result = await checkEquivalence(
+      pool,
+      { candidate: 'abbrev answer : ℕ := 2\ntheorem c (p : ℕ) (hp : Nat.Prime p) : answer ≤ p := by sorry', gold: GOLD },
+      { timeoutMs: 30_000 },
+    );
+    expect(result).toMatchObject({ equivalent: false, notComparable: true });
+    expect(fake.count('body')).toBe(0);
+  });
 });

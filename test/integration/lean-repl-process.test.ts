@@ -1,14 +1,14 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ReplCrashedError, ReplProcess, ReplTimeoutError } from '../../engines/lean/repl-process';
+import { ReplCrashedError, ReplProcess, ReplTamperedError, ReplTimeoutError } from '../../engines/lean/repl-process';
 import { isErrorReply } from '../../engines/lean/repl-protocol';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 
 const opened: ReplProcess[] = [];
 const fakes: FakeRepl[] = [];
 
-function start(fake: FakeRepl, noise?: string[]): ReplProcess {
-  const proc = new ReplProcess({ command: fake.command, onNoise: (t) => noise?.push(t) });
+function start(fake: FakeRepl, tampered?: string[]): ReplProcess {
+  const proc = new ReplProcess({ command: fake.command, onTamper: (t) => tampered?.push(t) });
   opened.push(proc);
   return proc;
 }
@@ -41,8 +41,9 @@ describe('ReplProcess', () => {
     const header = await proc.request({ cmd: 'import Mathlib' }, { timeoutMs: 10_000 });
     expect(header).toEqual({ env: 0 });
     const body = await proc.request({ cmd: 'theorem t : 1 = 1 := by sorry', env: 0 }, { timeoutMs: 10_000 });
+    // Environment 1 is the header's confirmation (repl-process.ts).
     expect(body).toMatchObject({
-      env: 1,
+      env: 2,
       messages: [{ severity: 'warning', pos: { line: 1, column: 8 }, data: "declaration uses 'sorry'" }],
       sorries: [{ goal: '⊢ 1 = 1' }],
     });
@@ -56,12 +57,70 @@ describe('ReplProcess', () => {
     expect(!isErrorReply(reply) && reply.messages?.find((m) => m.severity === 'info')?.data.length).toBe(2_000_000);
   });
 
-  it('skips stray stdout output and still answers the request', async () => {
-    const noise: string[] = [];
-    const proc = start(setup(), noise);
-    const reply = await proc.request({ cmd: 'theorem t : True := by sorry -- NOISE_REPL' }, { timeoutMs: 10_000 });
-    expect(reply).toMatchObject({ env: 0 });
-    expect(noise.join('\n')).toContain('Processing incremental state');
+  it('follows every reply with a confirmation the REPL answers next, naming its nonce', async () => {
+    const fake = setup();
+    const proc = start(fake);
+    await proc.request({ cmd: 'import Mathlib' }, { timeoutMs: 10_000 });
+    await proc.request({ cmd: 'theorem t : 1 = 1 := by sorry', env: 0 }, { timeoutMs: 10_000 });
+    expect(fake.events().map((e) => e.event)).toEqual(['start', 'header', 'confirm', 'begin', 'body', 'confirm']);
+    // The environments: header 0, its confirmation 1, the statement 2 (on 0), its confirmation 3.
+    expect(fake.events().map((e) => e.detail)).toContainEqual('env=2 base=0');
+  });
+
+  it('treats stray stdout output before a reply as tampering and kills the process', async () => {
+    const proc = start(setup());
+    const error = await proc.request({ cmd: 'theorem t : True := by sorry -- NOISE_REPL' }, { timeoutMs: 10_000 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplTamperedError);
+    expect((error as ReplTamperedError).detail).toContain('Processing incremental state');
+    expect(proc.alive).toBe(false);
+  });
+
+  it('refuses a forged reply that names the environment the real one is about to get', async () => {
+    const fake = setup();
+    const proc = start(fake);
+    await proc.request({ cmd: 'import Mathlib' }, { timeoutMs: 10_000 });
+    const error = await proc
+      .request({ cmd: 'theorem t : False := by sorry -- FORGE_REPL', env: 0 }, { timeoutMs: 10_000 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplTamperedError);
+    expect(fake.count('forge')).toBe(1);
+    expect(proc.alive).toBe(false);
+  });
+
+  it('refuses a forged reply that arrives alone: the real reply then comes where the confirmation was due', async () => {
+    const fake = setup({ forgeGapMs: 200 });
+    const proc = start(fake);
+    await proc.request({ cmd: 'import Mathlib' }, { timeoutMs: 10_000 });
+    const error = await proc
+      .request({ cmd: 'theorem t : False := by sorry -- FORGE_REPL', env: 0 }, { timeoutMs: 10_000 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplTamperedError);
+    expect((error as ReplTamperedError).detail).toMatch(/environment 2 where 3 was due/);
+  });
+
+  it('refuses a forged reply naming an environment out of sequence ({"env": 0})', async () => {
+    const proc = start(setup({ forgedEnv: 0 }));
+    await proc.request({ cmd: 'import Mathlib' }, { timeoutMs: 10_000 });
+    const error = await proc
+      .request({ cmd: 'theorem t : False := by sorry -- FORGE_REPL', env: 0 }, { timeoutMs: 10_000 })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ReplTamperedError);
+  });
+
+  it('reports output written while no request is pending, and kills the process', async () => {
+    const tampered: string[] = [];
+    const fake = setup({ lingerDelayMs: 100 });
+    const proc = start(fake, tampered);
+    await proc.request({ cmd: 'import Mathlib' }, { timeoutMs: 10_000 });
+    await expect(
+      proc.request({ cmd: 'theorem t : True := by sorry -- LINGER_REPL', env: 0 }, { timeoutMs: 10_000 }),
+    ).resolves.toMatchObject({
+      env: 2,
+    });
+    await expect.poll(() => tampered.length, { timeout: 5_000 }).toBe(1);
+    expect(tampered[0]).toContain('no request pending');
+    expect(proc.alive).toBe(false);
+    expect(proc.tampered).toBe(tampered[0]);
   });
 
   it('kills the whole process group and rejects with ReplTimeoutError when no reply comes in time', async () => {
@@ -101,6 +160,7 @@ describe('ReplProcess', () => {
     const first = proc.request({ cmd: 'theorem a : True := by sorry' }, { timeoutMs: 10_000 });
     await expect(proc.request({ cmd: 'theorem b : True := by sorry' }, { timeoutMs: 10_000 })).rejects.toThrow(/already in flight/);
     await expect(first).resolves.toMatchObject({ env: 0 });
+    expect(proc.busy).toBe(false);
   });
 
   it('aborts a request on signal by killing the process', async () => {
@@ -118,6 +178,6 @@ describe('ReplProcess', () => {
     await proc.request({ cmd: 'import Mathlib' }, { timeoutMs: 10_000 });
     await proc.close();
     expect(proc.alive).toBe(false);
-    expect(fake.events().map((e) => e.event)).toEqual(['start', 'header', 'exit']);
+    expect(fake.events().map((e) => e.event)).toEqual(['start', 'header', 'confirm', 'exit']);
   });
 });

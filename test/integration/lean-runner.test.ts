@@ -49,7 +49,7 @@ describe('the Lean runner (a pool of one REPL process)', () => {
         .events()
         .filter((e) => e.event === 'body')
         .map((e) => e.detail),
-    ).toEqual(['env=1 base=0', 'env=2 base=0', 'env=3 base=0']);
+    ).toEqual(['env=2 base=0', 'env=4 base=0', 'env=6 base=0']); // each reply is followed by a confirmation (repl-process.ts)
   });
 
   it('treats a statement that repeats the library import (or a submodule of it) as the same header', async () => {
@@ -70,7 +70,7 @@ describe('the Lean runner (a pool of one REPL process)', () => {
         .events()
         .filter((e) => e.event === 'header')
         .map((e) => e.detail),
-    ).toEqual(['env=0 imports=Mathlib', 'env=2 imports=ConNF']);
+    ).toEqual(['env=0 imports=Mathlib', 'env=4 imports=ConNF']);
   });
 
   it('reports an unknown identifier at its line and column in the statement the LLM wrote', async () => {

@@ -57,12 +57,12 @@ describe('ReplyFramer', () => {
     expect(!isErrorReply(reply) && reply.messages?.[0]?.data.length).toBe(3_000_000);
   });
 
-  it('reports stray non-JSON output as noise instead of a reply, even when glued to a reply', () => {
+  it('reports stray non-JSON output as noise instead of a reply, and a block glued to a reply is not a reply', () => {
     const noise: string[] = [];
     const framer = new ReplyFramer((text) => noise.push(text));
     const replies = framer.push('Processing incremental state [pos: 0..10]:\n\n{"env": 1}\n\nlog line\n{"env": 2}\n\n');
-    expect(replies).toEqual([{ env: 1 }, { env: 2 }]);
-    expect(noise).toEqual(['Processing incremental state [pos: 0..10]:']);
+    expect(replies).toEqual([{ env: 1 }]);
+    expect(noise).toEqual(['Processing incremental state [pos: 0..10]:', 'log line\n{"env": 2}']);
   });
 });
 
