@@ -31,6 +31,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import { CONFIG_KEY, LIBRARY_KEY, STAGE_KEY, SWEEP_KEY } from '../common/search-attributes';
 import { resolveRunConfig, workflowTypeFor } from '../common/run-config';
 import { rejudgeInput, type RejudgeInput } from '../common/rescore';
+import { etaSeconds, runsPerSecond } from '../common/sweep-rate';
 import type {
   BenchmarkItem,
   RecordedRun,
@@ -126,8 +127,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     for (const unit of running.keys()) perConfig[decode(unit).cell.name]!.running++;
     const done = Object.values(cur.done).reduce((a, b) => a + b, 0);
     const failed = Object.values(cur.failed).reduce((a, b) => a + b, 0);
-    const seconds = activeMs() / 1000;
-    const rate = seconds > 0 ? done / seconds : 0;
+    const rate = runsPerSecond(done, activeMs());
     return {
       sweepId: input.sweepId,
       status: cancelled
@@ -149,7 +149,7 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
       retries: cur.retries,
       ...(retried ? { retried: Object.values(retried).reduce((a, b) => a + b, 0) } : {}),
       rate,
-      etaSeconds: rate > 0 ? (total - done) / rate : null,
+      etaSeconds: etaSeconds(total - done, rate),
       generation: cur.generation,
       startedAt: cur.startedAt,
       ...(input.budget
@@ -460,7 +460,9 @@ export async function sweep(input: SweepInput): Promise<SweepProgress> {
     return progress();
   }
   finished = true;
+  // The last stretch goes into activeMs once: progress() must not add it a second time.
   cur.activeMs = activeMs();
+  stretchStart = Date.now();
   cur.paused = false;
   return progress();
 }
