@@ -3,14 +3,15 @@
 // loads what it needs when it runs, and a command group's module is loaded only when that group
 // is named, so `driftline --help` starts in a fraction of a second (test/integration/cli-build.test.ts checks
 // what the compiled entry imports).
-import { Command, Option } from 'commander';
+import { Option, type Command } from 'commander';
 import { addRunConfigOptions } from './run-config-options';
 import { exitQuietlyOnClosedPipe } from './closed-pipe';
 import { EXIT_HELP } from './exit-codes';
+import { SuggestingCommand } from './suggesting-command';
 
 exitQuietlyOnClosedPipe();
 
-const program = new Command();
+const program = new SuggestingCommand();
 program.name('driftline').description('Informal mathematics to Lean 4 statements, as durable Temporal runs (DRIFT).');
 
 const formalize = program

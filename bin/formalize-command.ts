@@ -32,7 +32,11 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
   const library = (opts.library as string | undefined) ?? cfg.libraries[0]?.name;
   if (!library) fail('no library is configured: set DRIFTLINE_LIBRARIES=name=path/to/corpus.jsonl');
   if (!cfg.libraries.some((l) => l.name === library)) {
-    fail(`unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}`);
+    fail(
+      `unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}. ` +
+        `To add one: list its corpus (JSONL, one declaration a line, docs/retrieval.md#libraries) in DRIFTLINE_LIBRARIES=${library}=path/to/corpus.jsonl ` +
+        `(comma separated, beside the others), restart the workers, and build its index: npx driftline index build --library ${library} --corpus path/to/corpus.jsonl`,
+    );
   }
   if (!statement.trim()) fail('the statement is empty');
   // The API's limit (its schema counts code points, as here), so both refuse the same statements.
