@@ -156,6 +156,10 @@ describe('data pulled from the source', () => {
     const fromMirror = await pullPublicData({ env: { ...userEnv(mirrored), DRIFTLINE_DATA_MIRROR: devOnly }, sets: mirrorSets });
     if ('error' in fromMirror) throw new Error(fromMirror.error);
     expect(existsSync(join(mirrored, 'data/connf/benchmark.jsonl'))).toBe(false);
+    // Later, the tests without the mirror variable: what setup left is read as it is, nothing fetched.
+    requests.length = 0;
+    expect(await pullPublicData({ env: userEnv(mirrored), rawBase, sets: mirrorSets })).toEqual({ dir: join(mirrored, 'data') });
+    expect(requests).toEqual([]);
     const again = await sweepStart(mirrored, 'first-day-mirror');
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toMatch(/^sweep first-day-mirror started: 100 items × 7 configurations × 1 samples = 700 runs$/m);
