@@ -350,9 +350,9 @@ export function sandboxCommand(command: string, settings: SandboxSettings, paren
       ...replInContainer(['sh', '-c', REACH_PROBE, 'sh', ...readOnly, ...writable], way.dropTo),
     ]);
     if (run.failure !== null) {
-      causes.push(
-        `${explainSandboxFailure(run.failure, { bwrap: bin, runsAs: way.runsAs })} [${run.failure.replace(/\s+/g, ' ').slice(0, 300)}]`,
-      );
+      // Both ways of a root worker may fail for the same cause: it is said once.
+      const why = explainSandboxFailure(run.failure, { bwrap: bin, runsAs: way.runsAs });
+      if (!causes.some((c) => c.startsWith(`${why} [`))) causes.push(`${why} [${run.failure.replace(/\s+/g, ' ').slice(0, 300)}]`);
       continue;
     }
     const unreachable = run.stdout.split('\n').filter(Boolean);
