@@ -135,13 +135,12 @@ try {
   if (!result.formalStatement) throw new Error(`the formalization has no statement: ${JSON.stringify(result)}`);
   say(`formalized: ${result.formalStatement.split('\n')[0]} (${result.outcome})`);
 
-  const data = join(repo, '.driftline', 'data', 'connf');
-  const benchmark = existsSync(join(data, 'benchmark.dev.jsonl')) ? '$DATA/connf/benchmark.dev.jsonl' : '$DATA/connf/benchmark.jsonl';
   const sweepFile = join(work, 'sweep.json');
   writeFileSync(
     sweepFile,
     JSON.stringify({
-      benchmark: { path: benchmark, format: 'rautoformalizer', limit: 2 },
+      // By name: the dev split from the source's full file or a mirror's dev file alike.
+      benchmark: { name: 'connf', split: 'dev', limit: 2 },
       library: 'connf',
       configurations: { drift: {} },
     }),

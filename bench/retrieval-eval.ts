@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { isTheorem, loadCorpus } from '../engines/retrieval/corpus';
 import { CachingEmbedder, cacheFileFor } from '../engines/retrieval/embedders/cache';
 import { LocalEmbedder } from '../engines/retrieval/embedders/local';
-import { loadBenchmark, type BenchmarkItem } from '../engines/retrieval/eval/benchmark';
+import { loadNamedBenchmark, type BenchmarkItem } from '../engines/retrieval/eval/benchmark';
 import { evaluateRetrieval } from '../engines/retrieval/eval/run-eval';
 import { retrievalMetricsAt, type RetrievalCase } from '../engines/retrieval/eval/metrics';
 import { AnalogyIndex } from '../engines/retrieval/analogy';
@@ -40,7 +40,7 @@ const log = (s: string) => {
 };
 
 const corpus = await loadCorpus(join(dataDir, 'connf/library.jsonl'));
-const items = await loadBenchmark(join(dataDir, 'connf/benchmark.dev.jsonl'));
+const items = await loadNamedBenchmark('connf', 'dev', dataDir);
 const halves: Record<string, BenchmarkItem[]> = {
   tune: items.filter((_, i) => i % 2 === 0),
   heldout: items.filter((_, i) => i % 2 === 1),

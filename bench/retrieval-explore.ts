@@ -18,14 +18,14 @@ import { join, resolve } from 'node:path';
 import { Bm25Index, type Bm25Params } from '../engines/retrieval/bm25';
 import { declarationDocument, DEFAULT_PREMISE_PARAMS } from '../engines/retrieval/bm25-fields';
 import { isTheorem, loadCorpus, type Declaration } from '../engines/retrieval/corpus';
-import { loadBenchmark } from '../engines/retrieval/eval/benchmark';
+import { loadNamedBenchmark } from '../engines/retrieval/eval/benchmark';
 import { retrievalMetricsAt } from '../engines/retrieval/eval/metrics';
 import { tokenize, tokenizeName } from '../engines/retrieval/lean-tokenize';
 import { loadConfig, publicDataDir } from '../infra/config';
 
 const dataDir = resolve(publicDataDir(loadConfig({ skipFileChecks: true })));
 const corpus = await loadCorpus(join(dataDir, 'connf/library.jsonl'));
-const items = await loadBenchmark(join(dataDir, 'connf/benchmark.dev.jsonl'));
+const items = await loadNamedBenchmark('connf', 'dev', dataDir);
 const decls = corpus.declarations;
 const premises = decls.filter((d) => !isTheorem(d));
 const theorems = decls.filter((d) => isTheorem(d));

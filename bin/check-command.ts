@@ -1,11 +1,13 @@
 // `driftline check FILE.jsonl`: a batch of Lean statements checked without an LLM (workflow
 // `checkStatements`, client/checks.ts). Each line is `{"id"?, "statement", "gold"?}`; every line
 // is read and validated before anything starts, a bad one named `FILE:LINE: field: problem`.
+// Its exit status: bin/exit-codes.ts (the worst of the batch).
 import { readFileSync } from 'node:fs';
 import { configOrExit as config, fail } from './cli-support';
 import { connectClient } from '../infra/connect';
-import { followChecks, getChecks, MAX_CHECK_STATEMENTS, startChecks, summarizeChecks } from '../client/checks';
+import { followChecks, getChecks, MAX_CHECK_STATEMENTS, startChecks, summarizeChecks, type ChecksSummaryCounts } from '../client/checks';
 import type { CheckItem, CheckItemResult } from '../common/checks';
+import { checksExitCode, EXIT } from './exit-codes';
 
 /** The file's statements, or the problems of its lines (each `FILE:LINE: field: problem`). */
 export function parseCheckFile(file: string, text: string, maxStatementChars: number): { items: CheckItem[]; problems: string[] } {
@@ -56,16 +58,27 @@ export function parseCheckFile(file: string, text: string, maxStatementChars: nu
   return { items, problems };
 }
 
-function describe(index: number, result: CheckItemResult): string {
+/** The line printed for one statement: its status and why (error, refusal, no Lean), time and memory. */
+export function checkLine(index: number, result: CheckItemResult): string {
   const name = result.id ?? `#${index + 1}`;
   const firstError = result.messages.find((m) => m.severity === 'error');
   let line = `${name}: ${result.status}`;
   if (result.equivalent !== undefined) line += result.equivalent ? ', equivalent to gold' : ', not equivalent to gold';
-  if (result.status === 'refused' && result.reason) line += ` (${result.reason})`;
+  // Refused or skipped: say why (the screen's reason; no Lean configured).
+  if ((result.status === 'refused' || result.status === 'skipped') && result.reason) line += ` (${result.reason})`;
   else if (result.error) line += ` (${result.error})`;
   else if (firstError) line += ` (${firstError.line}:${firstError.column}: ${firstError.text.split('\n')[0]})`;
   const memory = result.peakRssMb !== undefined ? `, peak ${result.peakRssMb} MB` : '';
   return `${line} [${result.durationMs} ms${memory}]`;
+}
+
+/** The batch's summary: every statement counted once, under one of its statuses. */
+export function checksSummaryLine(s: ChecksSummaryCounts): string {
+  return (
+    `${s.total} checked: ${s.compiled} compiled, ${s.rejected} rejected by Lean, ${s.refused} refused by the screen, ${s.failed} failed` +
+    (s.skipped ? `, ${s.skipped} not checked (no Lean configured)` : '') +
+    (s.equivalent + s.notEquivalent ? `; ${s.equivalent} equivalent to gold, ${s.notEquivalent} not` : '')
+  );
 }
 
 export async function checkCommand(file: string, opts: { json?: boolean }): Promise<void> {
@@ -74,28 +87,26 @@ export async function checkCommand(file: string, opts: { json?: boolean }): Prom
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    fail(`${file}: ${(err as Error).message}`);
+    const code = (err as NodeJS.ErrnoException).code;
+    fail(
+      `cannot read check file ${file}: ${code === 'ENOENT' ? 'no such file' : code === 'EISDIR' ? 'a directory, not a file' : (err as Error).message}`,
+    );
   }
   const { items, problems } = parseCheckFile(file, text, cfg.api.maxStatementChars);
   if (problems.length) fail(problems.join('\n'));
   const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
-  let code = 0;
+  let code: number = EXIT.ok;
   try {
     const id = await startChecks(client, items);
     if (!opts.json) process.stderr.write(`checks ${id} started: ${items.length} statement(s)\n`);
     for await (const event of followChecks(client, id)) {
       if (event.type === 'check.finished') {
-        if (!opts.json) console.log(describe(event.index >= 0 ? event.index : event.seq - 1, event.result));
+        if (!opts.json) console.log(checkLine(event.index >= 0 ? event.index : event.seq - 1, event.result));
       } else if (event.type === 'checks.completed') {
-        if (!opts.json) {
-          const s = event.summary;
-          console.log(
-            `${s.total} checked: ${s.compiled} compiled, ${s.rejected} rejected by Lean, ${s.refused} refused by the screen, ${s.failed} failed` +
-              (s.equivalent + s.notEquivalent ? `; ${s.equivalent} equivalent to gold, ${s.notEquivalent} not` : ''),
-          );
-        }
+        if (!opts.json) console.log(checksSummaryLine(event.summary));
+        code = checksExitCode(event.summary);
       } else {
-        code = 1;
+        code = EXIT.failed;
         process.stderr.write(
           `checks ${id}: ${event.type === 'checks.canceled' ? 'canceled' : 'failed'}${event.error ? `: ${event.error}` : ''}\n`,
         );

@@ -3,13 +3,15 @@
 // loads what it needs when it runs, and a command group's module is loaded only when that group
 // is named, so `driftline --help` starts in a fraction of a second (test/integration/cli-build.test.ts checks
 // what the compiled entry imports).
-import { Command, Option } from 'commander';
+import { Option, type Command } from 'commander';
 import { addRunConfigOptions } from './run-config-options';
 import { exitQuietlyOnClosedPipe } from './closed-pipe';
+import { EXIT_HELP } from './exit-codes';
+import { SuggestingCommand } from './suggesting-command';
 
 exitQuietlyOnClosedPipe();
 
-const program = new Command();
+const program = new SuggestingCommand();
 program.name('driftline').description('Informal mathematics to Lean 4 statements, as durable Temporal runs (DRIFT).');
 
 const formalize = program
@@ -31,7 +33,7 @@ addRunConfigOptions(formalize)
       .default('item'),
   )
   .option('--json', 'print the whole result as JSON')
-  .addHelpText('after', '\nExit status: 0 compiled (or no Lean configured to check), 2 Lean rejected the last attempt, 1 the run failed.')
+  .addHelpText('after', EXIT_HELP.formalize)
   .action(async (statement: string, opts: Record<string, unknown>) =>
     (await import('./formalize-command')).formalizeCommand(statement, opts),
   );
@@ -58,7 +60,7 @@ program
   .description('check a batch of Lean statements without an LLM: each screened, compiled and, with a gold, checked for equivalence')
   .argument('<file>', 'a JSONL file, one {"id"?, "statement", "gold"?} per line')
   .option('--json', 'print the batch and its results as JSON')
-  .addHelpText('after', '\nExit status: 0 the batch completed (whatever Lean said of each statement), 1 it failed or a line is malformed.')
+  .addHelpText('after', EXIT_HELP.check)
   .action(async (file: string, opts: { json?: boolean }) => (await import('./check-command')).checkCommand(file, opts));
 
 program

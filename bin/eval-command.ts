@@ -6,9 +6,11 @@
 // all, as `npm start` would), and the re-ranking runs use. `--in-memory` evaluates the in-memory
 // reference indexes instead (the hybrid fusion weights are ablations of those only). Document
 // vectors are cached on disk per embedder, DRIFT decompositions per decomposer model.
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { Config } from '../infra/config';
+import { publicDataDir, type Config } from '../infra/config';
+import { parseBenchmarkName } from '../engines/benchmarks/named';
 import { configOrExit, fail } from './cli-support';
 import { registerJudgeEvalCommand } from './judge-eval-command';
 import { decomposeStatement } from '../engines/llm/stages';
@@ -22,7 +24,7 @@ import { StoreIndex, type StoreSearchMode } from '../engines/retrieval/stores/st
 import { HybridIndex } from '../engines/retrieval/eval/hybrid-index';
 import { LexicalIndex } from '../engines/retrieval/eval/lexical-index';
 import type { PremiseIndex } from '../engines/retrieval/premise-index';
-import { loadBenchmark, type BenchmarkItem } from '../engines/retrieval/eval/benchmark';
+import { loadBenchmark, loadNamedBenchmark, type BenchmarkItem } from '../engines/retrieval/eval/benchmark';
 import { DecompositionCache } from '../engines/retrieval/eval/decomposition-cache';
 import { metricsTable, parseKs, type RetrievalMetrics } from '../engines/retrieval/eval/metrics';
 import { mostUsedPremises, usageBaseline } from '../engines/retrieval/eval/usage-baseline';
@@ -232,7 +234,11 @@ async function decompositions(cfg: Config, items: readonly BenchmarkItem[], quie
 /** Runs the evaluation and returns what to print. */
 export async function evalRetrieval(cfg: Config, opts: EvalRetrievalOptions): Promise<string> {
   const ks = parseKs(opts.k);
-  let items = await loadBenchmark(resolve(opts.benchmark));
+  // A file, or a benchmark of the public data by name (`connf:dev`), found by what the data directory has.
+  const named = existsSync(opts.benchmark) ? undefined : parseBenchmarkName(opts.benchmark);
+  let items: BenchmarkItem[];
+  if (named) items = await loadNamedBenchmark(named.name, named.split, publicDataDir(cfg));
+  else items = await loadBenchmark(resolve(opts.benchmark));
   if (opts.half) items = items.filter((_, i) => i % 2 === (opts.half === 'even' ? 0 : 1));
   if (opts.limit !== undefined) items = items.slice(0, opts.limit);
   const library = opts.library ?? cfg.libraries[0]!.name;
@@ -312,7 +318,10 @@ export function registerEvalCommand(program: Command): void {
   group
     .command('retrieval')
     .description('dependency retrieval precision / recall / F1 against gold mathlib_dependencies')
-    .requiredOption('-b, --benchmark <file>', 'benchmark JSONL (full_name, informal_stmt, mathlib_dependencies)')
+    .requiredOption(
+      '-b, --benchmark <file|name>',
+      'benchmark JSONL (full_name, informal_stmt, mathlib_dependencies), or a benchmark of the public data by name: connf:dev, connf, proofnet',
+    )
     .option('-l, --library <name>', 'library to retrieve from (default: the first configured)')
     .option('-k, --k <list>', 'cut-offs, comma separated', '1,3,5,10')
     .addOption(

@@ -1,6 +1,6 @@
 // `driftline formalize`: start a run, follow its events (one long poll of the run's history at a
-// time, no query polling), print the result. Exit 0 when the statement compiled (or no Lean is
-// configured to check it), 2 when Lean rejected it, 1 when the run failed.
+// time, no query polling), print the result. Its exit status: bin/exit-codes.ts (0 compiled or
+// no Lean to check it, 1 the run failed, 2 Lean rejected it, 3 the screen refused it).
 import { configOrExit as config, fail } from './cli-support';
 import { connectClient, temporalAddress } from '../infra/connect';
 import { runLlmSettings, temporalUiUrl } from '../infra/config';
@@ -9,9 +9,7 @@ import { getFormalization, startFormalization, temporalUiLink } from '../client/
 import { agentConfigProblem, runProvidersProblem } from '../common/run-config';
 import { printResult, stagePrinter } from './run-output';
 import { runConfigFromOptions } from './run-config-options';
-
-/** Exit status of a run that ended with a statement Lean did not accept. */
-export const NOT_COMPILED_EXIT = 2;
+import { formalizeExitCode } from './exit-codes';
 
 /** One long poll's limit: Temporal answers within ~20 s when nothing happens; a server that
  * went away is noticed after this, not after the client's own retries of a dead address. */
@@ -34,7 +32,11 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
   const library = (opts.library as string | undefined) ?? cfg.libraries[0]?.name;
   if (!library) fail('no library is configured: set DRIFTLINE_LIBRARIES=name=path/to/corpus.jsonl');
   if (!cfg.libraries.some((l) => l.name === library)) {
-    fail(`unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}`);
+    fail(
+      `unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}. ` +
+        `To add one: list its corpus (JSONL, one declaration a line, docs/retrieval.md#libraries) in DRIFTLINE_LIBRARIES=${library}=path/to/corpus.jsonl ` +
+        `(comma separated, beside the others), restart the workers, and build its index: npx driftline index build --library ${library} --corpus path/to/corpus.jsonl`,
+    );
   }
   if (!statement.trim()) fail('the statement is empty');
   // The API's limit (its schema counts code points, as here), so both refuse the same statements.
@@ -116,7 +118,7 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
     if (view.status === 'completed' && view.result) {
       if (json) process.stdout.write(`${JSON.stringify({ id, links: { temporalUi: ui }, ...view.result }, null, 2)}\n`);
       else printResult(view.result);
-      if (view.result.checked && !view.result.compiled) exitCode = NOT_COMPILED_EXIT;
+      exitCode = formalizeExitCode(view.result);
     } else {
       failure = `run ${id} ${view.status === 'canceled' ? 'was canceled' : `failed: ${view.error ?? view.status}`} (${ui})`;
     }

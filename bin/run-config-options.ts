@@ -37,6 +37,14 @@ function numberParser(schema: FieldSchema, integer: boolean): (value: string) =>
   };
 }
 
+/** A `--no-…` flag's words from the field's (which say what it does when on): "do not …", the
+ * field's "(off: …)" note as what happens instead. */
+export function offDescription(description: string): string {
+  const off = /\s*\(off: ([^)]*)\)\s*$/.exec(description);
+  const on = off ? description.slice(0, off.index) : description;
+  return `do not ${on}${off ? `: ${off[1]}` : ''}`;
+}
+
 function option(key: string, schema: FieldSchema): Option {
   const flag = kebab(key);
   const short = schema.cli?.short ? `${schema.cli.short}, ` : '';
@@ -44,7 +52,7 @@ function option(key: string, schema: FieldSchema): Option {
   const description = schema.description ?? key;
   if (schema.type === 'boolean') {
     return schema.default === true
-      ? new Option(`${short}--no-${flag}`, `turn off: ${description}`)
+      ? new Option(`${short}--no-${flag}`, offDescription(description))
       : new Option(`${short}--${flag}`, description);
   }
   const opt = new Option(`${short}--${flag} <${arg}>`, description);

@@ -22,9 +22,11 @@ import { ignoredNote, readSweepPredictions } from '../engines/sweeps/predictions
 import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
 import { configRate, type SweepCounts, type SweepProgress } from '../common/sweep';
+import { formatRate } from '../common/sweep-rate';
 import { runProvidersProblem } from '../common/run-config';
 import { registerRescoreCommand } from './sweep-rescore-command';
 import { printedJsonOrExisting } from './sweep-started-output';
+import { EXIT, EXIT_HELP, sweepStatusExitCode } from './exit-codes';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
 
@@ -160,12 +162,15 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
       return p;
     };
     if (opts.json) {
-      process.stdout.write(`${JSON.stringify(await read())}\n`);
+      const p = await read();
+      process.stdout.write(`${JSON.stringify(p)}\n`);
+      process.exitCode = sweepStatusExitCode(p);
       return;
     }
     let p = await read();
     if (!opts.watch || FINAL.has(p.status)) {
       process.stdout.write(describe(p));
+      process.exitCode = sweepStatusExitCode(p);
       return;
     }
     if (!process.stdout.isTTY) {
@@ -181,12 +186,13 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
         p = await read();
       }
       process.stdout.write(describe(p));
+      process.exitCode = sweepStatusExitCode(p);
       return;
     }
     // On a terminal: a live bar per configuration and one for the whole sweep, redrawn.
     const bars = new cliProgress.MultiBar(
       {
-        format: ' {name} {bar} {percentage}% | {value}/{total} | failed {failed} | {running} running | {rate} runs/s | ETA {eta_text}',
+        format: ' {name} {bar} {percentage}% | {value}/{total} | failed {failed} | {running} running | {rate} | ETA {eta_text}',
         hideCursor: true,
         clearOnComplete: false,
         stopOnComplete: false,
@@ -200,7 +206,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
       return {
         failed: (c ?? q).failed,
         running: (c ?? q).running,
-        rate: rate.toFixed(2),
+        rate: formatRate(rate),
         eta_text: q.status === 'paused' ? 'paused' : formatDuration(etaSeconds),
       };
     };
@@ -210,7 +216,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     );
     const stop = () => {
       bars.stop();
-      process.exit(0);
+      process.exit(EXIT.interrupted);
     };
     process.once('SIGINT', stop);
     while (!FINAL.has(p.status)) {
@@ -222,12 +228,18 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     bars.stop();
     process.removeListener('SIGINT', stop);
     process.stdout.write(describe(p));
+    process.exitCode = sweepStatusExitCode(p);
   });
+}
+
+/** The sweep's rate (common/sweep-rate.ts); a closed sweep read from the database has none. */
+function rateText(p: SweepProgress): string {
+  return p.done > 0 && p.rate === 0 ? 'rate unknown' : formatRate(p.rate);
 }
 
 function summaryLine(p: SweepProgress): string {
   const retried = p.retried !== undefined ? `, ${p.retried} retried` : '';
-  return `sweep ${p.sweepId}: ${p.status}, ${p.done}/${p.total} runs done, ${p.failed} failed${retried}, ${p.running} running, ${p.rate.toFixed(2)} runs/s, ETA ${formatDuration(p.etaSeconds)}`;
+  return `sweep ${p.sweepId}: ${p.status}, ${p.done}/${p.total} runs done, ${p.failed} failed${retried}, ${p.running} running, ${rateText(p)}, ETA ${formatDuration(p.etaSeconds)}`;
 }
 
 /** The sweep's LLM budget in words: what was used of it, and why no more runs start. */
@@ -247,7 +259,7 @@ function describe(p: SweepProgress): string {
   for (const [name, c] of Object.entries(p.perConfig)) {
     const { rate, etaSeconds } = configRate(p, c);
     lines.push(
-      `  ${name}: ${c.done}/${c.total} done, ${c.failed} failed${c.retried !== undefined ? `, ${c.retried} retried` : ''}, ${c.running} running, ${rate.toFixed(2)} runs/s, ETA ${formatDuration(etaSeconds)}`,
+      `  ${name}: ${c.done}/${c.total} done, ${c.failed} failed${c.retried !== undefined ? `, ${c.retried} retried` : ''}, ${c.running} running, ${p.done > 0 && p.rate === 0 ? 'rate unknown' : formatRate(rate)}, ETA ${formatDuration(etaSeconds)}`,
     );
   }
   if (p.budget) lines.push(`  budget: ${budgetText(p)}`);
@@ -357,7 +369,10 @@ async function reportCommand(id: string, opts: { out?: string; format: 'html' | 
 }
 
 export function registerSweepCommands(program: Command): void {
-  const sweep = program.command('sweep').description('benchmark sweeps: a benchmark × configurations × samples, as one durable workflow');
+  const sweep = program
+    .command('sweep')
+    .description('benchmark sweeps: a benchmark × configurations × samples, as one durable workflow')
+    .addHelpText('after', `${EXIT_HELP.sweep} \`sweep status\` says more: driftline sweep status --help.`);
   sweep
     .command('start')
     .description('start a sweep from a sweep file (YAML or JSON); returns once it is started')
@@ -375,6 +390,7 @@ export function registerSweepCommands(program: Command): void {
     .option('--json', 'print one JSON object (status, total, done, failed, running, perConfig, rate, etaSeconds) and exit')
     .option('--watch', 'follow the sweep until it ends: live bars on a terminal, one line per change otherwise')
     .addOption(new Option('--once', 'the default: print the progress once').hideHelp())
+    .addHelpText('after', EXIT_HELP.sweepStatus)
     .action(statusCommand);
   sweep
     .command('retry')

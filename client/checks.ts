@@ -155,6 +155,8 @@ export interface ChecksSummaryCounts {
   rejected: number;
   refused: number;
   failed: number;
+  /** Not checked: no Lean is configured. */
+  skipped: number;
   equivalent: number;
   notEquivalent: number;
 }
@@ -166,6 +168,7 @@ export function summarizeChecks(results: CheckItemResult[]): ChecksSummaryCounts
     rejected: results.filter((r) => r.status === 'error' || r.status === 'timeout').length,
     refused: results.filter((r) => r.status === 'refused').length,
     failed: results.filter((r) => r.status === 'failed').length,
+    skipped: results.filter((r) => r.status === 'skipped').length,
     equivalent: results.filter((r) => r.equivalent === true).length,
     notEquivalent: results.filter((r) => r.equivalent === false).length,
   };

@@ -5,6 +5,7 @@
 // (workflows/sweep.ts) is a shell around it: it starts children and records them, and tells the
 // ledger what happened. Deterministic: the caller passes the time (the workflow's clock), and
 // it imports only deterministic code, so the workflow bundle can use it.
+import { etaSeconds, runsPerSecond } from './sweep-rate';
 import { predictionsDomain } from './trust-domain';
 import { LEAN_TASK_QUEUE } from './activities';
 import { rejudgeInput, type RejudgeInput } from './rescore';
@@ -388,8 +389,7 @@ export class SweepLedger {
     for (const unit of this.running.keys()) perConfig[this.decode(unit).cell.name]!.running++;
     const done = Object.values(c.done).reduce((a, b) => a + b, 0);
     const failed = Object.values(c.failed).reduce((a, b) => a + b, 0);
-    const seconds = this.activeMs(now) / 1000;
-    const rate = seconds > 0 ? done / seconds : 0;
+    const rate = runsPerSecond(done, this.activeMs(now));
     return {
       sweepId: input.sweepId,
       status: this.status(),
@@ -401,7 +401,7 @@ export class SweepLedger {
       retries: c.retries,
       ...(retried ? { retried: Object.values(retried).reduce((a, b) => a + b, 0) } : {}),
       rate,
-      etaSeconds: rate > 0 ? (this.total - done) / rate : null,
+      etaSeconds: etaSeconds(this.total - done, rate),
       generation: c.generation,
       startedAt: c.startedAt,
       ...(input.budget

@@ -6,6 +6,7 @@ import type { LeaveOutPolicy } from './retrieval-types';
 import type { RunConfig } from './run-config-schema';
 import type { FormalizeResult, Outcome, Stage } from './run-types';
 import type { RejudgeResult, SweepRescore } from './rescore';
+import { etaSeconds } from './sweep-rate';
 
 /** How a sweep hides an item's own neighbourhood from retrieval (defined with FormalizeInput). */
 export type { LeaveOutPolicy } from './retrieval-types';
@@ -179,12 +180,12 @@ export interface SweepCounts {
   retried?: number;
 }
 
-/** A configuration's share of the sweep's rate (its finished runs over all finished runs), and
- * the time its remaining runs take at that rate (0 when none are left, null before any ran). */
+/** A configuration's rate: its finished runs over the sweep's active time (common/sweep-rate.ts),
+ * which is its share of the sweep's rate, so the configurations' rates add up to it; and the time
+ * its remaining runs take at that rate (0 when none are left, null before any ran). */
 export function configRate(p: Pick<SweepProgress, 'rate' | 'done'>, c: SweepCounts): { rate: number; etaSeconds: number | null } {
   const rate = p.done > 0 ? (p.rate * c.done) / p.done : 0;
-  const left = c.total - c.done;
-  return { rate, etaSeconds: left === 0 ? 0 : rate > 0 ? left / rate : null };
+  return { rate, etaSeconds: etaSeconds(c.total - c.done, rate) };
 }
 
 /** What the `progress` query answers (and `sweep status --json` prints). */
@@ -196,7 +197,8 @@ export interface SweepProgress extends SweepCounts {
   retries: number;
   /** Units started again by `driftline sweep retry` (once the sweep has been retried). */
   retried?: number;
-  /** Finished runs per second of unpaused time since the sweep started. */
+  /** Finished runs (failed ones included) per second of unpaused time since the sweep started
+   * (common/sweep-rate.ts); 0 when read from the results database (a closed sweep's history gone). */
   rate: number;
   /** Seconds to go at that rate; null before the first run finishes. */
   etaSeconds: number | null;

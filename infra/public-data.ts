@@ -301,6 +301,27 @@ async function pullFile(set: DataSet, file: DataFile, opts: PullOptions): Promis
   throw new DataPullError(tried.join('; '));
 }
 
+/** Whether `dir` holds every file of `sets` as a pull left it: each with its pinned digest, or
+ * the copy a mirror may give in its place (ConNF's dev split). What reads the data directory as
+ * it is (the tests) needs no network then, whichever way it was filled. */
+export async function dataDirComplete(dir: string, sets: readonly DataSet[] = DATA_SETS): Promise<boolean> {
+  for (const set of sets) {
+    for (const file of [set.licence, ...set.files]) {
+      const accepted = [{ path: file.path, sha256: file.sha256 }, ...(file.mirrorAlternative ? [file.mirrorAlternative] : [])];
+      let found = false;
+      for (const a of accepted) {
+        const target = join(dir, a.path);
+        if (existsSync(target) && (await sha256Of(target)) === a.sha256) {
+          found = true;
+          break;
+        }
+      }
+      if (!found) return false;
+    }
+  }
+  return true;
+}
+
 /** Pulls the named data sets (default all) into `opts.dir`. Never throws for a failed download:
  * each data set's result says what failed. */
 export async function pullData(opts: PullOptions): Promise<PullResult[]> {

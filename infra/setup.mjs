@@ -11,26 +11,36 @@ function run(cmd, args) {
 }
 
 console.log('setup: installing npm packages (pinned by package-lock.json) …');
+// npm 11 runs a dependency's install scripts only when package.json's `allowScripts` lists it
+// (and says so in `npm warn install-scripts …` lines otherwise). Listed there, reviewed:
+// better-sqlite3 (fetches or builds its native binding: without it there is no results
+// database), esbuild and @swc/core (check their platform binaries), node-llama-cpp (the local
+// GGUF model's binaries), onnxruntime-node and sharp (the local embedding model, optional);
+// protobufjs is denied (its script only warns about version schemes). A dependency that gains an
+// install script shows up in those lines: the line after them says what to do.
 const installArgs = existsSync('package-lock.json') ? ['ci', '--no-audit', '--no-fund'] : ['install', '--no-audit', '--no-fund'];
 const nodeMajor = Number(process.versions.node.split('.')[0]);
-if (nodeMajor >= 22) {
-  run('npm', installArgs);
-} else {
-  // Node 20 (end of life since April 2026) still runs driftline and is what CI tests on, but a few
-  // packages declare Node >= 22: npm's EBADENGINE blocks are replaced by one line naming them.
-  const result = spawnSync('npm', installArgs, { stdio: ['inherit', 'inherit', 'pipe'], encoding: 'utf8' });
-  const lines = (result.stderr ?? '').split('\n');
-  const wanting = new Set(lines.flatMap((l) => l.match(/EBADENGINE\s+package: '([^']+)'/)?.[1] ?? []));
-  process.stderr.write(
-    lines
-      .filter((l) => l && !l.includes('EBADENGINE'))
-      .map((l) => `${l}\n`)
-      .join(''),
+const result = spawnSync('npm', installArgs, { stdio: ['inherit', 'inherit', 'pipe'], encoding: 'utf8' });
+const lines = (result.stderr ?? '').split('\n');
+// Node 20 (end of life since April 2026) still runs driftline and is what CI tests on, but a few
+// packages declare Node >= 22: npm's EBADENGINE blocks are replaced by one line naming them.
+const wanting = new Set(nodeMajor >= 22 ? [] : lines.flatMap((l) => l.match(/EBADENGINE\s+package: '([^']+)'/)?.[1] ?? []));
+process.stderr.write(
+  lines
+    .filter((l) => l && (nodeMajor >= 22 || !l.includes('EBADENGINE')))
+    .map((l) => `${l}\n`)
+    .join(''),
+);
+if (lines.some((l) => l.includes('install-scripts')))
+  console.log(
+    "setup: npm skipped the install scripts listed above: they are not in package.json's allowScripts (npm 11 runs only reviewed ones). " +
+      'driftline needs none beyond those listed there; to allow one after reviewing it: npm install-scripts approve <package>.',
   );
-  if (result.status !== 0) {
-    console.error(`setup: \`npm ${installArgs.join(' ')}\` failed (exit ${result.status}).`);
-    process.exit(result.status ?? 1);
-  }
+if (result.status !== 0) {
+  console.error(`setup: \`npm ${installArgs.join(' ')}\` failed (exit ${result.status}).`);
+  process.exit(result.status ?? 1);
+}
+if (nodeMajor < 22) {
   console.log(
     `setup: Node.js ${process.version} is past its end of life; driftline runs on it (Node 20.19 or later), but Node 22 or 24 is recommended` +
       (wanting.size ? ` (${[...wanting].join(', ')} declare Node >= 22; npm's EBADENGINE warnings about them are left out).` : '.'),

@@ -205,7 +205,14 @@ function reportFormat(request: FastifyRequest, query?: ReportFormat): ReportForm
 /** The benchmark paths of a sweep started over HTTP, each as the client wrote it, by index. */
 function givenPaths(raw: object): string[] {
   const b = (raw as { benchmark?: unknown }).benchmark;
-  return (Array.isArray(b) ? b : [b]).map((x) => String((x as { path?: unknown } | undefined)?.path ?? ''));
+  // A named benchmark (engines/benchmarks/named.ts) by its name and split.
+  return (Array.isArray(b) ? b : [b]).map((x) => {
+    const given = x as { path?: unknown; name?: unknown; split?: unknown } | undefined;
+    return String(
+      given?.path ??
+        (given?.name !== undefined ? `${String(given.name)}${given.split !== undefined ? ` ${String(given.split)}` : ''}` : ''),
+    );
+  });
 }
 
 /** The predictions paths of a sweep started over HTTP, each as the client wrote it, by

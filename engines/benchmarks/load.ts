@@ -4,6 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import type { BenchmarkItem } from '../../common/sweep';
 import { BadRecord, parseRecord, type BenchmarkFormat, type FieldMap } from './formats';
+import { itemsOfSplit } from './named';
 import { selectItems, type Selection } from './select';
 
 export interface BenchmarkSource extends Selection {
@@ -13,6 +14,12 @@ export interface BenchmarkSource extends Selection {
   fields?: FieldMap;
   /** Tags every item of this file gets (added to what the file says). */
   tags?: Record<string, string>;
+  /** A named benchmark's split (engines/benchmarks/named.ts): only these items, in this order,
+   * before the selection; every one of them must be in the file. */
+  only?: { split: string; ids: readonly string[] };
+  /** The benchmark's name and split as the sweep file gave them, when it named one. */
+  name?: string;
+  split?: string;
 }
 
 /** What went wrong, without the file's contents: what the HTTP API says (it names the file as
@@ -118,7 +125,7 @@ export async function loadBenchmark(source: BenchmarkSource): Promise<BenchmarkI
   }
   if (items.length === 0) throw new BenchmarkError(`benchmark ${source.path} has no items`, source.path, { kind: 'empty' });
   try {
-    return selectItems(items, source);
+    return selectItems(source.only ? itemsOfSplit(items, (i) => i.id, source.only) : items, source);
   } catch (err) {
     throw new BenchmarkError(`${source.path}: ${(err as Error).message}`, source.path, {
       kind: 'selection',

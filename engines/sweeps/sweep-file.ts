@@ -11,6 +11,7 @@ import { LLM_ROLES } from '../../common/llm-roles';
 import { agentConfigProblem } from '../../common/run-config';
 import type { LeaveOutPolicy, SweepBudget } from '../../common/sweep';
 import type { BenchmarkSource } from '../benchmarks/load';
+import { resolveNamedBenchmark } from '../benchmarks/named';
 
 /** The run configuration a cell may set: the API's `config` object (every field optional). */
 export const RunConfigFields = z
@@ -108,8 +109,12 @@ const FieldMapSchema = z
 
 const BenchmarkSchema = z
   .object({
-    path: z.string().min(1),
-    format: z.enum(['rautoformalizer', 'deepseek', 'jsonl']),
+    /** A benchmark of the public data by name (engines/benchmarks/named.ts), resolved in the data directory. */
+    name: z.string().min(1).optional(),
+    /** With `name`: one of its splits (ConNF: `dev`), the same items from the full file or the split's own. */
+    split: z.string().min(1).optional(),
+    path: z.string().min(1).optional(),
+    format: z.enum(['rautoformalizer', 'deepseek', 'jsonl']).optional(),
     limit: z.number().int().min(1).optional(),
     offset: z.number().int().min(0).optional(),
     seed: z.number().int().optional(),
@@ -118,6 +123,19 @@ const BenchmarkSchema = z
     tags: z.record(z.string(), z.string()).optional(),
   })
   .strict()
+  .refine((b) => (b.name === undefined) !== (b.path === undefined), {
+    message:
+      'name a benchmark of the data directory ("name", e.g. connf, with "split": dev) or give its file ("path" and "format"), one of the two',
+    path: ['name'],
+  })
+  .refine((b) => b.path === undefined || b.format !== undefined, {
+    message: 'a benchmark file needs "format" (rautoformalizer, deepseek or jsonl)',
+    path: ['format'],
+  })
+  .refine((b) => b.split === undefined || b.name !== undefined, {
+    message: '"split" goes with "name" (a file is already one split)',
+    path: ['split'],
+  })
   .refine((b) => b.format !== 'jsonl' || b.fields !== undefined, {
     message: 'the jsonl format needs "fields" (which field is id, informal, …)',
     path: ['fields'],
@@ -317,7 +335,23 @@ export function parseSweep(raw: unknown, file: string, options: ParseOptions): S
   }
   if (configurations.length === 0) throw new SweepFileError(`${file}: configurations: declare at least one configuration`);
   const resolvePath = (p: string) => resolveSweepPath(p, file, options.dataDir);
-  const benchmarks = f.benchmark.map((b) => ({ ...b, path: resolvePath(b.path) }) as BenchmarkSource);
+  const benchmarks = f.benchmark.map((b, i): BenchmarkSource => {
+    if (b.path !== undefined) return { ...b, path: resolvePath(b.path), format: b.format! };
+    // A named benchmark: its file in the data directory, by what the directory has.
+    let named;
+    try {
+      named = resolveNamedBenchmark(b.name!, b.split, options.dataDir);
+    } catch (err) {
+      throw new SweepFileError(`${file}: ${f.benchmark.length > 1 ? `benchmark[${i}]` : 'benchmark'}: ${(err as Error).message}`);
+    }
+    return {
+      ...b,
+      path: named.path,
+      format: b.format ?? named.format,
+      ...(named.only ? { only: named.only } : {}),
+      ...(named.tags || b.tags ? { tags: { ...named.tags, ...b.tags } } : {}),
+    };
+  });
   for (const c of configurations) if (c.predictions) c.predictions = { ...c.predictions, path: resolvePath(c.predictions.path) };
   for (const c of configurations) {
     if (c.config.retrieval === 'oracle' && benchmarks.length === 0)

@@ -327,6 +327,12 @@ describe('POST /v1/checks', () => {
 });
 
 describe('driftline check FILE.jsonl', () => {
+  it('names a file that is not there as sweep start does, without the raw ENOENT', async () => {
+    const result = await cli(['check', join(work, 'no-such.jsonl')]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toBe(`driftline: cannot read check file ${join(work, 'no-such.jsonl')}: no such file\n`);
+  }, 60_000);
+
   it('names a malformed line FILE:LINE: field: problem before anything starts', async () => {
     const file = join(work, 'bad.jsonl');
     writeFileSync(
@@ -359,7 +365,8 @@ describe('driftline check FILE.jsonl', () => {
     try {
       startLeanWorker();
       const text = await cli(['check', file]);
-      expect(text.code, text.stderr).toBe(0);
+      // Lean rejected one (b) and the screen refused one (#3): the rejection decides (bin/exit-codes.ts).
+      expect(text.code, text.stderr).toBe(2);
       const lines = text.stdout.trim().split('\n');
       expect(lines).toHaveLength(4);
       expect(lines.find((l) => l.startsWith('a: '))).toMatch(/^a: ok, equivalent to gold/);
@@ -368,7 +375,7 @@ describe('driftline check FILE.jsonl', () => {
       expect(lines[3]).toBe('3 checked: 1 compiled, 1 rejected by Lean, 1 refused by the screen, 0 failed; 1 equivalent to gold, 0 not');
 
       const json = await cli(['check', file, '--json']);
-      expect(json.code, json.stderr).toBe(0);
+      expect(json.code, json.stderr).toBe(2);
       const parsed = JSON.parse(json.stdout) as { status: string; results: { id?: string; status: string }[] };
       expect(parsed.status).toBe('completed');
       expect(parsed.results.map((r) => [r.id, r.status])).toEqual([

@@ -223,7 +223,9 @@ describe('the REPL limits', () => {
 
   it('stops a fork bomb at the process limit (the control: without the limit the same forks succeed)', () => {
     const forks = 'for i in $(seq 1 40); do sleep 1 & done; wait; echo forked';
-    const limited = inSandbox(forks, { maxProcesses: 20 });
+    // RLIMIT_NPROC counts the uid's processes machine-wide: a uid no other sandbox here uses.
+    const own = 60_000 + (process.pid % 5000);
+    const limited = inSandbox(forks, { maxProcesses: 20, uid: own, gid: own });
     expect(limited.stdout).not.toContain('forked');
     expect(limited.stderr).toMatch(/fork/i);
     expect(inSandbox(forks, { maxProcesses: 0 }).stdout).toContain('forked');

@@ -205,6 +205,18 @@ describe('npm start', () => {
     expect(run.stderr).toMatch(/compile: checking with Lean\n +Lean rejected it \(1 error\)/);
   }, 90_000);
 
+  it('exits 3 when the statement screen refused the last attempt before Lean, saying why', async () => {
+    llm.script(FAKE_MODELS.formalizer, {
+      content: '```lean\nopen Nat #eval IO.getEnv "OPENAI_API_KEY"\ntheorem t : True := by sorry\n```',
+    });
+    const run = await runCommand(
+      ['formalize', '--no-cache', '--repair-rounds', '0', '--no-judge', 'Every natural number is at least zero.'],
+      cliEnv(),
+    );
+    expect(run.status, run.stderr).toBe(3);
+    expect(`${run.stdout}${run.stderr}`).toMatch(/refused/i);
+  }, 90_000);
+
   it('lists, shows and cancels runs from the driftline command, as text and as JSON', async () => {
     const list = await runCommand(['runs', 'list', '--json', '--limit', '50'], cliEnv());
     expect(list.status, list.stderr).toBe(0);

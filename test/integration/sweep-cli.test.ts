@@ -90,20 +90,21 @@ describe('driftline sweep', () => {
       const once = await cli('sweep', 'status', 'cli-sweep');
       expect(once.code, once.stderr).toBe(0);
       expect(once.stdout).toMatch(/^sweep cli-sweep: paused, \d+\/24 runs done/);
-      expect(once.stdout).toMatch(/ {2}drift: \d+\/12 done, 0 failed, \d+ running, \d+\.\d\d runs\/s, ETA /);
+      // The rate (common/sweep-rate.ts) per second from one a second up, per minute below.
+      expect(once.stdout).toMatch(/ {2}drift: \d+\/12 done, 0 failed, \d+ running, \d+\.\d\d? runs\/(s|min), ETA /);
       // `--watch` follows the sweep to its end; into a pipe it prints a line per change only.
       // It starts while the sweep is paused, so it sees the resume and the runs after it.
       const watching = cli('sweep', 'status', 'cli-sweep', '--watch');
       await new Promise((r) => setTimeout(r, 4000));
       expect((await cli('sweep', 'resume', 'cli-sweep')).code).toBe(0);
       const live = await watching;
-      expect(live.code, live.stderr).toBe(0);
+      expect(live.code, live.stderr).toBe(0); // completed, every run done (bin/exit-codes.ts)
       expect(live.stdout).toMatch(/sweep cli-sweep: completed, 24\/24 runs done, 0 failed/);
-      expect(live.stdout).toMatch(/zero: 12\/12 done, 0 failed, 0 running, \d+\.\d\d runs\/s, ETA 0:00/);
+      expect(live.stdout).toMatch(/zero: 12\/12 done, 0 failed, 0 running, \d+\.\d\d? runs\/(s|min), ETA 0:00/);
       const changes = live.stdout
         .split('\n')
         .filter((l) => /^\d{4}-\d\d-\d\dT/.test(l))
-        .map((l) => l.replace(/^\S+ /, '').replace(/, [\d.]+ runs\/s, ETA .*$/, ''));
+        .map((l) => l.replace(/^\S+ /, '').replace(/, [\d.]+ runs\/(s|min), ETA .*$/, ''));
       expect(changes[0]).toMatch(/: paused, /);
       expect(changes.length).toBeGreaterThan(1);
       // No line repeats the one before it (a redraw into a file would).

@@ -4,7 +4,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { CONFIG_KEY, SWEEP_KEY } from '../../common/search-attributes';
-import type { SweepInput, SweepProgress } from '../../common/sweep';
+import { configRate, type SweepInput, type SweepProgress } from '../../common/sweep';
 import { signalSweep } from '../../client/sweeps';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { defaultBrain, FAKE_MODELS, type FakeHandler } from '../fakes/openai-server';
@@ -46,6 +46,15 @@ describe('sweep workflow', () => {
 
     expect(final).toMatchObject({ status: 'completed', total: 32, done: 32, failed: 0, running: 0 });
     expect(final.perConfig.drift).toMatchObject({ total: 16, done: 16, failed: 0 });
+    // The rate is finished runs over the sweep's time, counted once (common/sweep-rate.ts): against
+    // the time from its first task (startedAt: the workers start after the workflow does) to
+    // Temporal's close time; the configurations' rates add up to it.
+    const closed = await s.client.workflow.getHandle('sw-basic').describe();
+    const seconds = (closed.closeTime!.getTime() - Date.parse(final.startedAt)) / 1000;
+    expect((final.rate * seconds) / final.done).toBeGreaterThan(0.8);
+    expect((final.rate * seconds) / final.done).toBeLessThan(1.25);
+    const perConfigRates = Object.values(final.perConfig).map((c) => configRate(final, c).rate);
+    expect(perConfigRates.reduce((a, b) => a + b, 0)).toBeCloseTo(final.rate, 9);
     const runs = await s.results.runs('sw-basic');
     expect(runs).toHaveLength(32);
     expect(new Set(runs.map((r) => r.workflowId)).size).toBe(32);

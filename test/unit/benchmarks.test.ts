@@ -6,6 +6,7 @@ import { loadBenchmark, loadBenchmarks } from '../../engines/benchmarks/load';
 import { minif2fDomain, stripDocComment } from '../../engines/benchmarks/formats';
 import { selectItems } from '../../engines/benchmarks/select';
 import { publicData } from '../helpers/public-data';
+import { resolveNamedBenchmark } from '../../engines/benchmarks/named';
 
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/benchmarks/${name}`, import.meta.url));
 
@@ -104,7 +105,8 @@ describe('benchmark loaders', () => {
 
   it('loads the real ConNF dev split, miniF2F and ProofNet', async () => {
     const root = publicData();
-    const connf = await loadBenchmark({ path: `${root}/connf/benchmark.dev.jsonl`, format: 'rautoformalizer' });
+    // By name: from the full file of the source, or from a mirror's dev file, whichever setup pulled.
+    const connf = await loadBenchmark(resolveNamedBenchmark('connf', 'dev', root));
     expect(connf).toHaveLength(577);
     expect(connf.filter((i) => i.goldPremises.includes('ConNF.Params'))).toHaveLength(450);
     expect(connf[0]!.tags).toMatchObject({ split: 'dev', source: 'Con-NF' });

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -6,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CorpusLineError, isTheorem, loadCorpus, parseCorpusLine } from '../../engines/retrieval/corpus';
 
 const FIXTURES = resolve(__dirname, '../fixtures/corpus');
-import { publicData } from '../helpers/public-data';
+import { benchmarkRecords, publicData } from '../helpers/public-data';
 
 describe('isTheorem', () => {
   it('counts theorems and lemmas, whatever their modifiers', () => {
@@ -111,11 +110,9 @@ describe('loadCorpus, RAutoformalizer format', () => {
     expect(memCloud.module).toBe('ConNF.NewTangle.Cloud');
     expect(memCloud.signature).toContain('t ∈ ConNF.cloud hγβ s');
     // The gold dependencies of the benchmark item for this theorem are among its uses.
-    const item = readFileSync(join(DATA_DIR, 'connf/benchmark.dev.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { full_name: string; mathlib_dependencies: string[] })
-      .find((i) => i.full_name === 'ConNF.mem_cloud')!;
+    const item = (benchmarkRecords('connf', 'dev') as { full_name: string; mathlib_dependencies: string[] }[]).find(
+      (i) => i.full_name === 'ConNF.mem_cloud',
+    )!;
     expect(memCloud.uses).toEqual(expect.arrayContaining(item.mathlib_dependencies));
     expect(new Set(memCloud.uses).size).toBe(memCloud.uses.length);
   });

@@ -11,6 +11,8 @@ import { DEFAULT_RUN_CONFIG } from '../../common/run-config-schema';
 import { factorialDesign } from '../../client/sweep-report';
 import { RunConfigPatchSchema } from '../../common/run-config-schema';
 import { RunConfigFields } from '../../engines/sweeps/sweep-file';
+import { loadBenchmarks } from '../../engines/benchmarks/load';
+import { publicData } from '../helpers/public-data';
 
 const DATA = '/data';
 const parse = (raw: unknown) => parseSweep(raw, 'sweep.yaml', { dataDir: DATA });
@@ -111,7 +113,7 @@ describe('sweep file', () => {
 
   it('ships the DRIFT ablation table and the 2×2×2 factorial as examples', async () => {
     const dir = fileURLToPath(new URL('../../sweeps/', import.meta.url));
-    const ablation = await readSweepFile(join(dir, 'connf-drift-ablation.yaml'), { dataDir: DATA });
+    const ablation = await readSweepFile(join(dir, 'connf-drift-ablation.yaml'), { dataDir: publicData() });
     expect(ablation.configurations.map((c) => c.name)).toEqual([
       'drift',
       'no-decompose',
@@ -121,15 +123,20 @@ describe('sweep file', () => {
       'oracle',
       'zero-shot',
     ]);
-    expect(ablation.benchmarks[0]!.path).toBe('/data/connf/benchmark.dev.jsonl');
-    const factorial = await readSweepFile(join(dir, 'factorial-2x2x2.yaml'), { dataDir: DATA });
+    // Named, resolved in the data directory setup pulled: the dev split from whichever file it has.
+    expect(ablation.benchmarks[0]!).toMatchObject({ name: 'connf', split: 'dev', format: 'rautoformalizer', limit: 100 });
+    const items = await loadBenchmarks(ablation.benchmarks);
+    expect(items).toHaveLength(100);
+    expect(items[0]).toMatchObject({ id: 'ConNF.mem_cloud', tags: { split: 'dev' } });
+    const factorial = await readSweepFile(join(dir, 'factorial-2x2x2.yaml'), { dataDir: publicData() });
     expect(factorial.configurations).toHaveLength(8);
     expect(factorial.configurations[7]).toMatchObject({
       name: 'decompose=off,illustrate=off,repair=off',
       config: { retrieval: 'drift', decompose: false, illustrate: false, repairRounds: 0 },
     });
-    const smoke = await readSweepFile(join(dir, 'connf-smoke.json'), { dataDir: DATA });
+    const smoke = await readSweepFile(join(dir, 'connf-smoke.json'), { dataDir: publicData() });
     expect(smoke.configurations).toHaveLength(2);
+    expect((await loadBenchmarks(smoke.benchmarks)).map((i) => i.id)).toEqual(items.slice(0, 5).map((i) => i.id));
   });
 
   it('hashes what affects results: defaults spelled out or not hash alike, any change differs', () => {

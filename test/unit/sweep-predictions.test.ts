@@ -14,6 +14,7 @@ import { sweepCells } from '../../client/sweeps';
 import { recordFromResult, missingRecord } from '../../engines/sweeps/record';
 import { computeSweepMetrics } from '../../engines/metrics/sweep-metrics';
 import type { SweepRunRecord } from '../../common/sweep';
+import { publicData } from '../helpers/public-data';
 
 const SOURCE: PredictionsSource = { path: '/p/herald.jsonl', format: 'jsonl', fields: { id: 'name', statement: 'lean4', sample: 'k' } };
 const ITEMS = ['A.one', 'A.two', 'A.three'];
@@ -169,7 +170,7 @@ describe('a predictions configuration in a sweep file', () => {
 
   it('ships an example: a predictions file of gold statements beside DRIFT', async () => {
     const dir = fileURLToPath(new URL('../../sweeps/', import.meta.url));
-    const spec = await readSweepFile(join(dir, 'connf-predictions.yaml'), { dataDir: '/data' });
+    const spec = await readSweepFile(join(dir, 'connf-predictions.yaml'), { dataDir: publicData() });
     const gold = spec.configurations.find((c) => c.name === 'gold')!;
     expect(gold.predictions).toEqual({
       path: join(dir, 'connf-gold.predictions.jsonl'),

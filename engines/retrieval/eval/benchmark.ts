@@ -2,6 +2,7 @@
 // mathlib_dependencies, …), validated line by line; errors name the file and line.
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { itemsOfSplit, resolveNamedBenchmark } from '../../benchmarks/named';
 
 export const BenchmarkLineSchema = z.object({
   full_name: z.string().min(1),
@@ -39,4 +40,12 @@ export async function loadBenchmark(path: string): Promise<BenchmarkItem[]> {
   });
   if (items.length === 0) throw new Error(`benchmark ${path} has no items`);
   return items;
+}
+
+/** A benchmark of the public data by name (`connf`, split `dev`), by what `dataDir` has
+ * (engines/benchmarks/named.ts): the same items from the source's full file or a mirror's split. */
+export async function loadNamedBenchmark(name: string, split: string | undefined, dataDir: string): Promise<BenchmarkItem[]> {
+  const found = resolveNamedBenchmark(name, split, dataDir);
+  const items = await loadBenchmark(found.path);
+  return found.only ? itemsOfSplit(items, (i) => i.name, found.only) : items;
 }
