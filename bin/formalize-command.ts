@@ -1,7 +1,7 @@
 // `driftline formalize`: start a run, follow its events (one long poll of the run's history at a
 // time, no query polling), print the result. Exit 0 when the statement compiled (or no Lean is
 // configured to check it), 2 when Lean rejected it, 1 when the run failed.
-import { configOrExit as config, fail } from './cli-support';
+import { configOrExit as config, fail, stackProviderNames } from './cli-support';
 import { connectClient, temporalAddress } from '../infra/connect';
 import { runLlmSettings, temporalUiUrl } from '../infra/config';
 import { followRunEvents } from '../client/run-events';
@@ -46,11 +46,12 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
   }
   const runConfig = runConfigFromOptions(opts);
   const agentProblem = agentConfigProblem(runConfig);
-  const providerProblem = runProvidersProblem(runConfig, Object.keys(cfg.llm.providers));
-  if (providerProblem) fail(providerProblem.replace(/"providers\.(\w+)"/, '--providers $1'));
   if (agentProblem) fail(agentProblem.replace(/"tools"/g, '--tools').replace(/"maxSteps"/g, '--max-steps'));
   if (runConfig.retrieval === 'oracle' && !opts.goldPremises) fail('--retrieval oracle needs --gold-premises NAME,NAME,…');
   const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
+  // The stack's providers, not this shell's: a client needs no provider of its own.
+  const providerProblem = runProvidersProblem(runConfig, await stackProviderNames(cfg, client, Object.values(runConfig.providers ?? {})));
+  if (providerProblem) fail(providerProblem.replace(/"providers\.(\w+)"/, '--providers $1'));
   const list = (value: unknown) =>
     typeof value === 'string'
       ? value

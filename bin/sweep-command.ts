@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import type { Client } from '@temporalio/client';
-import { configOrExit as loadCfg, fail } from './cli-support';
+import { configOrExit as loadCfg, fail, stackProviderNames } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
 import { createIndexStore } from '../infra/deps';
@@ -73,10 +73,6 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
       `${file}: library: "${spec.library}" is not configured; known: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES)`,
     );
   }
-  for (const c of spec.configurations) {
-    const problem = runProvidersProblem(c.config, Object.keys(cfg.llm.providers));
-    if (problem) fail(`${file}: configurations "${c.name}": ${problem}`);
-  }
   // Every record is checked before anything starts: a bad line stops here, naming file and line.
   const items = await loadBenchmarks(spec.benchmarks).catch((err: Error) => fail(err.message));
   if (spec.configurations.some((c) => c.config.retrieval === 'oracle') && items.some((i) => i.goldPremises.length === 0)) {
@@ -100,6 +96,13 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
         .getAlias(spec.library)
         .catch(() => undefined);
   await withServices(async (_cfg, db, client) => {
+    // A run on a provider the stack does not serve would wait on its queue for ever: refuse it now.
+    const asked = spec.configurations.flatMap((c) => Object.values(c.config.providers ?? {}));
+    const providers = await stackProviderNames(cfg, client, asked);
+    for (const c of spec.configurations) {
+      const problem = runProvidersProblem(c.config, providers);
+      if (problem) fail(`${file}: configurations "${c.name}": ${problem}`);
+    }
     let started;
     try {
       started = await startSweep(client, db, spec, items, {

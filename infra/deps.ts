@@ -22,7 +22,7 @@ import type { RunnerLog } from '../engines/lean/runner-contract';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
 import { loadCommandKeywords } from '../engines/lean/command-keywords';
-import { writeProviderStatus } from '../engines/llm/provider-status-file';
+import { providerStatusFile, writeProviderStatus } from '../engines/llm/provider-status-file';
 import type { ProviderStatus } from '../engines/llm/provider';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';
 
@@ -89,7 +89,7 @@ export async function buildRetrieval(
 
 /** Where the main worker records what it learnt about the LLM provider, for /readyz. */
 export function providerStatusPath(config: Config): string {
-  return join(config.dataDir, 'llm-provider.json');
+  return providerStatusFile(config.dataDir);
 }
 
 /**
