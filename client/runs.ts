@@ -386,6 +386,18 @@ export async function listFormalizations(client: Client, filter: ListFilter): Pr
   return { items, ...(token ? { nextPageToken: token } : {}) };
 }
 
+/** The dev server's Web UI: where links point when the caller names no UI. */
+export const DEFAULT_TEMPORAL_UI_URL = 'http://127.0.0.1:8233';
+
+/** The Web UI and namespace links are made for: the caller's, else the dev server's UI and the
+ * client's own namespace. The one place these fallbacks are written. */
+export function temporalUiOf(
+  client: Client,
+  given: { temporalUiUrl?: string | undefined; namespace?: string | undefined },
+): { temporalUiUrl: string; namespace: string } {
+  return { temporalUiUrl: given.temporalUiUrl ?? DEFAULT_TEMPORAL_UI_URL, namespace: given.namespace ?? client.options.namespace };
+}
+
 /** The run's page in the Temporal Web UI. */
 export function temporalUiLink(uiBase: string, namespace: string, id: string): string {
   return `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(id)}`;

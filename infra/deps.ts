@@ -191,13 +191,6 @@ function translatorFor(config: Config, llm: LlmClient): LlmClient {
   return config.llm.roles.translator ? llm : createLlmClient(null);
 }
 
-/** Main-queue deps without an embedder (lexical retrieval, default re-ranking); the worker uses
- * `buildMainWorkerDeps`, which also creates the configured embedder. */
-export function buildMainDeps(config: Config): MainActivityDeps {
-  const llm = createConfiguredLlm(config);
-  return { llm, translator: translatorFor(config, llm), indexes: createIndexRegistry(config, undefined, { rerank: DEFAULT_RERANK }) };
-}
-
 /** The main worker's deps: the LLM client and `buildRetrieval`'s registry. */
 export async function buildMainWorkerDeps(config: Config, log?: IndexLog): Promise<MainActivityDeps> {
   const { registry } = await buildRetrieval(config, log);

@@ -16,7 +16,15 @@ import { MAIN_TASK_QUEUE } from '../common/activities';
 import type { LlmCallPolicy } from '../common/llm-call-policy';
 import type { RunConfig } from '../common/run-config-schema';
 // Client-side modules, shared with the API and the CLI (moving to client/: see the report).
-import { BadPageTokenError, getFormalization, listFormalizations, startFormalization, temporalUiLink, type RunView } from '../client/runs';
+import {
+  BadPageTokenError,
+  getFormalization,
+  listFormalizations,
+  startFormalization,
+  temporalUiLink,
+  temporalUiOf,
+  type RunView,
+} from '../client/runs';
 import { followRunEvents, type RunEvent } from '../client/run-events';
 import { getSweepProgress } from '../client/sweeps';
 import { startChecks } from '../client/checks';
@@ -141,8 +149,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
   const log = deps.log ?? (() => undefined);
   const taskQueue = deps.taskQueue ?? MAIN_TASK_QUEUE;
   const policy = deps.screenPolicy ?? DEFAULT_SAFETY_POLICY;
-  const link = (id: string) =>
-    temporalUiLink(deps.temporalUiUrl ?? 'http://127.0.0.1:8233', deps.namespace ?? temporal.options.namespace, id);
+  const ui = temporalUiOf(temporal, deps);
+  const link = (id: string) => temporalUiLink(ui.temporalUiUrl, ui.namespace, id);
   const server = new McpServer(
     { name: 'driftline', version: deps.version ?? '0.1.0' },
     {
