@@ -6,6 +6,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { isBookkeeping, stageOfActivity } from '../common/stages';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 type Payload = proto.temporal.api.common.v1.IPayload;
@@ -75,25 +76,6 @@ function failureText(failure: proto.temporal.api.failure.v1.IFailure | null | un
   return message;
 }
 
-/** Activities that are no stage of the run: no events for them. */
-const BOOKKEEPING_ACTIVITIES = new Set(['llmUsage']);
-
-/** Stages by activity type, for activities the workflow schedules before naming a stage. */
-export const STAGE_OF_ACTIVITY: Record<string, string> = {
-  decompose: 'decompose',
-  retrieve: 'retrieve',
-  illustrate: 'illustrate',
-  formalize: 'formalize',
-  repair: 'repair',
-  // Both stages' activity in runs started before they had their own names.
-  draftStatement: 'formalize',
-  compile: 'compile',
-  resolveName: 'repair',
-  inspectName: 'repair',
-  judge: 'judge',
-  equivalence: 'judge',
-};
-
 /** Turns history events into run events, one call per page; keeps what it needs between. */
 export class RunEventMapper {
   private stage = 'starting';
@@ -118,8 +100,8 @@ export class RunEventMapper {
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
         const activity = event.activityTaskScheduledEventAttributes?.activityType?.name ?? 'activity';
         // Bookkeeping after the last stage (reading the LLM ledger) is not a stage of the run.
-        if (BOOKKEEPING_ACTIVITIES.has(activity)) return undefined;
-        const stage = this.stage !== 'starting' ? this.stage : (STAGE_OF_ACTIVITY[activity] ?? activity);
+        if (isBookkeeping(activity)) return undefined;
+        const stage = this.stage !== 'starting' ? this.stage : (stageOfActivity(activity) ?? activity);
         const step = ++this.steps;
         let round: number | undefined;
         if (activity === 'compile') round = this.compiles++;

@@ -1,19 +1,17 @@
 // Export of a sweep's runs: JSONL (one SweepRunRecord per line, as stored) and CSV (one row per
 // run, the scalar fields plus lists joined by spaces and stage timings as columns).
 import type { SweepRunRecord } from '../../common/sweep';
-import type { Stage } from '../../common/run-types';
+import { STAGE_NAMES } from '../../common/stages';
 
 export function toJsonl(records: SweepRunRecord[]): string {
   return records.map((r) => `${JSON.stringify(r)}\n`).join('');
 }
 
-const TIMED_STAGES: Stage[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'agent', 'compile', 'repair', 'judge'];
-
 // prettier-ignore
 export const CSV_COLUMNS = [
   'sweepId', 'config', 'configHash', 'item', 'sample', 'workflowId', 'outcome', 'compiled', 'checked', 'equivalent',
   'judgeGrade', 'faithful', 'repairRounds', 'attempts', 'premises', 'goldPremises', 'tags',
-  ...TIMED_STAGES.map((s) => `ms_${s}`),
+  ...STAGE_NAMES.map((s) => `ms_${s}`),
   'promptTokens', 'completionTokens', 'costUsd', 'cacheHits', 'cacheMisses', 'formalStatement', 'error', 'finishedAt',
   'sourceJudgeGrade', 'sourceFaithful', 'rescoreOf',
   // Last, so the columns before it keep their places: the `sweep retry` round that wrote the row.
@@ -48,7 +46,7 @@ function row(r: SweepRunRecord): unknown[] {
     Object.entries(r.tags)
       .map(([k, v]) => `${k}=${v}`)
       .join(' '),
-    ...TIMED_STAGES.map((s) => r.stageMs[s]),
+    ...STAGE_NAMES.map((s) => r.stageMs[s]),
     r.usage?.promptTokens,
     r.usage?.completionTokens,
     r.usage?.costUsd,
