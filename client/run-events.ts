@@ -11,42 +11,9 @@ import { isBookkeeping, stageOfActivity } from '../common/stages';
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 type Payload = proto.temporal.api.common.v1.IPayload;
 
-/** The kinds of event a run's stream carries (the API's event schema is built from this list). */
-export const RUN_EVENT_TYPES = [
-  'run.started',
-  'stage.started',
-  'stage.completed',
-  'stage.failed',
-  'run.completed',
-  'run.failed',
-  'run.canceled',
-] as const;
-export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
-
-export interface RunEvent {
-  /** The history event id: increasing, unique within the run. */
-  seq: number;
-  type: RunEventType;
-  /** The workflow's stage (decompose, retrieve, …, judge; `done` for the run's end). */
-  stage: string;
-  /** The activity behind a stage event (e.g. `compile`, `resolveName`). */
-  activity?: string;
-  /** Compile round (0 = first attempt) for compile events; repair round for repair events. */
-  round?: number;
-  /** The n-th activity of the run (1-based): an agent's steps count up here. */
-  step?: number;
-  time: string;
-  /** compile: `ok` | `error` | `refused` (by the screen, before Lean) | `timeout` | `skipped`,
-   * and how many error messages came back (a refusal has one, the screen's). */
-  compile?: { status: string; errors: number };
-  /** judge: the grade and verdict. */
-  judge?: { grade: number; faithful: boolean };
-  /** run.completed: the outcome and whether it compiled. */
-  outcome?: string;
-  compiled?: boolean;
-  /** Why a stage or the run failed, in words. */
-  error?: string;
-}
+// The event's shape and kinds are defined once, in common/wire.ts.
+import type { RunEvent } from '../common/wire';
+export { RUN_EVENT_TYPES, type RunEvent, type RunEventType } from '../common/wire';
 
 const { EventType } = proto.temporal.api.enums.v1;
 

@@ -5,14 +5,8 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
 import { stageOfActivity } from '../common/stages';
 
-export interface RunFailure {
-  /** The activity (stage) that failed, when an activity did. */
-  stage?: string;
-  /** The failure type our code gave it (e.g. `LlmUnavailable`), when it has one. */
-  type?: string;
-  /** The whole message: stage, then the reason with its context. */
-  message: string;
-}
+import type { RunFailure } from '../common/wire';
+export type { RunFailure };
 
 const WRAPPERS = new Set(['Workflow execution failed', 'Activity task failed', 'Child Workflow execution failed']);
 

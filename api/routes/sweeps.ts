@@ -10,6 +10,7 @@ import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepReques
 import { retrySweep, SweepRetryError } from '../../client/sweep-retry';
 import { sweepReportInput } from '../../client/sweep-report';
 import { temporalUiLink } from '../../client/runs';
+import { SweepProgressProperties } from '../../common/wire';
 import { HttpProblem, problemResponses } from '../problem';
 import { BenchmarkError, contentFreeMessage, loadBenchmarks } from '../../engines/benchmarks/load';
 import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from '../../engines/sweeps/sweep-file';
@@ -82,59 +83,8 @@ const SweepLinks = Type.Object(
   },
   { additionalProperties: false },
 );
-const RETRIED_DESCRIPTION = 'units started again by `driftline sweep retry` (each once); present once the sweep has been retried';
-const Counts = Type.Object(
-  {
-    total: Type.Integer(),
-    done: Type.Integer(),
-    failed: Type.Integer(),
-    running: Type.Integer(),
-    retried: Type.Optional(Type.Integer({ description: RETRIED_DESCRIPTION })),
-  },
-  { additionalProperties: false },
-);
-const SweepViewSchema = Type.Object(
-  {
-    sweepId: Type.String(),
-    status: Type.Union(
-      [
-        Type.Literal('running'),
-        Type.Literal('paused'),
-        Type.Literal('completed'),
-        Type.Literal('cancelled'),
-        Type.Literal('failed'),
-        Type.Literal('budget-exhausted'),
-      ],
-      {
-        description: "`budget-exhausted`: the sweep file's LLM budget was reached; no run started after that (see `budget.reached`)",
-      },
-    ),
-    total: Type.Integer(),
-    done: Type.Integer({ description: 'runs finished (recorded), failed ones included' }),
-    failed: Type.Integer({ description: 'runs recorded as failed after their last attempt' }),
-    running: Type.Integer(),
-    perConfig: Type.Record(Type.String(), Counts),
-    retries: Type.Integer({ description: 'failed attempts retried by the retry policy' }),
-    retried: Type.Optional(Type.Integer({ description: RETRIED_DESCRIPTION })),
-    rate: Type.Number({ description: 'finished runs per unpaused second' }),
-    etaSeconds: Type.Union([Type.Number(), Type.Null()]),
-    generation: Type.Integer({ description: 'times the sweep workflow continued as new' }),
-    startedAt: Type.String(),
-    budget: Type.Optional(
-      Type.Object(
-        {
-          tokens: Type.Optional(Type.Integer()),
-          costUsd: Type.Optional(Type.Number()),
-          used: Type.Object({ tokens: Type.Integer(), costUsd: Type.Optional(Type.Number()) }, { additionalProperties: false }),
-          reached: Type.Optional(Type.String({ description: 'why no more runs start' })),
-        },
-        { additionalProperties: false, description: "the sweep's LLM budget and what its runs used (sweeps with a budget)" },
-      ),
-    ),
-    links: SweepLinks,
-  },
-  { additionalProperties: false },
-);
+// A sweep's status is defined once (common/wire.ts); the API adds its links.
+const SweepViewSchema = Type.Object({ ...SweepProgressProperties, links: SweepLinks }, { additionalProperties: false });
 const StartedSchema = Type.Object(
   {
     id: Type.String(),
