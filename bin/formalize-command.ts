@@ -4,8 +4,8 @@
 import { configOrExit as config, fail, stackProviderNames } from './cli-support';
 import { connectClient, temporalAddress } from '../infra/connect';
 import { runLlmSettings, temporalUiUrl } from '../infra/config';
-import { followRunEvents } from '../client/run-events';
-import { getFormalization, startFormalization, temporalUiLink } from '../client/runs';
+import { followRunToEnd, TemporalLostError } from '../client/follow-run';
+import { startFormalization, temporalUiLink } from '../client/runs';
 import { agentConfigProblem, runProvidersProblem } from '../common/run-config';
 import { printResult, stagePrinter } from './run-output';
 import { runConfigFromOptions } from './run-config-options';
@@ -16,8 +16,6 @@ export const NOT_COMPILED_EXIT = 2;
 /** One long poll's limit: Temporal answers within ~20 s when nothing happens; a server that
  * went away is noticed after this, not after the client's own retries of a dead address. */
 const POLL_TIMEOUT_MS = 10_000;
-const PROBE_TIMEOUT_MS = 5000;
-const GRPC_DEADLINE_EXCEEDED = 4;
 
 function lostTemporalMessage(id: string, address: string, apiUrl: string, err: unknown): string {
   const cause = err instanceof Error ? err.message : String(err);
@@ -82,37 +80,15 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
     const show = stagePrinter(say);
     // Temporal may restart under us (npm start restarting, a network blip): keep following from
     // the last event seen for a while, then say which run it was and how to find it again.
-    let after = 0;
-    let lostSince: number | undefined;
-    for (;;) {
-      try {
-        const events = followRunEvents(client, id, { after, pollTimeoutMs: POLL_TIMEOUT_MS, onAnswer: () => (lostSince = undefined) });
-        for await (const event of events) {
-          show(event);
-          after = event.seq;
-        }
-        break;
-      } catch (err) {
-        lostSince ??= Date.now();
-        // A long poll that ran out of time while nothing happened is no news, if Temporal
-        // answers a quick question; anything else from a live Temporal is a real error.
-        const answers = await client.connection
-          .withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => client.workflowService.getSystemInfo({}))
-          .then(
-            () => true,
-            () => false,
-          );
-        if (answers) {
-          if ((err as { code?: number }).code !== GRPC_DEADLINE_EXCEEDED) throw err;
-          lostSince = undefined;
-          continue;
-        }
-        if (Date.now() - lostSince >= cfg.temporal.clientGraceMs)
-          throw new Error(lostTemporalMessage(id, temporalAddress(cfg), `http://${cfg.api.host}:${cfg.api.port}`, err));
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    }
-    const view = await client.connection.withDeadline(Date.now() + POLL_TIMEOUT_MS, () => getFormalization(client, id));
+    const view = await followRunToEnd(client, id, {
+      onEvent: show,
+      pollTimeoutMs: POLL_TIMEOUT_MS,
+      graceMs: cfg.temporal.clientGraceMs,
+    }).catch((err: unknown) => {
+      if (err instanceof TemporalLostError)
+        throw new Error(lostTemporalMessage(id, temporalAddress(cfg), `http://${cfg.api.host}:${cfg.api.port}`, err.cause));
+      throw err;
+    });
     if (!view) throw new Error(`run ${id} disappeared`);
     if (view.status === 'completed' && view.result) {
       if (json) process.stdout.write(`${JSON.stringify({ id, links: { temporalUi: ui }, ...view.result }, null, 2)}\n`);

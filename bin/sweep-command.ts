@@ -15,14 +15,12 @@ import { renderPaperTables, writeSweepReport } from '../engines/report/write-rep
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../client/sweeps';
+import { prepareSweep, sweepStartProblem } from '../client/sweep-prepare';
 import { retrySweep, SweepRetryError } from '../client/sweep-retry';
-import { loadBenchmarks } from '../engines/benchmarks/load';
 import { readSweepFile, type SweepSpec } from '../engines/sweeps/sweep-file';
-import { ignoredNote, readSweepPredictions } from '../engines/sweeps/predictions';
 import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
 import { configRate, type SweepCounts, type SweepProgress } from '../common/sweep';
-import { runProvidersProblem } from '../common/run-config';
 import { registerRescoreCommand } from './sweep-rescore-command';
 import { printedJsonOrExisting } from './sweep-started-output';
 
@@ -68,47 +66,26 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
   } catch (err) {
     fail((err as Error).message);
   }
-  if (!cfg.libraries.some((l) => l.name === spec.library)) {
-    fail(
-      `${file}: library: "${spec.library}" is not configured; known: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES)`,
-    );
-  }
-  // Every record is checked before anything starts: a bad line stops here, naming file and line.
-  const items = await loadBenchmarks(spec.benchmarks).catch((err: Error) => fail(err.message));
-  if (spec.configurations.some((c) => c.config.retrieval === 'oracle') && items.some((i) => i.goldPremises.length === 0)) {
-    process.stderr.write(
-      `note: ${items.filter((i) => i.goldPremises.length === 0).length} items have no gold premises; oracle retrieval gives them none\n`,
-    );
-  }
-  // Every line of every predictions file too, against the items and samples.
-  const predictions = await readSweepPredictions(spec.configurations, { items: items.map((i) => i.id), samples: spec.samples }).catch(
-    (err: Error) => fail(err.message),
-  );
-  for (const c of spec.configurations) {
-    const set = predictions.get(c.name);
-    const note = set && c.predictions ? ignoredNote(set, c.predictions.path) : null;
-    if (note) process.stderr.write(`note: ${note}\n`);
-  }
-  // The index version a sweep pins when its file names none: the alias's current version.
-  const current = spec.indexVersion
-    ? undefined
-    : await createIndexStore(cfg)
-        .getAlias(spec.library)
-        .catch(() => undefined);
   await withServices(async (_cfg, db, client) => {
-    // A run on a provider the stack does not serve would wait on its queue for ever: refuse it now.
+    // The rules every door applies (client/sweep-prepare.ts), on the stack's LLM providers.
     const asked = spec.configurations.flatMap((c) => Object.values(c.config.providers ?? {}));
-    const providers = await stackProviderNames(cfg, client, asked);
-    for (const c of spec.configurations) {
-      const problem = runProvidersProblem(c.config, providers);
-      if (problem) fail(`${file}: configurations "${c.name}": ${problem}`);
-    }
+    const providerNames = await stackProviderNames(cfg, client, asked);
+    const problem = sweepStartProblem(spec, { libraries: cfg.libraries.map((l) => l.name), providerNames });
+    if (problem) fail(`${file}: ${problem}${problem.startsWith('library:') ? ' (DRIFTLINE_LIBRARIES)' : ''}`);
+    // Every record and predictions line is checked before anything starts: a bad line stops
+    // here, naming file and line.
+    const prepared = await prepareSweep(spec, {
+      benchmarks: spec.benchmarks,
+      currentIndexVersion: (library) => createIndexStore(cfg).getAlias(library),
+    }).catch((err: Error) => fail(`${err instanceof SweepRequestError ? `${file}: ` : ''}${err.message}`));
+    for (const note of prepared.notes) process.stderr.write(`note: ${note}\n`);
+    const { items, predictions } = prepared;
     let started;
     try {
       started = await startSweep(client, db, spec, items, {
         ...(opts.id ? { id: opts.id } : {}),
         ...(opts.reuse ? { reuse: opts.reuse } : {}),
-        ...(current ? { currentIndexVersion: current } : {}),
+        ...(prepared.currentIndexVersion ? { currentIndexVersion: prepared.currentIndexVersion } : {}),
         ...(opts.historyLimit ? { historyLimit: opts.historyLimit } : {}),
         llm: runLlmSettings(cfg),
         predictions,

@@ -25,7 +25,8 @@ import {
   temporalUiOf,
   type RunView,
 } from '../client/runs';
-import { followRunEvents, type RunEvent } from '../client/run-events';
+import type { RunEvent } from '../client/run-events';
+import { followRunToEnd, TemporalLostError } from '../client/follow-run';
 import { getSweepProgress } from '../client/sweeps';
 import { startChecks } from '../client/checks';
 import {
@@ -91,17 +92,6 @@ const RESOURCE_NOT_FOUND = -32002;
 
 /** One long poll's limit: Temporal answers within ~20 s when nothing happens. */
 const POLL_TIMEOUT_MS = 30_000;
-const GRPC_DEADLINE_EXCEEDED = 4;
-
-/** Whether Temporal answers a quick question (after a long poll that ran out of time). */
-async function answers(temporal: Client): Promise<boolean> {
-  return temporal.connection
-    .withDeadline(Date.now() + 5000, () => temporal.workflowService.getSystemInfo({}))
-    .then(
-      () => true,
-      () => false,
-    );
-}
 
 function toolError(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
@@ -208,29 +198,27 @@ export function createMcpServer(deps: McpDeps): McpServer {
           params: { level: 'info', logger: 'driftline', data: { message: `run ${id} started`, id, links: { temporalUi: link(id) } } },
         })
         .catch(() => undefined);
-      // Follow the run's history (one long poll at a time), resuming after the last event seen
-      // when a poll runs out of time while Temporal still answers.
-      let after = 0;
-      for (;;) {
-        try {
-          for await (const event of followRunEvents(temporal, id, { after, signal: extra.signal, pollTimeoutMs: POLL_TIMEOUT_MS })) {
-            after = event.seq;
+      // Follow the run to its end (client/follow-run.ts), one long poll at a time.
+      let view;
+      try {
+        view = await followRunToEnd(temporal, id, {
+          onEvent: async (event) => {
             if (event.type !== 'run.started') await notify(describeEvent(id, event));
-          }
-          break;
-        } catch (err) {
-          if (extra.signal.aborted) {
-            log(`the client stopped waiting for run ${id}; the run goes on`, { id });
-            return toolError(`stopped waiting; run ${id} goes on: get_run {"id": "${id}"}`);
-          }
-          if ((err as { code?: number }).code === GRPC_DEADLINE_EXCEEDED && (await answers(temporal))) continue;
-          log(`lost contact with Temporal while following run ${id}: ${(err as Error).message}`, { id });
-          return toolError(
-            `lost contact with Temporal while run ${id} was in progress (${(err as Error).message}); the run is not lost: get_run {"id": "${id}"} once Temporal answers`,
-          );
+          },
+          signal: extra.signal,
+          pollTimeoutMs: POLL_TIMEOUT_MS,
+        });
+      } catch (err) {
+        if (extra.signal.aborted) {
+          log(`the client stopped waiting for run ${id}; the run goes on`, { id });
+          return toolError(`stopped waiting; run ${id} goes on: get_run {"id": "${id}"}`);
         }
+        const cause = err instanceof TemporalLostError ? err.cause : err;
+        log(`lost contact with Temporal while following run ${id}: ${(cause as Error).message}`, { id });
+        return toolError(
+          `lost contact with Temporal while run ${id} was in progress (${(cause as Error).message}); the run is not lost: get_run {"id": "${id}"} once Temporal answers`,
+        );
       }
-      const view = await getFormalization(temporal, id);
       if (!view) return toolError(`run ${id} disappeared`);
       if (view.status !== 'completed') {
         const failed: CallToolResult = structured(runPayload(view, link(id)));
