@@ -6,7 +6,7 @@ import { connectClient, temporalAddress } from '../infra/connect';
 import { runLlmSettings, temporalUiUrl } from '../infra/config';
 import { followRunToEnd, TemporalLostError } from '../client/follow-run';
 import { startFormalization, temporalUiLink } from '../client/runs';
-import { agentConfigProblem, runProvidersProblem } from '../common/run-config';
+import { startRequestProblem } from '../common/run-config';
 import { printResult, stagePrinter } from './run-output';
 import { runConfigFromOptions } from './run-config-options';
 
@@ -26,14 +26,20 @@ function lostTemporalMessage(id: string, address: string, apiUrl: string, err: u
   );
 }
 
+/** A start rule's message with the request's field names as this command's flags. */
+function inFlagWords(message: string): string {
+  return message
+    .replace('retrieval "oracle" needs "goldPremises"', '--retrieval oracle needs --gold-premises NAME,NAME,…')
+    .replace(/"providers\.(\w+)"/, '--providers $1')
+    .replace(/"tools"/g, '--tools')
+    .replace(/"maxSteps"/g, '--max-steps');
+}
+
 export async function formalizeCommand(statement: string, opts: Record<string, unknown>): Promise<void> {
   // A client: the workers read the corpus files, this command only names a library.
   const cfg = config({ skipFileChecks: true });
   const library = (opts.library as string | undefined) ?? cfg.libraries[0]?.name;
   if (!library) fail('no library is configured: set DRIFTLINE_LIBRARIES=name=path/to/corpus.jsonl');
-  if (!cfg.libraries.some((l) => l.name === library)) {
-    fail(`unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}`);
-  }
   if (!statement.trim()) fail('the statement is empty');
   // The API's limit (its schema counts code points, as here), so both refuse the same statements.
   const length = [...statement].length;
@@ -43,13 +49,18 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
     fail(`--gold-statement has more than ${cfg.api.maxStatementChars} characters (DRIFTLINE_MAX_STATEMENT_CHARS)`);
   }
   const runConfig = runConfigFromOptions(opts);
-  const agentProblem = agentConfigProblem(runConfig);
-  if (agentProblem) fail(agentProblem.replace(/"tools"/g, '--tools').replace(/"maxSteps"/g, '--max-steps'));
-  if (runConfig.retrieval === 'oracle' && !opts.goldPremises) fail('--retrieval oracle needs --gold-premises NAME,NAME,…');
   const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
-  // The stack's providers, not this shell's: a client needs no provider of its own.
-  const providerProblem = runProvidersProblem(runConfig, await stackProviderNames(cfg, client, Object.values(runConfig.providers ?? {})));
-  if (providerProblem) fail(providerProblem.replace(/"providers\.(\w+)"/, '--providers $1'));
+  // The rules every door into runs applies (common/run-config.ts), on the stack's providers
+  // rather than this shell's, in the words of this command's flags.
+  const refused = startRequestProblem(
+    { library, config: runConfig, ...(opts.goldPremises ? { goldPremises: ['given'] } : {}) },
+    {
+      libraries: cfg.libraries.map((l) => l.name),
+      defaultLibrary: library,
+      providerNames: await stackProviderNames(cfg, client, Object.values(runConfig.providers ?? {})),
+    },
+  );
+  if (refused) fail(inFlagWords(refused.message));
   const list = (value: unknown) =>
     typeof value === 'string'
       ? value
