@@ -1,18 +1,19 @@
 // Response schemas shared by the routes; the OpenAPI document is generated from these and the
 // request schemas beside each route, so the document and the validation never disagree.
-import { Type, type Static, type TLiteral, type TUnion } from '@fastify/type-provider-typebox';
-import { OUTCOMES } from '../common/outcomes';
-import { RUN_EVENT_TYPES } from '../client/run-events';
-import { RUN_STATUSES } from '../client/runs';
+import { Type, type Static } from '@fastify/type-provider-typebox';
+import {
+  literalUnion,
+  OutcomeSchema,
+  RUN_EVENT_TYPES,
+  RunEventSchema,
+  RunStatusSchema,
+  RunSummaryProperties,
+  RunViewProperties,
+} from '../common/wire';
 import { HttpProblem } from './problem';
 
-/** A union of the literals of a list, typed as the list's union (a plain array would type as never). */
-function literalUnion<const T extends readonly string[]>(values: T): TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }> {
-  return Type.Union(values.map((v) => Type.Literal(v))) as unknown as TUnion<{ -readonly [K in keyof T]: TLiteral<T[K]> }>;
-}
-
-export const StatusSchema = literalUnion(RUN_STATUSES);
-export const OutcomeSchema = literalUnion(OUTCOMES);
+export const StatusSchema = RunStatusSchema;
+export { OutcomeSchema };
 
 /** Run ids: what a caller may choose, and what sweeps use (`<sweep>/<config>/<item>/<sample>`). */
 export const ID_PATTERN = '^(?!\\.{1,2}(?:/|$))(?!.*/\\.{1,2}(?:/|$))[A-Za-z0-9._:-]+(?:/[A-Za-z0-9._:-]+)*$';
@@ -49,72 +50,8 @@ export const RunLinks = Type.Object(
   { additionalProperties: false },
 );
 
-export const ProgressSchema = Type.Object(
-  {
-    stage: Type.String(),
-    round: Type.Integer(),
-    completed: Type.Array(Type.String()),
-    step: Type.Optional(Type.Integer({ description: 'Agent runs: the LLM step in progress' })),
-    lastTool: Type.Optional(
-      Type.Union([Type.String(), Type.Null()], { description: 'Agent runs: the last tool called (null: none, or an answer)' }),
-    ),
-  },
-  { additionalProperties: false },
-);
-
-/** One step of an agent run. */
-export const AgentStepSchema = Type.Object(
-  {
-    step: Type.Integer(),
-    tool: Type.Union([Type.String(), Type.Null()], { description: 'The function called, or null for an answer without a tool call' }),
-    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    output: Type.String({ description: 'What the tool returned, shortened' }),
-    error: Type.Optional(Type.Boolean()),
-    accepted: Type.Optional(Type.Boolean()),
-    tokens: Type.Object({ prompt: Type.Integer(), completion: Type.Integer(), total: Type.Integer() }),
-    ms: Type.Number(),
-  },
-  { additionalProperties: false },
-);
-
-/** The run's result: the main fields typed, the rest (premises, attempts, …) passed through. */
-export const ResultSchema = Type.Object(
-  {
-    statement: Type.String(),
-    library: Type.String(),
-    formalStatement: Type.String(),
-    compiled: Type.Boolean(),
-    checked: Type.Boolean(),
-    outcome: Type.String(),
-    attempts: Type.Array(Type.Unknown()),
-    judge: Type.Union([
-      Type.Object({ grade: Type.Number(), faithful: Type.Boolean(), explanation: Type.String() }, { additionalProperties: true }),
-      Type.Null(),
-    ]),
-    stages: Type.Array(Type.String()),
-    steps: Type.Optional(Type.Array(AgentStepSchema, { description: 'Agent runs: every step, in order' })),
-  },
-  { additionalProperties: true },
-);
-
-export const RunViewSchema = Type.Object(
-  {
-    id: Type.String(),
-    status: StatusSchema,
-    progress: Type.Union([ProgressSchema, Type.Null()]),
-    result: Type.Optional(ResultSchema),
-    /** Why a failed run failed: the stage, and the reason with the model and endpoint. */
-    error: Type.Optional(Type.String()),
-    failure: Type.Optional(
-      Type.Object(
-        { stage: Type.Optional(Type.String()), type: Type.Optional(Type.String()), message: Type.String() },
-        { additionalProperties: false },
-      ),
-    ),
-    links: RunLinks,
-  },
-  { additionalProperties: false },
-);
+// The run's shapes are defined once (common/wire.ts); the API adds its links.
+export const RunViewSchema = Type.Object({ ...RunViewProperties, links: RunLinks }, { additionalProperties: false });
 
 export const StartedSchema = Type.Object(
   {
@@ -126,23 +63,7 @@ export const StartedSchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const RunSummarySchema = Type.Object(
-  {
-    id: Type.String(),
-    status: StatusSchema,
-    startedAt: Type.String(),
-    closedAt: Type.Optional(Type.String()),
-    library: Type.Optional(Type.String()),
-    config: Type.Optional(Type.String()),
-    stage: Type.Optional(Type.String()),
-    outcome: Type.Optional(Type.String()),
-    sweep: Type.Optional(Type.String()),
-    statement: Type.Optional(Type.String({ description: "The statement's first words (runs started from the API, CLI or page)" })),
-    item: Type.Optional(Type.String({ description: "The benchmark item's ID (runs of a sweep)" })),
-    links: RunLinks,
-  },
-  { additionalProperties: false },
-);
+export const RunSummarySchema = Type.Object({ ...RunSummaryProperties, links: RunLinks }, { additionalProperties: false });
 
 export const RunListSchema = Type.Object(
   {
@@ -242,26 +163,8 @@ export const ReadinessSchema = Type.Object(
  * it cannot do); `warnings` things that work but need attention (e.g. Temporal overloaded). */
 export type ReadinessReport = Static<typeof ReadinessSchema>;
 
-/** One event of a run's stream (client/run-events.ts, RunEvent): the JSON in an SSE event's `data`. */
-export const RunEventSchema = Type.Object(
-  {
-    seq: Type.Integer({ minimum: 1, description: "The event's sequence number (its Temporal history event id); SSE's `id`" }),
-    type: literalUnion(RUN_EVENT_TYPES),
-    stage: Type.String({
-      description: 'decompose, retrieve, illustrate, formalize, compile, repair, judge; `starting` before the first, `done` at the end',
-    }),
-    activity: Type.Optional(Type.String()),
-    round: Type.Optional(Type.Integer({ minimum: 0 })),
-    step: Type.Optional(Type.Integer({ minimum: 1 })),
-    time: Type.String(),
-    compile: Type.Optional(Type.Object({ status: Type.String(), errors: Type.Integer({ minimum: 0 }) }, { additionalProperties: false })),
-    judge: Type.Optional(Type.Object({ grade: Type.Number(), faithful: Type.Boolean() }, { additionalProperties: false })),
-    outcome: Type.Optional(Type.String()),
-    compiled: Type.Optional(Type.Boolean()),
-    error: Type.Optional(Type.String()),
-  },
-  { additionalProperties: false },
-);
+/** One event of a run's stream: the JSON in an SSE event's `data` (common/wire.ts). */
+export { RunEventSchema };
 
 /** The last event of a stream that broke off (Temporal unreachable): reconnect with Last-Event-ID. */
 export const StreamErrorSchema = Type.Object({ stage: Type.Literal('error'), error: Type.String() }, { additionalProperties: false });

@@ -16,6 +16,7 @@ import { requireApiKey } from './auth';
 import { parseJsonBody } from './json-body';
 import type { LibraryCatalog } from '../client/library-catalog';
 import { runLinker } from './links';
+import { temporalUiOf } from '../client/runs';
 import { describeValidation, HttpProblem, problem, sendProblem } from './problem';
 import { eventRoutes } from './routes/events';
 import { checkRoutes } from './routes/checks';
@@ -151,19 +152,19 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes, { readiness: options.readiness });
+  const ui = temporalUiOf(options.temporal, options);
   // The web page at `/` and its settings; public like /docs (the page asks for a key when /v1 needs one).
   await app.register(webRoutes, {
     ...(options.webRoot ? { root: options.webRoot } : {}),
     libraries: options.libraries,
     defaultLibrary: options.defaultLibrary,
     maxStatementChars: options.maxStatementChars,
-    temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
-    namespace: options.namespace ?? options.temporal.options.namespace,
+    ...ui,
     apiKeysRequired: (options.apiKeys?.length ?? 0) > 0,
     sweeps: Boolean(options.sweeps),
   });
 
-  const links = runLinker(options.temporalUiUrl ?? 'http://127.0.0.1:8233', options.namespace ?? options.temporal.options.namespace);
+  const links = runLinker(ui.temporalUiUrl, ui.namespace);
   await app.register(async (v1) => {
     frameworkResponses(v1, [401, 429]);
     // Only /v1 needs a key (health, docs and the page are public): the document says so per operation.
@@ -200,8 +201,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
       ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
       ...(options.sweeps?.leanTaskQueue ? { leanTaskQueue: options.sweeps.leanTaskQueue } : {}),
       ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
-      temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
-      namespace: options.namespace ?? options.temporal.options.namespace,
+      ...ui,
       ...(options.sseKeepAliveMs !== undefined ? { keepAliveMs: options.sseKeepAliveMs } : {}),
     });
     if (options.catalog) await v1.register(libraryRoutes, { catalog: options.catalog });
@@ -213,8 +213,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
         temporal: options.temporal,
         libraries: options.libraries,
         ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
-        temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
-        namespace: options.namespace ?? options.temporal.options.namespace,
+        ...ui,
       });
     }
     // The MCP server over streamable HTTP, behind the same keys and rate limits as /v1.
@@ -231,8 +230,7 @@ export async function buildServer(options: ApiOptions): Promise<FastifyInstance>
         ...(options.screenPolicy ? { screenPolicy: options.screenPolicy } : {}),
         ...(options.catalog ? { search: options.catalog } : {}),
         ...(options.sweeps ? { results: options.sweeps.results } : {}),
-        temporalUiUrl: options.temporalUiUrl ?? 'http://127.0.0.1:8233',
-        namespace: options.namespace ?? options.temporal.options.namespace,
+        ...ui,
       },
     });
   });

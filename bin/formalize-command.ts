@@ -1,12 +1,12 @@
 // `driftline formalize`: start a run, follow its events (one long poll of the run's history at a
 // time, no query polling), print the result. Its exit status: bin/exit-codes.ts (0 compiled or
 // no Lean to check it, 1 the run failed, 2 Lean rejected it, 3 the screen refused it).
-import { configOrExit as config, fail } from './cli-support';
+import { configOrExit as config, fail, stackProviderNames } from './cli-support';
 import { connectClient, temporalAddress } from '../infra/connect';
 import { runLlmSettings, temporalUiUrl } from '../infra/config';
-import { followRunEvents } from '../client/run-events';
-import { getFormalization, startFormalization, temporalUiLink } from '../client/runs';
-import { agentConfigProblem, runProvidersProblem } from '../common/run-config';
+import { followRunToEnd, TemporalLostError } from '../client/follow-run';
+import { startFormalization, temporalUiLink } from '../client/runs';
+import { startRequestProblem } from '../common/run-config';
 import { printResult, stagePrinter } from './run-output';
 import { runConfigFromOptions } from './run-config-options';
 import { formalizeExitCode } from './exit-codes';
@@ -14,8 +14,6 @@ import { formalizeExitCode } from './exit-codes';
 /** One long poll's limit: Temporal answers within ~20 s when nothing happens; a server that
  * went away is noticed after this, not after the client's own retries of a dead address. */
 const POLL_TIMEOUT_MS = 10_000;
-const PROBE_TIMEOUT_MS = 5000;
-const GRPC_DEADLINE_EXCEEDED = 4;
 
 function lostTemporalMessage(id: string, address: string, apiUrl: string, err: unknown): string {
   const cause = err instanceof Error ? err.message : String(err);
@@ -26,18 +24,20 @@ function lostTemporalMessage(id: string, address: string, apiUrl: string, err: u
   );
 }
 
+/** A start rule's message with the request's field names as this command's flags. */
+function inFlagWords(message: string): string {
+  return message
+    .replace('retrieval "oracle" needs "goldPremises"', '--retrieval oracle needs --gold-premises NAME,NAME,…')
+    .replace(/"providers\.(\w+)"/, '--providers $1')
+    .replace(/"tools"/g, '--tools')
+    .replace(/"maxSteps"/g, '--max-steps');
+}
+
 export async function formalizeCommand(statement: string, opts: Record<string, unknown>): Promise<void> {
   // A client: the workers read the corpus files, this command only names a library.
   const cfg = config({ skipFileChecks: true });
   const library = (opts.library as string | undefined) ?? cfg.libraries[0]?.name;
   if (!library) fail('no library is configured: set DRIFTLINE_LIBRARIES=name=path/to/corpus.jsonl');
-  if (!cfg.libraries.some((l) => l.name === library)) {
-    fail(
-      `unknown library "${library}"; known: ${cfg.libraries.map((l) => l.name).join(', ')}. ` +
-        `To add one: list its corpus (JSONL, one declaration a line, docs/retrieval.md#libraries) in DRIFTLINE_LIBRARIES=${library}=path/to/corpus.jsonl ` +
-        `(comma separated, beside the others), restart the workers, and build its index: npx driftline index build --library ${library} --corpus path/to/corpus.jsonl`,
-    );
-  }
   if (!statement.trim()) fail('the statement is empty');
   // The API's limit (its schema counts code points, as here), so both refuse the same statements.
   const length = [...statement].length;
@@ -47,12 +47,18 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
     fail(`--gold-statement has more than ${cfg.api.maxStatementChars} characters (DRIFTLINE_MAX_STATEMENT_CHARS)`);
   }
   const runConfig = runConfigFromOptions(opts);
-  const agentProblem = agentConfigProblem(runConfig);
-  const providerProblem = runProvidersProblem(runConfig, Object.keys(cfg.llm.providers));
-  if (providerProblem) fail(providerProblem.replace(/"providers\.(\w+)"/, '--providers $1'));
-  if (agentProblem) fail(agentProblem.replace(/"tools"/g, '--tools').replace(/"maxSteps"/g, '--max-steps'));
-  if (runConfig.retrieval === 'oracle' && !opts.goldPremises) fail('--retrieval oracle needs --gold-premises NAME,NAME,…');
   const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
+  // The rules every door into runs applies (common/run-config.ts), on the stack's providers
+  // rather than this shell's, in the words of this command's flags.
+  const refused = startRequestProblem(
+    { library, config: runConfig, ...(opts.goldPremises ? { goldPremises: ['given'] } : {}) },
+    {
+      libraries: cfg.libraries.map((l) => l.name),
+      defaultLibrary: library,
+      providerNames: await stackProviderNames(cfg, client, Object.values(runConfig.providers ?? {})),
+    },
+  );
+  if (refused) fail(inFlagWords(refused.message));
   const list = (value: unknown) =>
     typeof value === 'string'
       ? value
@@ -83,37 +89,15 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
     const show = stagePrinter(say);
     // Temporal may restart under us (npm start restarting, a network blip): keep following from
     // the last event seen for a while, then say which run it was and how to find it again.
-    let after = 0;
-    let lostSince: number | undefined;
-    for (;;) {
-      try {
-        const events = followRunEvents(client, id, { after, pollTimeoutMs: POLL_TIMEOUT_MS, onAnswer: () => (lostSince = undefined) });
-        for await (const event of events) {
-          show(event);
-          after = event.seq;
-        }
-        break;
-      } catch (err) {
-        lostSince ??= Date.now();
-        // A long poll that ran out of time while nothing happened is no news, if Temporal
-        // answers a quick question; anything else from a live Temporal is a real error.
-        const answers = await client.connection
-          .withDeadline(Date.now() + PROBE_TIMEOUT_MS, () => client.workflowService.getSystemInfo({}))
-          .then(
-            () => true,
-            () => false,
-          );
-        if (answers) {
-          if ((err as { code?: number }).code !== GRPC_DEADLINE_EXCEEDED) throw err;
-          lostSince = undefined;
-          continue;
-        }
-        if (Date.now() - lostSince >= cfg.temporal.clientGraceMs)
-          throw new Error(lostTemporalMessage(id, temporalAddress(cfg), `http://${cfg.api.host}:${cfg.api.port}`, err));
-        await new Promise((r) => setTimeout(r, 1000));
-      }
-    }
-    const view = await client.connection.withDeadline(Date.now() + POLL_TIMEOUT_MS, () => getFormalization(client, id));
+    const view = await followRunToEnd(client, id, {
+      onEvent: show,
+      pollTimeoutMs: POLL_TIMEOUT_MS,
+      graceMs: cfg.temporal.clientGraceMs,
+    }).catch((err: unknown) => {
+      if (err instanceof TemporalLostError)
+        throw new Error(lostTemporalMessage(id, temporalAddress(cfg), `http://${cfg.api.host}:${cfg.api.port}`, err.cause));
+      throw err;
+    });
     if (!view) throw new Error(`run ${id} disappeared`);
     if (view.status === 'completed' && view.result) {
       if (json) process.stdout.write(`${JSON.stringify({ id, links: { temporalUi: ui }, ...view.result }, null, 2)}\n`);

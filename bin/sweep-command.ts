@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import type { Client } from '@temporalio/client';
-import { configOrExit as loadCfg, fail } from './cli-support';
+import { configOrExit as loadCfg, fail, stackProviderNames } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
 import { createIndexStore } from '../infra/deps';
@@ -15,15 +15,13 @@ import { renderPaperTables, writeSweepReport } from '../engines/report/write-rep
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepRequestError } from '../client/sweeps';
+import { prepareSweep, sweepStartProblem } from '../client/sweep-prepare';
 import { retrySweep, SweepRetryError } from '../client/sweep-retry';
-import { loadBenchmarks } from '../engines/benchmarks/load';
 import { readSweepFile, type SweepSpec } from '../engines/sweeps/sweep-file';
-import { ignoredNote, readSweepPredictions } from '../engines/sweeps/predictions';
 import type { ResultsDb } from '../engines/results/results-db';
 import { toCsv, toJsonl } from '../engines/results/export';
 import { configRate, type SweepCounts, type SweepProgress } from '../common/sweep';
 import { formatRate } from '../common/sweep-rate';
-import { runProvidersProblem } from '../common/run-config';
 import { registerRescoreCommand } from './sweep-rescore-command';
 import { printedJsonOrExisting } from './sweep-started-output';
 import { EXIT, EXIT_HELP, sweepStatusExitCode } from './exit-codes';
@@ -70,44 +68,26 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
   } catch (err) {
     fail((err as Error).message);
   }
-  if (!cfg.libraries.some((l) => l.name === spec.library)) {
-    fail(
-      `${file}: library: "${spec.library}" is not configured; known: ${cfg.libraries.map((l) => l.name).join(', ')} (DRIFTLINE_LIBRARIES)`,
-    );
-  }
-  for (const c of spec.configurations) {
-    const problem = runProvidersProblem(c.config, Object.keys(cfg.llm.providers));
-    if (problem) fail(`${file}: configurations "${c.name}": ${problem}`);
-  }
-  // Every record is checked before anything starts: a bad line stops here, naming file and line.
-  const items = await loadBenchmarks(spec.benchmarks).catch((err: Error) => fail(err.message));
-  if (spec.configurations.some((c) => c.config.retrieval === 'oracle') && items.some((i) => i.goldPremises.length === 0)) {
-    process.stderr.write(
-      `note: ${items.filter((i) => i.goldPremises.length === 0).length} items have no gold premises; oracle retrieval gives them none\n`,
-    );
-  }
-  // Every line of every predictions file too, against the items and samples.
-  const predictions = await readSweepPredictions(spec.configurations, { items: items.map((i) => i.id), samples: spec.samples }).catch(
-    (err: Error) => fail(err.message),
-  );
-  for (const c of spec.configurations) {
-    const set = predictions.get(c.name);
-    const note = set && c.predictions ? ignoredNote(set, c.predictions.path) : null;
-    if (note) process.stderr.write(`note: ${note}\n`);
-  }
-  // The index version a sweep pins when its file names none: the alias's current version.
-  const current = spec.indexVersion
-    ? undefined
-    : await createIndexStore(cfg)
-        .getAlias(spec.library)
-        .catch(() => undefined);
   await withServices(async (_cfg, db, client) => {
+    // The rules every door applies (client/sweep-prepare.ts), on the stack's LLM providers.
+    const asked = spec.configurations.flatMap((c) => Object.values(c.config.providers ?? {}));
+    const providerNames = await stackProviderNames(cfg, client, asked);
+    const problem = sweepStartProblem(spec, { libraries: cfg.libraries.map((l) => l.name), providerNames });
+    if (problem) fail(`${file}: ${problem}${problem.startsWith('library:') ? ' (DRIFTLINE_LIBRARIES)' : ''}`);
+    // Every record and predictions line is checked before anything starts: a bad line stops
+    // here, naming file and line.
+    const prepared = await prepareSweep(spec, {
+      benchmarks: spec.benchmarks,
+      currentIndexVersion: (library) => createIndexStore(cfg).getAlias(library),
+    }).catch((err: Error) => fail(`${err instanceof SweepRequestError ? `${file}: ` : ''}${err.message}`));
+    for (const note of prepared.notes) process.stderr.write(`note: ${note}\n`);
+    const { items, predictions } = prepared;
     let started;
     try {
       started = await startSweep(client, db, spec, items, {
         ...(opts.id ? { id: opts.id } : {}),
         ...(opts.reuse ? { reuse: opts.reuse } : {}),
-        ...(current ? { currentIndexVersion: current } : {}),
+        ...(prepared.currentIndexVersion ? { currentIndexVersion: prepared.currentIndexVersion } : {}),
         ...(opts.historyLimit ? { historyLimit: opts.historyLimit } : {}),
         llm: runLlmSettings(cfg),
         predictions,

@@ -3,7 +3,7 @@
 // equivalence check too), as a durable sweep of its own; returns once it is started.
 import { readFile, stat } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { configOrExit, fail } from './cli-support';
+import { configOrExit, fail, stackProviderNames } from './cli-support';
 import { printedJsonOrExisting } from './sweep-started-output';
 import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
@@ -77,7 +77,8 @@ async function rescoreCommand(source: string, opts: RescoreOptions): Promise<voi
           threshold: opts.threshold,
           equivalence: opts.equivalence ?? false,
           ...(rubric ? { rubric } : {}),
-          providerNames: Object.keys(cfg.llm.providers),
+          // The stack's providers, not this shell's: a client needs no provider of its own.
+          providerNames: await stackProviderNames(cfg, client, [opts.judge.provider]),
           ...(opts.window ? { window: opts.window } : {}),
           ...(opts.historyLimit ? { historyLimit: opts.historyLimit } : {}),
           llm: runLlmSettings(cfg),

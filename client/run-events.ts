@@ -6,46 +6,14 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { SEARCH_ATTRIBUTES } from '../common/search-attributes';
+import { isBookkeeping, stageOfActivity } from '../common/stages';
 
 type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
 type Payload = proto.temporal.api.common.v1.IPayload;
 
-/** The kinds of event a run's stream carries (the API's event schema is built from this list). */
-export const RUN_EVENT_TYPES = [
-  'run.started',
-  'stage.started',
-  'stage.completed',
-  'stage.failed',
-  'run.completed',
-  'run.failed',
-  'run.canceled',
-] as const;
-export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
-
-export interface RunEvent {
-  /** The history event id: increasing, unique within the run. */
-  seq: number;
-  type: RunEventType;
-  /** The workflow's stage (decompose, retrieve, …, judge; `done` for the run's end). */
-  stage: string;
-  /** The activity behind a stage event (e.g. `compile`, `resolveName`). */
-  activity?: string;
-  /** Compile round (0 = first attempt) for compile events; repair round for repair events. */
-  round?: number;
-  /** The n-th activity of the run (1-based): an agent's steps count up here. */
-  step?: number;
-  time: string;
-  /** compile: `ok` | `error` | `refused` (by the screen, before Lean) | `timeout` | `skipped`,
-   * and how many error messages came back (a refusal has one, the screen's). */
-  compile?: { status: string; errors: number };
-  /** judge: the grade and verdict. */
-  judge?: { grade: number; faithful: boolean };
-  /** run.completed: the outcome and whether it compiled. */
-  outcome?: string;
-  compiled?: boolean;
-  /** Why a stage or the run failed, in words. */
-  error?: string;
-}
+// The event's shape and kinds are defined once, in common/wire.ts.
+import type { RunEvent } from '../common/wire';
+export { RUN_EVENT_TYPES, type RunEvent, type RunEventType } from '../common/wire';
 
 const { EventType } = proto.temporal.api.enums.v1;
 
@@ -75,25 +43,6 @@ function failureText(failure: proto.temporal.api.failure.v1.IFailure | null | un
   return message;
 }
 
-/** Activities that are no stage of the run: no events for them. */
-const BOOKKEEPING_ACTIVITIES = new Set(['llmUsage']);
-
-/** Stages by activity type, for activities the workflow schedules before naming a stage. */
-export const STAGE_OF_ACTIVITY: Record<string, string> = {
-  decompose: 'decompose',
-  retrieve: 'retrieve',
-  illustrate: 'illustrate',
-  formalize: 'formalize',
-  repair: 'repair',
-  // Both stages' activity in runs started before they had their own names.
-  draftStatement: 'formalize',
-  compile: 'compile',
-  resolveName: 'repair',
-  inspectName: 'repair',
-  judge: 'judge',
-  equivalence: 'judge',
-};
-
 /** Turns history events into run events, one call per page; keeps what it needs between. */
 export class RunEventMapper {
   private stage = 'starting';
@@ -118,8 +67,8 @@ export class RunEventMapper {
       case EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED: {
         const activity = event.activityTaskScheduledEventAttributes?.activityType?.name ?? 'activity';
         // Bookkeeping after the last stage (reading the LLM ledger) is not a stage of the run.
-        if (BOOKKEEPING_ACTIVITIES.has(activity)) return undefined;
-        const stage = this.stage !== 'starting' ? this.stage : (STAGE_OF_ACTIVITY[activity] ?? activity);
+        if (isBookkeeping(activity)) return undefined;
+        const stage = this.stage !== 'starting' ? this.stage : (stageOfActivity(activity) ?? activity);
         const step = ++this.steps;
         let round: number | undefined;
         if (activity === 'compile') round = this.compiles++;

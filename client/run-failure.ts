@@ -3,16 +3,10 @@
 // something. Temporal wraps it in "Workflow execution failed" and "Activity task failed", and
 // the deepest cause alone ("Request timed out.") says nothing about where or why.
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/common';
-import { STAGE_OF_ACTIVITY } from './run-events';
+import { stageOfActivity } from '../common/stages';
 
-export interface RunFailure {
-  /** The activity (stage) that failed, when an activity did. */
-  stage?: string;
-  /** The failure type our code gave it (e.g. `LlmUnavailable`), when it has one. */
-  type?: string;
-  /** The whole message: stage, then the reason with its context. */
-  message: string;
-}
+import type { RunFailure } from '../common/wire';
+export type { RunFailure };
 
 const WRAPPERS = new Set(['Workflow execution failed', 'Activity task failed', 'Child Workflow execution failed']);
 
@@ -34,7 +28,7 @@ export function describeRunFailure(err: unknown): RunFailure {
   const links = chain(err);
   const activity = links.find((e): e is ActivityFailure => e instanceof ActivityFailure);
   // The pipeline's stage name (older runs' activity draftStatement is the stage formalize).
-  const stage = activity ? (STAGE_OF_ACTIVITY[activity.activityType] ?? activity.activityType) : undefined;
+  const stage = activity ? (stageOfActivity(activity.activityType) ?? activity.activityType) : undefined;
   const mainAt = links.findIndex(
     (e) =>
       e instanceof ApplicationFailure ||

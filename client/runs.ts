@@ -90,19 +90,9 @@ export async function startFormalization(client: Client, request: StartRequest, 
 
 const QUERY_TIMEOUT_MS = 1500;
 
-/** `failed` covers runs that failed, timed out or were terminated; `canceled` was asked for. */
-export const RUN_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
-
-export interface RunView {
-  id: string;
-  status: RunStatus;
-  progress: Progress | null;
-  result?: FormalizeResult;
-  /** Why the run failed: the stage, and the reason with the model and endpoint it concerns. */
-  error?: string;
-  failure?: RunFailure;
-}
+// The wire shapes of a run, a run in a list and their statuses: defined once in common/wire.ts.
+import { RUN_STATUSES, type RunStatus, type RunView, type RunSummary } from '../common/wire';
+export { RUN_STATUSES, type RunStatus, type RunView, type RunSummary };
 
 /** A workflow's description when it exists and its type is one `accepts` takes; null otherwise
  * (other workflows, a sweep say, share the namespace's IDs but are not what was asked for). */
@@ -256,22 +246,6 @@ export interface ListFilter {
   limit?: number;
 }
 
-export interface RunSummary {
-  id: string;
-  status: RunStatus;
-  startedAt: string;
-  closedAt?: string;
-  library?: string;
-  config?: string;
-  stage?: string;
-  outcome?: string;
-  sweep?: string;
-  /** The statement's first words, from the run's memo (runs started from the API, CLI or page). */
-  statement?: string;
-  /** The benchmark item (runs of a sweep, from the memo the sweep gives its runs). */
-  item?: string;
-}
-
 const STATUS_QUERY: Record<ListStatus, string> = {
   running: "ExecutionStatus = 'Running'",
   completed: "ExecutionStatus = 'Completed'",
@@ -387,6 +361,18 @@ export async function listFormalizations(client: Client, filter: ListFilter): Pr
   });
   const token = response.nextPageToken?.length ? sealPageToken(response.nextPageToken, query) : undefined;
   return { items, ...(token ? { nextPageToken: token } : {}) };
+}
+
+/** The dev server's Web UI: where links point when the caller names no UI. */
+export const DEFAULT_TEMPORAL_UI_URL = 'http://127.0.0.1:8233';
+
+/** The Web UI and namespace links are made for: the caller's, else the dev server's UI and the
+ * client's own namespace. The one place these fallbacks are written. */
+export function temporalUiOf(
+  client: Client,
+  given: { temporalUiUrl?: string | undefined; namespace?: string | undefined },
+): { temporalUiUrl: string; namespace: string } {
+  return { temporalUiUrl: given.temporalUiUrl ?? DEFAULT_TEMPORAL_UI_URL, namespace: given.namespace ?? client.options.namespace };
 }
 
 /** The run's page in the Temporal Web UI. */

@@ -13,6 +13,7 @@ import type {
 import type { LlmMeter, LlmUsageReport } from './llm-types';
 import type { Example, IllustrateInput, RetrieveInput, RetrieveOutput, SubQuery } from './retrieval-types';
 import type { FormalizeStageInput, JudgeInput, JudgeVerdict, RepairStageInput } from './run-types';
+import type { ActivityName } from './stages';
 
 /** Activities of the main task queue. */
 export interface MainActivities {
@@ -49,3 +50,12 @@ export interface LeanActivities {
 export const MAIN_TASK_QUEUE = 'driftline';
 
 export const LEAN_TASK_QUEUE = 'lean';
+
+/** True only while the stage registry (stages.ts) names exactly the activities above: a new
+ * activity without its entry, or an entry without its activity, does not compile. */
+export const STAGE_REGISTRY_COMPLETE: [
+  Exclude<keyof MainActivities | keyof LeanActivities, ActivityName>,
+  Exclude<ActivityName, keyof MainActivities | keyof LeanActivities>,
+] extends [never, never]
+  ? true
+  : never = true;

@@ -106,7 +106,13 @@ export function startRequestProblem(
   }
   const library = request.library ?? served.defaultLibrary;
   if (!served.libraries.includes(library))
-    return { status: 400, message: `unknown library "${library}"; known: ${served.libraries.join(', ')}` };
+    return {
+      status: 400,
+      message:
+        `unknown library "${library}"; known: ${served.libraries.join(', ')}. ` +
+        `To add one: list its corpus (JSONL, one declaration a line, docs/retrieval.md#libraries) in DRIFTLINE_LIBRARIES=${library}=path/to/corpus.jsonl ` +
+        `(comma separated, beside the others), restart the workers, and build its index: npx driftline index build --library ${library} --corpus path/to/corpus.jsonl`,
+    };
   if (request.config?.retrieval === 'oracle' && !request.goldPremises?.length)
     return { status: 400, message: 'retrieval "oracle" needs "goldPremises"' };
   const agentProblem = agentConfigProblem(request.config ?? {});

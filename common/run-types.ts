@@ -6,6 +6,7 @@ import type { LlmCallPolicy } from './llm-call-policy';
 import type { LlmMeter, RunUsage } from './llm-types';
 import type { Example, LeaveOutPolicy, Premise, SubQuery } from './retrieval-types';
 import type { RunConfig } from './run-config-schema';
+import type { Stage } from './stages';
 
 /** What a `formalize` workflow is started with. */
 export interface FormalizeInput {
@@ -42,7 +43,7 @@ export interface EvaluateStatementInput extends FormalizeInput {
   formalStatement: string;
 }
 
-export type Stage = 'starting' | 'decompose' | 'retrieve' | 'illustrate' | 'formalize' | 'compile' | 'repair' | 'judge' | 'agent' | 'done';
+export type { Stage };
 
 export interface Progress {
   stage: Stage;

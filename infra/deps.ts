@@ -22,7 +22,7 @@ import type { RunnerLog } from '../engines/lean/runner-contract';
 import type { IntegrityEvent } from '../engines/lean/repl-pool';
 import { NameDirectory } from '../engines/lean/name-directory';
 import { screenPolicyOf } from './screen-policy';
-import { writeProviderStatus } from '../engines/llm/provider-status-file';
+import { providerStatusFile, writeProviderStatus } from '../engines/llm/provider-status-file';
 import type { ProviderStatus } from '../engines/llm/provider';
 import type { MainActivityDeps, LeanActivityDeps } from '../activities';
 
@@ -92,7 +92,7 @@ export async function buildRetrieval(
 
 /** Where the main worker records what it learnt about the LLM provider, for /readyz. */
 export function providerStatusPath(config: Config): string {
-  return join(config.dataDir, 'llm-provider.json');
+  return providerStatusFile(config.dataDir);
 }
 
 /**
@@ -192,13 +192,6 @@ function providerSettings(config: Config, p: ProviderConfig, ledger?: ReplyLedge
  * a provider (DRIFTLINE_TRANSLATOR_BASE_URL or DRIFTLINE_ROLE_TRANSLATOR); unconfigured otherwise. */
 function translatorFor(config: Config, llm: LlmClient): LlmClient {
   return config.llm.roles.translator ? llm : createLlmClient(null);
-}
-
-/** Main-queue deps without an embedder (lexical retrieval, default re-ranking); the worker uses
- * `buildMainWorkerDeps`, which also creates the configured embedder. */
-export function buildMainDeps(config: Config): MainActivityDeps {
-  const llm = createConfiguredLlm(config);
-  return { llm, translator: translatorFor(config, llm), indexes: createIndexRegistry(config, undefined, { rerank: DEFAULT_RERANK }) };
 }
 
 /** The main worker's deps: the LLM client and `buildRetrieval`'s registry. */

@@ -139,8 +139,6 @@ export const DATA_SETS: readonly DataSet[] = [
   },
 ];
 
-export const DATA_SET_NAMES = DATA_SETS.map((d) => d.name);
-
 /** GitHub's raw-file host; tests point it at a local server laid out the same way. */
 export const RAW_GITHUB = 'https://raw.githubusercontent.com';
 

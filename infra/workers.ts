@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
 import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE, type LeanActivities, type MainActivities } from '../common/activities';
 import { llmTaskQueue } from '../common/run-config-schema';
+import { LLM_ACTIVITY_NAMES } from '../common/stages';
 
 export const WORKFLOWS_PATH = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
 
@@ -64,8 +65,7 @@ export async function createLeanWorker(options: LeanWorkerOptions): Promise<Work
   });
 }
 
-/** The activities that call an LLM: what a provider's queue runs. */
-export const LLM_ACTIVITY_NAMES = ['decompose', 'formalize', 'repair', 'draftStatement', 'judge', 'agentStep', 'draft'] as const;
+export { LLM_ACTIVITY_NAMES };
 
 export function llmActivities(all: MainActivities): Pick<MainActivities, (typeof LLM_ACTIVITY_NAMES)[number]> {
   return Object.fromEntries(LLM_ACTIVITY_NAMES.map((name) => [name, all[name]])) as Pick<

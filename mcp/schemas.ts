@@ -3,40 +3,20 @@
 // API's `config` accepts; the rules across fields are checked by the tools with the API's words.
 import * as z from 'zod';
 import { RunConfigPatchSchema } from '../common/run-config-schema';
-import type { Outcome } from '../common/outcomes';
-import type { SweepStatus } from '../common/sweep';
-import type { RunSummary } from '../client/runs';
+import { Type, type TSchema } from 'typebox';
+import { OUTCOMES } from '../common/outcomes';
+import {
+  CheckResultProperties,
+  OutcomeSchema,
+  RUN_STATUSES,
+  RunSummaryProperties,
+  RunViewProperties,
+  SweepProgressProperties,
+} from '../common/wire';
 
 /** Run ids: at most this long (the API's limit). */
 export const RUN_ID_MAX = 200;
 const SWEEP_ID_MAX = 100;
-
-// Every outcome a run can end with; the type check below fails when common/outcomes.ts gains one.
-const OUTCOME_VALUES = [
-  'faithful',
-  'unfaithful',
-  'compiled',
-  'not-compiled',
-  'refused',
-  'unchecked',
-  'budget-exhausted',
-] as const satisfies readonly Outcome[];
-type MissingOutcome = Exclude<Outcome, (typeof OUTCOME_VALUES)[number]>;
-const outcomesComplete: MissingOutcome extends never ? true : never = true;
-void outcomesComplete;
-const SWEEP_STATUSES = [
-  'running',
-  'paused',
-  'completed',
-  'cancelled',
-  'failed',
-  'budget-exhausted',
-] as const satisfies readonly SweepStatus[];
-type MissingSweepStatus = Exclude<SweepStatus, (typeof SWEEP_STATUSES)[number]>;
-const sweepStatusesComplete: MissingSweepStatus extends never ? true : never = true;
-void sweepStatusesComplete;
-
-const RUN_STATUSES = ['running', 'completed', 'failed', 'canceled'] as const;
 
 /** TypeBox's union of string literals, as JSON Schema's `enum` (zod then names the choices in
  * its message, instead of "Invalid input" for a union). */
@@ -97,7 +77,7 @@ export const getRunInput = z.strictObject({
 
 export const listRunsInput = z.strictObject({
   status: z.enum(RUN_STATUSES).optional().describe('Only runs with this status'),
-  outcome: z.enum(OUTCOME_VALUES).optional().describe('Only runs that ended with this outcome'),
+  outcome: z.enum(OUTCOMES).optional().describe('Only runs that ended with this outcome'),
   library: z
     .string()
     .min(1)
@@ -144,65 +124,39 @@ export const sweepStatusInput = z.strictObject({
   id: z.string().min(1).max(SWEEP_ID_MAX).describe('The sweep ID'),
 });
 
-const links = z.object({ temporalUi: z.string().describe('The page in the Temporal Web UI') });
+// The outputs are the client's wire shapes (common/wire.ts) with the MCP server's one link,
+// converted from their JSON Schema: one definition for the API, the tools and the web page.
+// Open objects here (a field added to a shape never fails a tool call before this is rebuilt).
+const McpLinks = Type.Object({ temporalUi: Type.String({ description: 'The page in the Temporal Web UI' }) });
 
-const progress = z.object({
-  stage: z.string(),
-  round: z.number().int(),
-  completed: z.array(z.string()),
-  step: z.number().int().optional(),
-  lastTool: z.string().nullable().optional(),
-});
+function zodOf(schema: TSchema) {
+  const open = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(open);
+    if (!node || typeof node !== 'object') return node;
+    return Object.fromEntries(
+      Object.entries(node as Record<string, unknown>)
+        .filter(([key, value]) => !(key === 'additionalProperties' && value === false))
+        .map(([key, value]) => [key, open(value)]),
+    );
+  };
+  return z.fromJSONSchema(open(literalUnionsAsEnums(JSON.parse(JSON.stringify(schema)))) as Parameters<typeof z.fromJSONSchema>[0]);
+}
 
-/** The run's result: the main fields typed, the rest (premises, attempts, …) passed through. */
-const result = z
-  .object({
-    statement: z.string(),
-    library: z.string(),
-    formalStatement: z.string().describe('The Lean statement'),
-    compiled: z.boolean(),
-    checked: z.boolean(),
-    outcome: z.string(),
-    judge: z.object({ grade: z.number(), faithful: z.boolean(), explanation: z.string() }).loose().nullable(),
-  })
-  .loose();
+export const runOutput = zodOf(
+  Type.Object({
+    ...RunViewProperties,
+    formalStatement: Type.Optional(Type.String({ description: 'The Lean statement, once the run has completed' })),
+    outcome: Type.Optional(OutcomeSchema),
+    links: McpLinks,
+  }),
+);
 
-export const runOutput = {
-  id: z.string(),
-  status: z.enum(RUN_STATUSES),
-  progress: progress.nullable(),
-  formalStatement: z.string().optional().describe('The Lean statement, once the run has completed'),
-  outcome: z.string().optional().describe('faithful, unfaithful, compiled, not-compiled, refused, unchecked or budget-exhausted'),
-  result: result.optional(),
-  error: z.string().optional().describe('Why the run failed'),
-  failure: z.object({ stage: z.string().optional(), type: z.string().optional(), message: z.string() }).optional(),
-  links,
-};
-
-export const listRunsOutput = {
-  items: z.array(
-    z.object({
-      id: z.string(),
-      status: z.enum(RUN_STATUSES),
-      startedAt: z.string(),
-      closedAt: z.string().optional(),
-      library: z.string().optional(),
-      config: z.string().optional(),
-      stage: z.string().optional(),
-      outcome: z.string().optional(),
-      sweep: z.string().optional(),
-      statement: z.string().optional().describe("The statement's first words"),
-      item: z.string().optional().describe("The benchmark item (a sweep's runs)"),
-      links,
-    }),
-  ),
-  nextPageToken: z.string().optional(),
-};
-// Every field of a run summary is in the tool's output (the output is checked against it, so a
-// field the client adds and this schema lacks would fail every list_runs call).
-type RunSummaryFieldsCovered = Exclude<keyof RunSummary, keyof z.infer<(typeof listRunsOutput.items)['element']>>;
-const runSummaryCovered: RunSummaryFieldsCovered extends never ? true : never = true;
-void runSummaryCovered;
+export const listRunsOutput = zodOf(
+  Type.Object({
+    items: Type.Array(Type.Object({ ...RunSummaryProperties, links: McpLinks })),
+    nextPageToken: Type.Optional(Type.String()),
+  }),
+);
 
 export const searchPremisesOutput = {
   library: z.string(),
@@ -211,56 +165,8 @@ export const searchPremisesOutput = {
   items: z.array(z.object({ name: z.string(), kind: z.string(), signature: z.string(), module: z.string().optional(), score: z.number() })),
 };
 
-const leanMessage = z.object({
-  severity: z.enum(['error', 'warning', 'info']),
-  line: z.number().int(),
-  column: z.number().int(),
-  endLine: z.number().int().optional(),
-  endColumn: z.number().int().optional(),
-  text: z.string(),
-});
+export const checkLeanOutput = zodOf(
+  Type.Object({ id: Type.String({ description: 'The check (a workflow in Temporal)' }), ...CheckResultProperties, links: McpLinks }),
+);
 
-export const checkLeanOutput = {
-  id: z.string().describe('The check (a workflow in Temporal)'),
-  compiled: z.boolean(),
-  status: z
-    .enum(['ok', 'error', 'refused', 'skipped', 'timeout', 'failed'])
-    .describe(
-      'ok/error/timeout: Lean decided; refused: the screen, before Lean; skipped: no Lean configured; failed: the check itself failed',
-    ),
-  messages: z.array(leanMessage),
-  reason: z.string().optional(),
-  durationMs: z.number(),
-  peakRssMb: z.number().optional().describe('Peak resident memory (MB) of the Lean REPL while it checked the statement'),
-  equivalent: z.boolean().optional().describe('With gold: whether Lean proved both directions'),
-  equivalence: z.object({ equivalent: z.boolean() }).loose().optional(),
-  error: z.string().optional(),
-  links,
-};
-
-const counts = z.object({
-  total: z.number().int(),
-  done: z.number().int(),
-  failed: z.number().int(),
-  running: z.number().int(),
-  retried: z.number().int().optional(),
-});
-
-export const sweepStatusOutput = {
-  sweepId: z.string(),
-  status: z.enum(SWEEP_STATUSES),
-  total: z.number().int(),
-  done: z.number().int(),
-  failed: z.number().int(),
-  running: z.number().int(),
-  perConfig: z.record(z.string(), counts),
-  retries: z.number().int(),
-  /** Units started again by `driftline sweep retry` (once the sweep has been retried). */
-  retried: z.number().int().optional(),
-  rate: z.number(),
-  etaSeconds: z.number().nullable(),
-  generation: z.number().int(),
-  startedAt: z.string(),
-  budget: z.object({}).loose().optional(),
-  links,
-};
+export const sweepStatusOutput = zodOf(Type.Object({ ...SweepProgressProperties, links: McpLinks }));

@@ -17,8 +17,17 @@ import { MAIN_TASK_QUEUE } from '../common/activities';
 import type { LlmCallPolicy } from '../common/llm-call-policy';
 import type { RunConfig } from '../common/run-config-schema';
 // Client-side modules, shared with the API and the CLI (moving to client/: see the report).
-import { BadPageTokenError, getFormalization, listFormalizations, startFormalization, temporalUiLink, type RunView } from '../client/runs';
-import { followRunEvents, type RunEvent } from '../client/run-events';
+import {
+  BadPageTokenError,
+  getFormalization,
+  listFormalizations,
+  startFormalization,
+  temporalUiLink,
+  temporalUiOf,
+  type RunView,
+} from '../client/runs';
+import type { RunEvent } from '../client/run-events';
+import { followRunToEnd, TemporalLostError } from '../client/follow-run';
 import { getSweepProgress } from '../client/sweeps';
 import { startChecks } from '../client/checks';
 import {
@@ -86,17 +95,6 @@ const RESOURCE_NOT_FOUND = -32002;
 
 /** One long poll's limit: Temporal answers within ~20 s when nothing happens. */
 const POLL_TIMEOUT_MS = 30_000;
-const GRPC_DEADLINE_EXCEEDED = 4;
-
-/** Whether Temporal answers a quick question (after a long poll that ran out of time). */
-async function answers(temporal: Client): Promise<boolean> {
-  return temporal.connection
-    .withDeadline(Date.now() + 5000, () => temporal.workflowService.getSystemInfo({}))
-    .then(
-      () => true,
-      () => false,
-    );
-}
 
 function toolError(message: string): CallToolResult {
   return { content: [{ type: 'text', text: message }], isError: true };
@@ -144,8 +142,8 @@ export function createMcpServer(deps: McpDeps): McpServer {
   const log = deps.log ?? (() => undefined);
   const taskQueue = deps.taskQueue ?? MAIN_TASK_QUEUE;
   const policy = deps.screenPolicy ?? DEFAULT_SAFETY_POLICY;
-  const link = (id: string) =>
-    temporalUiLink(deps.temporalUiUrl ?? 'http://127.0.0.1:8233', deps.namespace ?? temporal.options.namespace, id);
+  const ui = temporalUiOf(temporal, deps);
+  const link = (id: string) => temporalUiLink(ui.temporalUiUrl, ui.namespace, id);
   const server = new McpServer(
     { name: 'driftline', version: deps.version ?? '0.1.0' },
     {
@@ -204,29 +202,27 @@ export function createMcpServer(deps: McpDeps): McpServer {
           params: { level: 'info', logger: 'driftline', data: { message: `run ${id} started`, id, links: { temporalUi: link(id) } } },
         })
         .catch(() => undefined);
-      // Follow the run's history (one long poll at a time), resuming after the last event seen
-      // when a poll runs out of time while Temporal still answers.
-      let after = 0;
-      for (;;) {
-        try {
-          for await (const event of followRunEvents(temporal, id, { after, signal: extra.signal, pollTimeoutMs: POLL_TIMEOUT_MS })) {
-            after = event.seq;
+      // Follow the run to its end (client/follow-run.ts), one long poll at a time.
+      let view;
+      try {
+        view = await followRunToEnd(temporal, id, {
+          onEvent: async (event) => {
             if (event.type !== 'run.started') await notify(describeEvent(id, event));
-          }
-          break;
-        } catch (err) {
-          if (extra.signal.aborted) {
-            log(`the client stopped waiting for run ${id}; the run goes on`, { id });
-            return toolError(`stopped waiting; run ${id} goes on: get_run {"id": "${id}"}`);
-          }
-          if ((err as { code?: number }).code === GRPC_DEADLINE_EXCEEDED && (await answers(temporal))) continue;
-          log(`lost contact with Temporal while following run ${id}: ${(err as Error).message}`, { id });
-          return toolError(
-            `lost contact with Temporal while run ${id} was in progress (${(err as Error).message}); the run is not lost: get_run {"id": "${id}"} once Temporal answers`,
-          );
+          },
+          signal: extra.signal,
+          pollTimeoutMs: POLL_TIMEOUT_MS,
+        });
+      } catch (err) {
+        if (extra.signal.aborted) {
+          log(`the client stopped waiting for run ${id}; the run goes on`, { id });
+          return toolError(`stopped waiting; run ${id} goes on: get_run {"id": "${id}"}`);
         }
+        const cause = err instanceof TemporalLostError ? err.cause : err;
+        log(`lost contact with Temporal while following run ${id}: ${(cause as Error).message}`, { id });
+        return toolError(
+          `lost contact with Temporal while run ${id} was in progress (${(cause as Error).message}); the run is not lost: get_run {"id": "${id}"} once Temporal answers`,
+        );
       }
-      const view = await getFormalization(temporal, id);
       if (!view) return toolError(`run ${id} disappeared`);
       if (view.status !== 'completed') {
         const failed: CallToolResult = structured(runPayload(view, link(id)));

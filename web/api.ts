@@ -1,7 +1,7 @@
 // The routes the page uses, typed. Errors are problem+json (`detail`) or `{message}`.
 import type { RunConfig } from '../common/run-config-schema';
-import type { FormalizeResult } from '../common/run-types';
 import type { SweepProgress } from '../common/sweep';
+import type { RunEvent, RunSummary as WireRunSummary, RunView as WireRunView } from '../common/wire';
 
 export interface WebConfig {
   libraries: string[];
@@ -24,28 +24,11 @@ export interface RunLinks {
   temporalUi?: string;
 }
 
-export interface RunView {
-  id: string;
-  status: 'running' | 'completed' | 'failed' | 'canceled';
-  progress?: { stage: string; round: number; completed: string[] } | null;
-  result?: FormalizeResult;
-  error?: string;
-  links?: RunLinks;
-}
+/** A run as `GET /v1/formalizations/:id` answers it (the shape is common/wire.ts's). */
+export type RunView = WireRunView & { links?: RunLinks };
 
-export interface RunSummary {
-  id: string;
-  status: string;
-  startedAt?: string;
-  closedAt?: string;
-  library?: string;
-  config?: string;
-  stage?: string;
-  outcome?: string;
-  sweep?: string;
-  statement?: string;
-  item?: string;
-}
+/** A run in `GET /v1/formalizations`. */
+export type RunSummary = WireRunSummary & { links?: RunLinks };
 
 export interface SweepLinks {
   self: string;
@@ -60,19 +43,7 @@ export type SweepView = SweepProgress & { links: SweepLinks };
 export type SweepSignal = 'pause' | 'resume' | 'cancel' | 'retry';
 
 /** One event of `GET /v1/formalizations/:id/events`. */
-export interface RunEvent {
-  seq: number;
-  type: string;
-  stage: string;
-  activity?: string;
-  round?: number;
-  time?: string;
-  compile?: { status: string; errors: number };
-  judge?: { grade: number; faithful: boolean };
-  outcome?: string;
-  compiled?: boolean;
-  error?: string;
-}
+export type { RunEvent };
 
 export type StartBody = { statement: string; library: string; config: Partial<RunConfig> };
 

@@ -2,6 +2,7 @@
 // statement or a compiler message can never become markup.
 import type { CompileResult, EquivalenceResult, LeanMessage } from '../common/lean-types';
 import type { Attempt, FormalizeResult } from '../common/run-types';
+import { isStageTool, STAGE_LABELS } from '../common/stages';
 import type { RunEvent } from './api';
 import { withInlineCode } from './inline-text';
 
@@ -19,25 +20,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(
   return el;
 }
 
-const STAGE_WORDS: Record<string, string> = {
-  starting: 'Starting',
-  decompose: 'Decompose into concepts',
-  retrieve: 'Retrieve premises',
-  illustrate: 'Choose example theorems',
-  formalize: 'Formalize',
-  compile: 'Compile with Lean',
-  repair: 'Repair',
-  judge: 'Judge faithfulness',
-  done: 'Done',
-};
-
 function stageLabel(event: RunEvent): string {
-  const base = STAGE_WORDS[event.stage] ?? event.stage;
-  const activity =
-    event.activity &&
-    !['decompose', 'retrieve', 'illustrate', 'compile', 'judge', 'formalize', 'repair', 'draftStatement'].includes(event.activity)
-      ? ` (${event.activity})`
-      : '';
+  const base = (STAGE_LABELS as Record<string, string>)[event.stage] ?? event.stage;
+  const activity = event.activity && isStageTool(event.activity) ? ` (${event.activity})` : '';
   const round = event.round !== undefined && (event.stage === 'compile' || event.stage === 'repair') ? `, round ${event.round}` : '';
   return `${base}${round}${activity}`;
 }

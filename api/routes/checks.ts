@@ -9,6 +9,7 @@ import type { SafetyPolicy } from '../../engines/lean/statement-safety';
 import { CHECK_WORKFLOW_TYPE, followChecks, getChecks, listChecks, MAX_CHECK_STATEMENTS, startChecks } from '../../client/checks';
 import { describeIf, temporalUiLink } from '../../client/runs';
 import { HttpProblem, problemResponses } from '../problem';
+import { CheckResultSchema } from '../../common/wire';
 import { ID_MAX, ID_PATTERN, idempotencyHeaders, requestedId } from '../schemas';
 import { IdParams } from './formalizations';
 import { EventsHeaders, EventsQuery, eventStreams, resumeAfter } from '../sse';
@@ -58,45 +59,6 @@ const ChecksLinks = Type.Object({ self: Type.String(), events: Type.String(), te
 
 const CheckStartedSchema = Type.Object(
   { id: Type.String(), existing: Type.Optional(Type.Boolean()), links: ChecksLinks },
-  { additionalProperties: false },
-);
-
-const LeanMessageSchema = Type.Object(
-  {
-    severity: Type.String(),
-    line: Type.Optional(Type.Integer()),
-    column: Type.Optional(Type.Integer()),
-    text: Type.Optional(Type.String()),
-  },
-  { additionalProperties: true },
-);
-
-const CheckResultSchema = Type.Object(
-  {
-    id: Type.Optional(Type.String()),
-    compiled: Type.Boolean(),
-    status: Type.Union([
-      Type.Literal('ok'),
-      Type.Literal('error'),
-      Type.Literal('timeout'),
-      Type.Literal('refused'),
-      Type.Literal('skipped'),
-      Type.Literal('failed'),
-    ]),
-    messages: Type.Array(LeanMessageSchema),
-    reason: Type.Optional(Type.String()),
-    refusedBy: Type.Optional(
-      Type.Union([Type.Literal('tampering'), Type.Literal('disagreement')], {
-        description:
-          'Set on a `refused` result the screen did not decide: the Lean REPL wrote something other than the one reply to the check (tampering), or Lean could not parse a text the screen accepted (disagreement). Never compiled.',
-      }),
-    ),
-    durationMs: Type.Number(),
-    peakRssMb: Type.Optional(Type.Number({ description: 'Peak resident memory (MB) of the Lean REPL while it checked the statement' })),
-    equivalent: Type.Optional(Type.Boolean()),
-    equivalence: Type.Optional(Type.Object({}, { additionalProperties: true })),
-    error: Type.Optional(Type.String()),
-  },
   { additionalProperties: false },
 );
 

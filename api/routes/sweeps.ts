@@ -1,6 +1,5 @@
 // Benchmark sweeps over HTTP: start one from a sweep file's content, read its progress, pause,
 // resume or cancel it, retry its failed runs, and get its report (HTML, Markdown, JSON or the per-run CSV).
-import { runProvidersProblem } from '../../common/run-config';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
@@ -10,16 +9,16 @@ import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepReques
 import { retrySweep, SweepRetryError } from '../../client/sweep-retry';
 import { sweepReportInput } from '../../client/sweep-report';
 import { temporalUiLink } from '../../client/runs';
+import { SweepProgressProperties } from '../../common/wire';
 import { HttpProblem, problemResponses } from '../problem';
-import { BenchmarkError, contentFreeMessage, loadBenchmarks } from '../../engines/benchmarks/load';
+import { BenchmarkError, contentFreeMessage } from '../../engines/benchmarks/load';
 import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from '../../engines/sweeps/sweep-file';
-import { describeProblem, ignoredNote, PredictionsError, readPredictions, type PredictionSet } from '../../engines/sweeps/predictions';
-import type { BenchmarkItem } from '../../common/sweep';
 import { renderSweepReportAs, type ReportFormat } from '../../engines/report/write-report';
 import type { ResultsDb } from '../../engines/results/results-db';
 import { SWEEP_KEY } from '../../common/search-attributes';
 import type { LlmCallPolicy } from '../../common/llm-call-policy';
 import { registerRescoreRoute } from './sweep-rescore';
+import { prepareSweep, sweepStartProblem } from '../../client/sweep-prepare';
 
 export interface SweepRoutesOptions {
   temporal: Client;
@@ -82,59 +81,8 @@ const SweepLinks = Type.Object(
   },
   { additionalProperties: false },
 );
-const RETRIED_DESCRIPTION = 'units started again by `driftline sweep retry` (each once); present once the sweep has been retried';
-const Counts = Type.Object(
-  {
-    total: Type.Integer(),
-    done: Type.Integer(),
-    failed: Type.Integer(),
-    running: Type.Integer(),
-    retried: Type.Optional(Type.Integer({ description: RETRIED_DESCRIPTION })),
-  },
-  { additionalProperties: false },
-);
-const SweepViewSchema = Type.Object(
-  {
-    sweepId: Type.String(),
-    status: Type.Union(
-      [
-        Type.Literal('running'),
-        Type.Literal('paused'),
-        Type.Literal('completed'),
-        Type.Literal('cancelled'),
-        Type.Literal('failed'),
-        Type.Literal('budget-exhausted'),
-      ],
-      {
-        description: "`budget-exhausted`: the sweep file's LLM budget was reached; no run started after that (see `budget.reached`)",
-      },
-    ),
-    total: Type.Integer(),
-    done: Type.Integer({ description: 'runs finished (recorded), failed ones included' }),
-    failed: Type.Integer({ description: 'runs recorded as failed after their last attempt' }),
-    running: Type.Integer(),
-    perConfig: Type.Record(Type.String(), Counts),
-    retries: Type.Integer({ description: 'failed attempts retried by the retry policy' }),
-    retried: Type.Optional(Type.Integer({ description: RETRIED_DESCRIPTION })),
-    rate: Type.Number({ description: 'finished runs per unpaused second' }),
-    etaSeconds: Type.Union([Type.Number(), Type.Null()]),
-    generation: Type.Integer({ description: 'times the sweep workflow continued as new' }),
-    startedAt: Type.String(),
-    budget: Type.Optional(
-      Type.Object(
-        {
-          tokens: Type.Optional(Type.Integer()),
-          costUsd: Type.Optional(Type.Number()),
-          used: Type.Object({ tokens: Type.Integer(), costUsd: Type.Optional(Type.Number()) }, { additionalProperties: false }),
-          reached: Type.Optional(Type.String({ description: 'why no more runs start' })),
-        },
-        { additionalProperties: false, description: "the sweep's LLM budget and what its runs used (sweeps with a budget)" },
-      ),
-    ),
-    links: SweepLinks,
-  },
-  { additionalProperties: false },
-);
+// A sweep's status is defined once (common/wire.ts); the API adds its links.
+const SweepViewSchema = Type.Object({ ...SweepProgressProperties, links: SweepLinks }, { additionalProperties: false });
 const StartedSchema = Type.Object(
   {
     id: Type.String(),
@@ -282,42 +230,6 @@ async function insideDataDir(
   return { sources, names };
 }
 
-/** The predictions files of a sweep started over HTTP: each path checked like a benchmark's,
- * then every line read and checked; an error names the file as the client gave it and quotes
- * nothing of it. */
-async function readPredictionsOverHttp(
-  spec: SweepSpec,
-  raw: object,
-  items: BenchmarkItem[],
-  dataDir: string,
-): Promise<{ sets: Map<string, PredictionSet>; notes: string[] }> {
-  const given = givenPredictionPaths(raw);
-  const sets = new Map<string, PredictionSet>();
-  const notes: string[] = [];
-  for (const c of spec.configurations) {
-    if (!c.predictions) continue;
-    const name = JSON.stringify(given.get(c.name) ?? '');
-    const real = await fileInsideDataDir(
-      c.predictions.path,
-      `configurations.${c.name}.predictions.path`,
-      name,
-      dataDir,
-      'a predictions file',
-    );
-    let set: PredictionSet;
-    try {
-      set = await readPredictions({ ...c.predictions, path: real }, { items: items.map((i) => i.id), samples: spec.samples });
-    } catch (err) {
-      if (err instanceof PredictionsError) throw new HttpProblem(400, describeProblem(err.at, name));
-      throw err;
-    }
-    const note = ignoredNote(set, name);
-    if (note) notes.push(note);
-    sets.set(c.name, set);
-  }
-  return { sets, notes };
-}
-
 export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastify, options) => {
   const app = fastify.withTypeProvider<TypeBoxTypeProvider>();
   const { temporal, results } = options;
@@ -372,26 +284,45 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
           400,
           `the query's id ("${query.id}") and the body's "id" ("${spec.id}") differ; send one, or the same in both`,
         );
-      if (!options.libraries.includes(spec.library))
-        throw new HttpProblem(400, `library: "${spec.library}" is not configured; known: ${options.libraries.join(', ')}`);
+      // The rules every door applies (client/sweep-prepare.ts); without provider names (tests'
+      // servers), any provider is taken.
+      const problem = sweepStartProblem(spec, {
+        libraries: options.libraries,
+        providerNames: options.providerNames ?? spec.configurations.flatMap((c) => Object.values(c.config.providers ?? {})),
+      });
+      if (problem) throw new HttpProblem(400, problem);
       const { sources, names } = await insideDataDir(spec, givenPaths(raw), options.dataDir);
-      // A run on a provider nobody serves would wait on its queue for ever: refuse it now.
-      for (const c of spec.configurations) {
-        const problem = options.providerNames ? runProvidersProblem(c.config, options.providerNames) : null;
-        if (problem) throw new HttpProblem(400, `configurations.${c.name}: ${problem}`);
-      }
-      // What was checked is what is read; an error names the file as the client gave it.
-      const items = await loadBenchmarks(sources).catch((err: Error) => {
+      const given = givenPredictionPaths(raw);
+      const predictionsName = (configuration: string) => JSON.stringify(given.get(configuration) ?? '');
+      // Over HTTP files are read from the data directory only, and an error names a file as
+      // the client gave it and quotes nothing of it.
+      let prepared;
+      try {
+        prepared = await prepareSweep(spec, {
+          benchmarks: sources,
+          predictionsPath: (configuration, path) =>
+            fileInsideDataDir(
+              path,
+              `configurations.${configuration}.predictions.path`,
+              predictionsName(configuration),
+              options.dataDir,
+              'a predictions file',
+            ),
+          predictionsName,
+          ...(options.currentIndexVersion ? { currentIndexVersion: options.currentIndexVersion } : {}),
+        });
+      } catch (err) {
         if (err instanceof BenchmarkError)
           throw new HttpProblem(
             400,
             contentFreeMessage(err, (path) => names.get(path) ?? 'benchmark'),
           );
+        if (err instanceof SweepRequestError) throw new HttpProblem(400, err.message);
         throw err;
-      });
-      if (items.length === 0) throw new HttpProblem(400, 'benchmark: the selection has no items');
-      const predictions = await readPredictionsOverHttp(spec, raw, items, options.dataDir);
-      const current = spec.indexVersion ? undefined : await options.currentIndexVersion?.(spec.library).catch(() => undefined);
+      }
+      const { items } = prepared;
+      const current = prepared.currentIndexVersion;
+      const predictions = { sets: prepared.predictions, notes: prepared.notes };
       let started;
       try {
         started = await startSweep(temporal, results, spec, items, {

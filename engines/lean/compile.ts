@@ -8,10 +8,6 @@ import type { SafetyPolicy } from './statement-safety';
 export interface CompileOptions extends CheckOptions {
   /** What may reach Lean (imports, options); see statement-safety.ts. */
   policy?: SafetyPolicy;
-  /** Called periodically while Lean works (pass the activity's `heartbeat`), so a long header
-   * import does not look like a dead worker. */
-  heartbeat?: () => void;
-  heartbeatIntervalMs?: number;
 }
 
 export async function compileStatement(runner: LeanRunner, code: string, opts: CompileOptions = {}): Promise<CompileResult> {
@@ -20,13 +16,8 @@ export async function compileStatement(runner: LeanRunner, code: string, opts: C
   const screened = screenText({ statement: code, as: 'formalizer' }, opts.policy);
   if (!screened.accepted)
     return { status: 'refused', messages: [screened.message], reason: `refused before Lean: ${screened.reason}`, durationMs: 0 };
-  const { heartbeat, heartbeatIntervalMs = 5_000, policy: _policy, ...checkOptions } = opts;
-  const timer = heartbeat ? setInterval(heartbeat, heartbeatIntervalMs) : undefined;
-  try {
-    heartbeat?.();
-    // Lean is sent the text the screen rebuilt, not the input.
-    return await runner.check(screened.text, checkOptions);
-  } finally {
-    if (timer) clearInterval(timer);
-  }
+  const { policy: _policy, ...checkOptions } = opts;
+  // Lean is sent the text the screen rebuilt, not the input. The activity heartbeats meanwhile
+  // (activities/heartbeat.ts).
+  return runner.check(screened.text, checkOptions);
 }

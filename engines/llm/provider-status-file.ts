@@ -2,8 +2,13 @@
 // name, written whenever it learns something and read by the API for /readyz: they are separate
 // processes. Two providers may share a base URL and still differ (another model behind it).
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { ProviderStatus } from './provider';
+
+/** The file in a data directory: the main worker writes it, the API and the CLI read it. */
+export function providerStatusFile(dataDir: string): string {
+  return join(dataDir, 'llm-provider.json');
+}
 
 /** Every provider's last status, by provider name; empty when the worker has not written yet. */
 export function readProviderStatuses(file: string): Record<string, ProviderStatus> {

@@ -19,8 +19,6 @@ export interface ModelPrice {
 
 export type PriceTable = Record<string, ModelPrice>;
 
-export const NO_USAGE: TokenUsage = { promptTokens: 0, completionTokens: 0, cachedTokens: 0 };
-
 export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   return {
     promptTokens: a.promptTokens + b.promptTokens,

@@ -1,16 +1,9 @@
-// The report's CSV files: every metric with its interval (one row per group and metric), and
-// every run (one row per record). RFC 4180 quoting.
-import type { SweepRunRecord } from '../../common/sweep';
+// The report's metrics CSV: every metric with its interval, one row per group and metric. The
+// per-run CSV (runs.csv) is the export's (engines/results/export.ts). RFC 4180 quoting.
+import { csvField } from '../results/export';
 import type { Interval } from '../metrics/bootstrap';
 import type { GroupMetrics } from '../metrics/sweep-metrics';
 import type { ReportData } from './report-data';
-import { temporalRunUrl } from './report-data';
-
-export function csvField(v: string | number | boolean | null | undefined): string {
-  if (v === null || v === undefined) return '';
-  const s = String(v);
-  return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
-}
 
 export function csvLines(header: readonly string[], rows: readonly (readonly (string | number | boolean | null | undefined)[])[]): string {
   return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
@@ -71,66 +64,5 @@ export function metricsCsv(data: ReportData): string {
   return csvLines(
     ['config', 'tag_key', 'tag_value', 'metric', 'estimate', 'lo', 'hi', 'n'],
     [...groups.flatMap(metricRows), ...agreementRows(data)],
-  );
-}
-
-/** runs.csv: one row per run record. */
-export function runsCsv(records: readonly SweepRunRecord[], ui?: { base: string; namespace: string }): string {
-  const header = [
-    'sweep',
-    'config',
-    'item',
-    'sample',
-    'workflow_id',
-    'outcome',
-    'compiled',
-    'checked',
-    'equivalent',
-    'judge_grade',
-    'faithful',
-    'repair_rounds',
-    'premises',
-    'gold_premises',
-    'tags',
-    'total_ms',
-    'total_tokens',
-    'cost_usd',
-    'finished_at',
-    'error',
-    'refusal',
-    'temporal_url',
-    // A rescore's records: the source judge's verdict beside this one.
-    ...(records.some((r) => r.rescoreOf !== undefined) ? ['source_judge_grade', 'source_faithful', 'rescore_of'] : []),
-  ];
-  const rescore = header.includes('rescore_of');
-  return csvLines(
-    header,
-    records.map((r) => [
-      r.sweepId,
-      r.config,
-      r.item,
-      r.sample,
-      r.workflowId,
-      r.outcome,
-      r.compiled,
-      r.checked,
-      r.equivalent,
-      r.judgeGrade,
-      r.faithful,
-      r.repairRounds,
-      r.premises.join(' '),
-      r.goldPremises.join(' '),
-      Object.entries(r.tags ?? {})
-        .map(([k, v]) => `${k}=${v}`)
-        .join(';'),
-      Object.values(r.stageMs ?? {}).reduce<number>((a, x) => a + (x ?? 0), 0),
-      r.usage?.totalTokens,
-      r.usage?.costUsd,
-      r.finishedAt,
-      r.error,
-      r.refusal,
-      ui ? temporalRunUrl(ui.base, ui.namespace, r.workflowId) : '',
-      ...(rescore ? [r.sourceJudgeGrade, r.sourceFaithful, r.rescoreOf] : []),
-    ]),
   );
 }

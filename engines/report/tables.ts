@@ -1,6 +1,7 @@
 // The report's tables as data (header and rows of cells), rendered by html.ts and markdown.ts
 // alike, so the two never disagree.
 import type { Stage } from '../../common/run-types';
+import { STAGE_NAMES } from '../../common/stages';
 import type { GroupMetrics } from '../metrics/sweep-metrics';
 import type { PairedComparison } from '../metrics/compare';
 import type { FactorialAnalysis } from '../metrics/factorial';
@@ -251,17 +252,7 @@ export function comparisonsTable(data: ReportData): Table | null {
   };
 }
 
-const STAGE_ORDER: readonly (Stage | 'total')[] = [
-  'decompose',
-  'retrieve',
-  'illustrate',
-  'formalize',
-  'agent',
-  'compile',
-  'repair',
-  'judge',
-  'total',
-];
+const STAGE_ORDER: readonly (Stage | 'total')[] = [...STAGE_NAMES, 'total'];
 
 export function latencyTable(data: ReportData): Table | null {
   const stages = STAGE_ORDER.filter((s) => data.metrics.configs.some((g) => g.latency[s]));

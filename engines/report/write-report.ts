@@ -5,10 +5,11 @@
 import { mkdir, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { budgetChartSpec, effectsChartSpec, ratesChartSpec, renderSvg, retrievalChartSpec } from './charts';
-import { metricsCsv, runsCsv } from './csv';
+import { metricsCsv } from './csv';
+import { toCsv } from '../results/export';
 import { renderHtml } from './html';
 import { renderMarkdown } from './markdown';
-import { buildReportData, type ReportData, type SweepReportInput } from './report-data';
+import { buildReportData, temporalRunUrl, type ReportData, type SweepReportInput } from './report-data';
 import { paperTables, renderLatexTables, renderMarkdownTables } from './paper-tables';
 
 export type { SweepReportInput, SweepReportMeta } from './report-data';
@@ -50,7 +51,7 @@ export async function renderSweepReport(input: SweepReportInput): Promise<Render
     html: renderHtml(data, input.records, charts, ui),
     markdown: renderMarkdown(data),
     metricsCsv: metricsCsv(data),
-    runsCsv: runsCsv(input.records, ui),
+    runsCsv: toCsv(input.records, runUrlOf(input)),
     json: `${JSON.stringify(data, null, 2)}\n`,
     latex: renderLatexTables(paperTables(data, { ...(input.sweep.design ? { design: input.sweep.design } : {}) }), input.sweep.id),
   };
@@ -66,6 +67,12 @@ export function renderPaperTables(input: SweepReportInput, format: 'latex' | 'md
   return format === 'latex' ? renderLatexTables(tables, input.sweep.id) : renderMarkdownTables(tables);
 }
 
+/** Each run's page in the Temporal UI, when the report knows the UI. */
+function runUrlOf(input: SweepReportInput): ((workflowId: string) => string) | undefined {
+  const base = input.temporalUiUrl;
+  return base ? (id) => temporalRunUrl(base, input.namespace ?? 'default', id) : undefined;
+}
+
 export type ReportFormat = 'html' | 'md' | 'json' | 'csv';
 
 /** One part of the report, computing only what it needs (charts only for HTML): the API's
@@ -73,8 +80,7 @@ export type ReportFormat = 'html' | 'md' | 'json' | 'csv';
 export async function renderSweepReportAs(input: SweepReportInput, format: ReportFormat): Promise<string> {
   if (format === 'html') return (await renderSweepReport(input)).html;
   if (input.records.length === 0) throw new Error(`sweep ${input.sweep.id} has no finished runs yet; nothing to report`);
-  if (format === 'csv')
-    return runsCsv(input.records, input.temporalUiUrl ? { base: input.temporalUiUrl, namespace: input.namespace ?? 'default' } : undefined);
+  if (format === 'csv') return toCsv(input.records, runUrlOf(input));
   const data = buildReportData(input);
   return format === 'md' ? renderMarkdown(data) : `${JSON.stringify(data, null, 2)}\n`;
 }

@@ -1,23 +1,24 @@
 // Export of a sweep's runs: JSONL (one SweepRunRecord per line, as stored) and CSV (one row per
-// run, the scalar fields plus lists joined by spaces and stage timings as columns).
+// run, the scalar fields plus lists joined by spaces and stage timings as columns). This CSV is
+// the one per-run table: `sweep export --format csv`, the report's runs.csv and the API's
+// report as text/csv.
 import type { SweepRunRecord } from '../../common/sweep';
-import type { Stage } from '../../common/run-types';
+import { STAGE_NAMES } from '../../common/stages';
 
 export function toJsonl(records: SweepRunRecord[]): string {
   return records.map((r) => `${JSON.stringify(r)}\n`).join('');
 }
 
-const TIMED_STAGES: Stage[] = ['decompose', 'retrieve', 'illustrate', 'formalize', 'agent', 'compile', 'repair', 'judge'];
-
 // prettier-ignore
 export const CSV_COLUMNS = [
   'sweepId', 'config', 'configHash', 'item', 'sample', 'workflowId', 'outcome', 'compiled', 'checked', 'equivalent',
   'judgeGrade', 'faithful', 'repairRounds', 'attempts', 'premises', 'goldPremises', 'tags',
-  ...TIMED_STAGES.map((s) => `ms_${s}`),
+  ...STAGE_NAMES.map((s) => `ms_${s}`),
   'promptTokens', 'completionTokens', 'costUsd', 'cacheHits', 'cacheMisses', 'formalStatement', 'error', 'finishedAt',
   'sourceJudgeGrade', 'sourceFaithful', 'rescoreOf',
-  // Last, so the columns before it keep their places: the `sweep retry` round that wrote the row.
-  'retryRound',
+  // Last, so the columns before them keep their places: the `sweep retry` round that wrote the
+  // row; the run's time over its stages, its tokens, why the screen refused it, its Temporal page.
+  'retryRound', 'totalMs', 'totalTokens', 'refusal', 'temporalUrl',
 ] as const;
 
 /** RFC 4180: quote a field when it holds a comma, quote or line break; double the quotes. */
@@ -27,7 +28,7 @@ export function csvField(value: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-function row(r: SweepRunRecord): unknown[] {
+function row(r: SweepRunRecord, runUrl?: (workflowId: string) => string): unknown[] {
   return [
     r.sweepId,
     r.config,
@@ -48,7 +49,7 @@ function row(r: SweepRunRecord): unknown[] {
     Object.entries(r.tags)
       .map(([k, v]) => `${k}=${v}`)
       .join(' '),
-    ...TIMED_STAGES.map((s) => r.stageMs[s]),
+    ...STAGE_NAMES.map((s) => r.stageMs[s]),
     r.usage?.promptTokens,
     r.usage?.completionTokens,
     r.usage?.costUsd,
@@ -61,10 +62,15 @@ function row(r: SweepRunRecord): unknown[] {
     r.sourceFaithful,
     r.rescoreOf,
     r.retryRound,
+    Object.values(r.stageMs ?? {}).reduce<number>((a, x) => a + (x ?? 0), 0),
+    r.usage?.totalTokens,
+    r.refusal,
+    runUrl?.(r.workflowId),
   ];
 }
 
-export function toCsv(records: SweepRunRecord[]): string {
-  const lines = [CSV_COLUMNS.join(','), ...records.map((r) => row(r).map(csvField).join(','))];
+/** The per-run CSV; `runUrl` fills the Temporal UI column (empty without it). */
+export function toCsv(records: readonly SweepRunRecord[], runUrl?: (workflowId: string) => string): string {
+  const lines = [CSV_COLUMNS.join(','), ...records.map((r) => row(r, runUrl).map(csvField).join(','))];
   return `${lines.join('\r\n')}\r\n`;
 }

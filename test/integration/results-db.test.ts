@@ -261,9 +261,17 @@ describe('results database: helpers', () => {
     expect(csv[0]!.startsWith('sweepId,config,configHash,item,sample,workflowId,outcome,compiled')).toBe(true);
     expect(csv[1]).toContain('s,drift,h1,A.x,0,s/drift/A.x/0,faithful,true');
     expect(csv[2]).toContain('"boom, ""quoted"""');
-    expect(csv[0]!.endsWith(',finishedAt,sourceJudgeGrade,sourceFaithful,rescoreOf,retryRound')).toBe(true);
-    expect(csv[1]!.endsWith(',2026-11-30T07:00:00.000Z,,,,')).toBe(true);
-    expect(csv[2]!.endsWith(',2026-11-30T07:00:00.000Z,,,,2')).toBe(true);
+    expect(
+      csv[0]!.endsWith(',finishedAt,sourceJudgeGrade,sourceFaithful,rescoreOf,retryRound,totalMs,totalTokens,refusal,temporalUrl'),
+    ).toBe(true);
+    expect(csv[1]).toMatch(/,2026-11-30T07:00:00\.000Z,,,,,\d+,\d*,,$/);
+    expect(csv[2]).toMatch(/,2026-11-30T07:00:00\.000Z,,,,2,\d+,\d*,,$/);
+    // With the Temporal UI known, each row links its run.
+    expect(
+      toCsv([a], (id) => `http://ui/${id}`)
+        .split('\r\n')[1]!
+        .endsWith(',http://ui/s/drift/A.x/0'),
+    ).toBe(true);
     expect(csv).toHaveLength(4); // header, two rows, trailing empty
     expect(csvField('a\nb')).toBe('"a\nb"');
     expect(csvField(null)).toBe('');

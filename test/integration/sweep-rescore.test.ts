@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { loadConfig, runLlmSettings } from '../../infra/config';
-import { createConfiguredLlm } from '../../infra/deps';
+import { createConfiguredLlm, probeAndRecordProviders } from '../../infra/deps';
 import type { ReportData } from '../../engines/report/report-data';
 import { createStack, FIXTURE_CORPUS, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { miniSpec, progressOf, startOnStack, waitFor } from '../helpers/sweep';
@@ -59,15 +59,23 @@ let root: string;
 let providersEnv: Record<string, string>;
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return cliWith(
+    { ...process.env, ...providersEnv, DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`, DRIFTLINE_DATA_DIR: stack.dataDir },
+    ...args,
+  );
+}
+
+/** The CLI from a second terminal that knows only where Temporal and the data directory are:
+ * no LLM provider, no library of its own. */
+async function bareCli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const keep = Object.fromEntries(['PATH', 'HOME', 'TMPDIR'].flatMap((k) => (process.env[k] ? [[k, process.env[k]!]] : [])));
+  return cliWith({ ...keep, DRIFTLINE_DATA_DIR: stack.dataDir }, ...args);
+}
+
+async function cliWith(base: NodeJS.ProcessEnv, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
     const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', CLI, ...args], {
-      env: {
-        ...process.env,
-        ...providersEnv,
-        TEMPORAL_ADDRESS: env.address,
-        DRIFTLINE_DATA_DIR: stack.dataDir,
-        DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`,
-      },
+      env: { ...base, TEMPORAL_ADDRESS: env.address },
       maxBuffer: 16 * 1024 * 1024,
     });
     return { code: 0, stdout, stderr };
@@ -118,6 +126,9 @@ beforeAll(async () => {
     llmClient: (ledger) => createConfiguredLlm(config, ledger),
     providers: { queues: [{ provider: 'first' }, { provider: 'second' }], roles: runLlmSettings(config).providers },
   });
+  // What the main worker does as it starts (infra/run-worker.ts): probe its providers and record
+  // them in the data directory, where a client finds the names to ask Temporal about.
+  await probeAndRecordProviders({ ...config, dataDir: stack.dataDir }, createConfiguredLlm(config));
 }, 180_000);
 
 afterAll(async () => {
@@ -152,17 +163,25 @@ describe('driftline sweep rescore', () => {
     expect(source.filter((r) => r.item === 'Demo.group_one').every((r) => !r.compiled)).toBe(true);
     expect(second.requests).toHaveLength(0);
 
-    // 2. An unknown provider is refused before anything starts.
-    const unknown = await cli('sweep', 'rescore', 'rescore-source', '--id', 'never', '--judge', 'nope:some-model');
+    // 2. An unknown provider is refused before anything starts, listing the stack's providers,
+    // whatever the shell's environment has: none, or one the stack does not serve.
+    const unknown = await bareCli('sweep', 'rescore', 'rescore-source', '--id', 'never', '--judge', 'nope:some-model');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(
       /driftline: judge nope:some-model: no LLM provider "nope" is configured \(configured: "first", "second"\)/,
     );
+    const shellOnly = await cliWith(
+      { ...process.env, DRIFTLINE_DATA_DIR: stack.dataDir, DRIFTLINE_PROVIDERS: JSON.stringify({ mine: { baseURL: first.url } }) },
+      ...['sweep', 'rescore', 'rescore-source', '--id', 'never', '--judge', 'mine'],
+    );
+    expect(shellOnly.code).toBe(1);
+    expect(shellOnly.stderr).toMatch(/no LLM provider "mine" is configured \(configured: "first", "second"\)/);
     expect(await stack.results.getSweep('never')).toBeNull();
 
-    // 3. The rescore returns once started: no worker is running.
+    // 3. The rescore returns once started: no worker is running. The CLI has no provider of its
+    // own (only TEMPORAL_ADDRESS and the data directory): the stack's `second` is enough.
     const before = { first: first.requests.length, second: second.requests.length, compiles: stack.repl!.count('begin') };
-    const started = await cli('sweep', 'rescore', 'rescore-source', '--id', 'rescored', '--judge', `second:${SECOND_MODEL}`);
+    const started = await bareCli('sweep', 'rescore', 'rescore-source', '--id', 'rescored', '--judge', `second:${SECOND_MODEL}`);
     expect(started.code, started.stderr).toBe(0);
     expect(started.stdout).toMatch(
       /sweep rescored started: a rescore of rescore-source by the judge second:fake-judge-two \(faithful: grade ≥ 9\), 24 runs/,

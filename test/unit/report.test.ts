@@ -5,7 +5,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { renderPaperTables, renderSweepReport, writeSweepReport } from '../../engines/report/write-report';
 import { latexText } from '../../engines/report/paper-tables';
 import { temporalRunUrl } from '../../engines/report/report-data';
-import { csvField } from '../../engines/report/csv';
+import { csvField } from '../../engines/results/export';
 import { runRecord } from '../helpers/sweep-records';
 import { demoSweep } from '../helpers/demo-sweep';
 
@@ -161,7 +161,7 @@ describe('sweep report', () => {
     const { metricsCsv, runsCsv, data } = await renderSweepReport(input);
     const runLines = runsCsv.trim().split('\r\n');
     expect(runLines).toHaveLength(demo.records.length + 1);
-    expect(runLines[0]).toMatch(/^sweep,config,item,sample,workflow_id,outcome,compiled/);
+    expect(runLines[0]).toMatch(/^sweepId,config,configHash,item,sample,workflowId,outcome,compiled/);
     const metricLines = metricsCsv.trim().split('\r\n');
     const faithful = metricLines.find((l) => l.startsWith('d1-i1-r1,,,faithful@1,'))!;
     const [, , , , est, lo, hi, n] = faithful.split(',');

@@ -7,7 +7,8 @@ import { DEFAULT_RUN_CONFIG } from '../../common/run-config-schema';
 import { rescoredRecord } from '../../engines/sweeps/rescore-record';
 import { buildReportData } from '../../engines/report/report-data';
 import { renderMarkdown } from '../../engines/report/markdown';
-import { metricsCsv, runsCsv } from '../../engines/report/csv';
+import { metricsCsv } from '../../engines/report/csv';
+import { toCsv } from '../../engines/results/export';
 import { rubricProblem } from '../../client/sweep-rescore';
 import { runRecord } from '../helpers/sweep-records';
 
@@ -286,12 +287,12 @@ describe("the report's judges side by side", () => {
     const metrics = metricsCsv(data);
     expect(metrics).toContain('\r\nA,,,judge_kappa,0,');
     expect(metrics).toMatch(/\r\nB,,,judge_kappa,,,,2\r\n/);
-    expect(runsCsv(records).split('\r\n')[0]).toMatch(/,source_judge_grade,source_faithful,rescore_of$/);
+    expect(toCsv(records).split('\r\n')[0]).toMatch(/,sourceJudgeGrade,sourceFaithful,rescoreOf,/);
   });
 
   it('is absent from the report of a sweep that is not a rescore', () => {
     expect(buildReportData({ sweep: { id: 'x' }, records: [runRecord({ config: 'A', item: 'i' })] }).judgeAgreement).toBeUndefined();
-    expect(runsCsv([runRecord({ config: 'A', item: 'i' })]).split('\r\n')[0]).toMatch(/,temporal_url$/);
+    expect(toCsv([runRecord({ config: 'A', item: 'i' })]).split('\r\n')[0]).toMatch(/,temporalUrl$/);
   });
 
   it('refuses an empty or oversized rubric', () => {

@@ -1,0 +1,27 @@
+// Which LLM providers the running stack has, asked of the stack rather than of the caller's own
+// environment: a provider is the stack's when a worker polls its queue (`llm-<name>`, one LLM
+// worker per configured provider), which Temporal answers for any client that reaches it.
+// Temporal cannot list task queues, so the names to ask about are the ones asked for and the
+// ones the stack's main worker recorded in the data directory (its provider status file).
+import type { Client } from '@temporalio/client';
+import proto from '@temporalio/proto';
+import { llmTaskQueue } from '../common/run-config-schema';
+
+const { TaskQueueKind, TaskQueueType } = proto.temporal.api.enums.v1;
+
+/** Whether some worker polls the activity queue of `provider`. */
+async function isServed(client: Client, provider: string): Promise<boolean> {
+  const response = await client.workflowService.describeTaskQueue({
+    namespace: client.options.namespace,
+    taskQueue: { name: llmTaskQueue(provider), kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+    taskQueueType: TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+  });
+  return (response.pollers ?? []).length > 0;
+}
+
+/** The names among `candidates` whose provider queue a worker of the stack polls, sorted. */
+export async function servedProviders(client: Client, candidates: Iterable<string>): Promise<string[]> {
+  const names = [...new Set(candidates)].filter(Boolean).sort();
+  const served = await Promise.all(names.map((name) => isServed(client, name)));
+  return names.filter((_, i) => served[i]);
+}
