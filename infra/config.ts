@@ -854,12 +854,25 @@ function quotaOf(llm: Config['llm']): Pick<ProviderConfig, 'tokensPerMinute' | '
   };
 }
 
-/** A provider's request rate for its task queue, per second: the lower of `requestsPerSecond` and
- * `requestsPerMinute` / 60 (undefined: none). */
+/** How far above `requestsPerMinute` its task queue's rate is set: the shared budget holds the
+ * rate exactly, and Temporal's per-queue limiter, coarser (it under-delivers by 10-20% when it
+ * binds, docs/benchmarks.md), is then only the ceiling that keeps activities from piling up in
+ * the workers. */
+export const QUEUE_RATE_HEADROOM = 1.25;
+
+/** A provider's request rate for its task queue, per second: `requestsPerSecond` as given
+ * (decisions/0004), else `requestsPerMinute` / 60 with headroom (undefined: none). */
 export function queueRequestsPerSecond(p: Pick<ProviderConfig, 'requestsPerSecond' | 'requestsPerMinute'>): number | undefined {
-  const perMinute = p.requestsPerMinute !== undefined ? p.requestsPerMinute / 60 : undefined;
+  const perMinute = p.requestsPerMinute !== undefined ? (p.requestsPerMinute / 60) * QUEUE_RATE_HEADROOM : undefined;
   if (p.requestsPerSecond === undefined) return perMinute;
   return perMinute === undefined ? p.requestsPerSecond : Math.min(p.requestsPerSecond, perMinute);
+}
+
+/** A provider's requests per minute for its shared budget: the lower of the two settings. */
+export function budgetRequestsPerMinute(p: Pick<ProviderConfig, 'requestsPerSecond' | 'requestsPerMinute'>): number | undefined {
+  const fromSeconds = p.requestsPerSecond !== undefined ? p.requestsPerSecond * 60 : undefined;
+  if (p.requestsPerMinute === undefined) return fromSeconds;
+  return fromSeconds === undefined ? p.requestsPerMinute : Math.min(fromSeconds, p.requestsPerMinute);
 }
 
 export function providerOfRoles(config: Config): LlmCallPolicy['providers'] {

@@ -10,7 +10,7 @@ import { SqlReplyLedger } from '../engines/results/llm-ledger';
 import { SqlBudgetStore } from '../engines/results/llm-budget';
 import type { BudgetStore, ProviderLimits } from '../engines/llm/budget';
 import { budgetedFetch, type BudgetEvent } from '../engines/llm/budgeted-fetch';
-import { queueRequestsPerSecond } from './config';
+import { budgetRequestsPerMinute } from './config';
 import { openResults } from './results';
 import { IndexRegistry, type IndexLog } from '../engines/retrieval/index-registry';
 import type { Embedder } from '../engines/retrieval/embedder';
@@ -225,10 +225,10 @@ export interface LlmQuota {
 /** A provider's three limits as its budget holds them (the request rate: the lower of the
  * per-second and per-minute settings). */
 export function providerLimits(p: ProviderConfig): ProviderLimits {
-  const rps = queueRequestsPerSecond(p);
+  const rpm = budgetRequestsPerMinute(p);
   return {
     ...(p.tokensPerMinute !== undefined ? { tokensPerMinute: p.tokensPerMinute } : {}),
-    ...(rps !== undefined ? { requestsPerMinute: rps * 60 } : {}),
+    ...(rpm !== undefined ? { requestsPerMinute: rpm } : {}),
     ...(p.maxInFlight !== undefined ? { maxInFlight: p.maxInFlight } : {}),
   };
 }

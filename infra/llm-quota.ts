@@ -29,11 +29,7 @@ export function formatQuota(s: QuotaSnapshot): string {
       ? `in flight ${s.inFlight.now} (mean ${s.inFlight.used})/${s.inFlight.effective}`
       : `in flight ${s.inFlight.now}`,
   ];
-  const binds = s.binding
-    ? s.binding === 'paused'
-      ? `paused after a 429 until ${s.pausedUntil}`
-      : `${s.binding} binds at ${Math.round((s.utilisation ?? 0) * 100)}%`
-    : 'no limit set or reported';
+  const binds = s.binding ? `${s.binding} binds at ${Math.round((s.utilisation ?? 0) * 100)}%` : 'no limit set or reported';
   const share = s.sent > 0 ? ` · 429s ${s.throttled}/${s.sent}` : '';
   const learnt = [
     s.tokensPerMinute.reported !== undefined ? `tokens ${fmt(s.tokensPerMinute.reported)}` : '',

@@ -14,8 +14,8 @@ export interface ProviderLimits {
   maxInFlight?: number;
 }
 
-/** What limits a request: `paused` after a 429, until the provider's retry time. */
-export type Binding = 'tokens' | 'requests' | 'in-flight' | 'paused';
+/** What limits a request. */
+export type Binding = 'tokens' | 'requests' | 'in-flight';
 
 export interface Slot {
   id: string;
@@ -31,12 +31,13 @@ export interface BudgetState {
   /** Tokens available now; negative after a reply used more than was reserved. */
   tokens: number;
   requests: number;
-  /** The limits the provider's headers reported last. */
+  /** The limits the provider's headers reported last (or, from a provider that says nothing,
+   * guessed after a 429 from what went through: `guessed`, raised slowly while answers come). */
   learnedTokensPerMinute?: number;
   learnedRequestsPerMinute?: number;
-  /** Share of the limits used, lowered by each 429 and raised again by answers (0.25..1). */
+  guessed?: boolean;
+  /** Share of the limits used, lowered by each 429 and raised again by answers (0.5..1). */
   factor: number;
-  pausedUntil: number;
   slots: Slot[];
   /** Counters of the current and the previous minute, for "how close to the limit". */
   windowStart: number;
@@ -55,13 +56,21 @@ interface Usage {
 }
 
 /** Seconds of the limit a bucket holds: how far a quiet spell lets requests run ahead. Small, so
- * that the provider's own bucket (a minute, for OpenAI) is never emptied by our burst. */
-export const BURST_SECONDS = 10;
+ * that the provider's own bucket (a minute, for OpenAI) is never emptied by our burst and any
+ * minute stays within a few percent of the limit. A request larger than the bucket goes when it is
+ * full, leaving a debt. */
+export const BURST_SECONDS = 2;
 /** How often a request waiting for a slot held in another process looks again. */
 export const SLOT_POLL_MS = 25;
-const MIN_FACTOR = 0.25;
-const FACTOR_AFTER_429 = 0.75;
-const FACTOR_STEP_UP = 0.02;
+// A 429 takes 15% off, each answer gives 5% back: a steady 30% of 429s that no limit explains
+// (a flaky gateway) settles near 0.8, while a limit we overran is soon below what it allows.
+const MIN_FACTOR = 0.5;
+const FACTOR_AFTER_429 = 0.85;
+const FACTOR_STEP_UP = 0.05;
+/** Answers in the last minute before a 429 makes them a guess of the limits. */
+const MIN_GUESS_SAMPLE = 10;
+/** How a guessed limit grows back per answer. */
+const GUESS_STEP_UP = 1.01;
 const WINDOW_MS = 60_000;
 
 export function newBudgetState(now: number): BudgetState {
@@ -70,7 +79,6 @@ export function newBudgetState(now: number): BudgetState {
     tokens: Number.POSITIVE_INFINITY,
     requests: Number.POSITIVE_INFINITY,
     factor: 1,
-    pausedUntil: 0,
     slots: [],
     windowStart: now,
     window: { tokens: 0, requests: 0, slotMs: 0 },
@@ -136,7 +144,6 @@ export function take(
   now: number,
 ): TakeResult {
   advance(s, limits, now);
-  if (s.pausedUntil > now) return { granted: false, waitMs: s.pausedUntil - now, binding: 'paused' };
   const eff = effectiveLimits(s, limits);
   if (eff.maxInFlight !== undefined && s.slots.length >= eff.maxInFlight) {
     return { granted: false, waitMs: SLOT_POLL_MS, binding: 'in-flight' };
@@ -181,24 +188,31 @@ export function settle(s: BudgetState, limits: ProviderLimits, slot: Slot, outco
   const h = outcome.headers;
   if (h.limitTokens !== undefined && h.limitTokens > 0) s.learnedTokensPerMinute = h.limitTokens;
   if (h.limitRequests !== undefined && h.limitRequests > 0) s.learnedRequestsPerMinute = h.limitRequests;
+  if (h.limitTokens !== undefined || h.limitRequests !== undefined) s.guessed = false;
   // What the request really cost: the usage when answered; nothing when refused or failed.
   const used = outcome.kind === 'answered' ? (outcome.usedTokens ?? outcome.estimatedTokens) : 0;
   if (Number.isFinite(s.tokens)) s.tokens += outcome.estimatedTokens - used;
   if (outcome.kind !== 'answered' && Number.isFinite(s.requests)) s.requests += outcome.kind === 'throttled' ? 0 : 1;
   s.window.tokens += used;
-  if (outcome.kind === 'answered') s.factor = Math.min(1, s.factor + FACTOR_STEP_UP);
+  if (outcome.kind === 'answered') {
+    s.factor = Math.min(1, s.factor + FACTOR_STEP_UP);
+    if (s.guessed && s.learnedTokensPerMinute !== undefined) s.learnedTokensPerMinute *= GUESS_STEP_UP;
+    if (s.guessed && s.learnedRequestsPerMinute !== undefined) s.learnedRequestsPerMinute *= GUESS_STEP_UP;
+  }
   if (outcome.kind === 'throttled') {
     s.throttled++;
     // A provider that refuses without saying its limits: what went through in the last minute is
     // the best guess of them (the factor then keeps below it).
     const used = lastMinute(s, now);
-    if (limits.tokensPerMinute === undefined && s.learnedTokensPerMinute === undefined && used.tokens > 0)
+    const known = [limits.tokensPerMinute, limits.requestsPerMinute, s.learnedTokensPerMinute, s.learnedRequestsPerMinute];
+    if (known.every((x) => x === undefined) && used.requests >= MIN_GUESS_SAMPLE) {
       s.learnedTokensPerMinute = used.tokens;
-    if (limits.requestsPerMinute === undefined && s.learnedRequestsPerMinute === undefined && used.requests > 0)
       s.learnedRequestsPerMinute = used.requests;
+      s.guessed = true;
+    }
     s.factor = Math.max(MIN_FACTOR, s.factor * FACTOR_AFTER_429);
-    const waitMs = h.retryAfterMs ?? Math.max(h.resetTokensMs ?? 0, h.resetRequestsMs ?? 0, 1000);
-    s.pausedUntil = Math.max(s.pausedUntil, now + Math.min(waitMs, 60_000));
+    // Every caller waits for the buckets to fill again, not only the refused one (whose own
+    // retry waits the provider's Retry-After).
     if (Number.isFinite(s.tokens)) s.tokens = Math.min(s.tokens, 0);
     if (Number.isFinite(s.requests)) s.requests = Math.min(s.requests, 0);
   }
@@ -220,7 +234,6 @@ export interface QuotaSnapshot {
   binding: Binding | null;
   /** Use of the binding limit, as a fraction of it. */
   utilisation: number | null;
-  pausedUntil?: string;
   factor: number;
   sent: number;
   throttled: number;
@@ -264,16 +277,14 @@ export function snapshot(provider: string, s: BudgetState, limits: ProviderLimit
   if (requests.effective) candidates.push(['requests', requests.used / requests.effective]);
   if (inFlight.effective) candidates.push(['in-flight', inFlight.used / inFlight.effective]);
   candidates.sort((a, b) => b[1] - a[1]);
-  const paused = s.pausedUntil > now;
   const top = candidates[0];
   return {
     provider,
     tokensPerMinute: tokens,
     requestsPerMinute: requests,
     inFlight,
-    binding: paused ? 'paused' : (top?.[0] ?? null),
+    binding: top?.[0] ?? null,
     utilisation: top ? round(top[1], 3) : null,
-    ...(paused ? { pausedUntil: new Date(s.pausedUntil).toISOString() } : {}),
     factor: round(s.factor, 3),
     sent: s.sent,
     throttled: s.throttled,

@@ -1,7 +1,16 @@
 // The shared LLM budget's arithmetic (engines/llm/budget.ts) and the rate-limit headers it reads
 // (rate-limit-headers.ts), on a clock the test moves.
 import { describe, expect, it } from 'vitest';
-import { newBudgetState, settle, snapshot, take, MemoryBudgetStore, type BudgetState, type Slot } from '../../engines/llm/budget';
+import {
+  BURST_SECONDS,
+  newBudgetState,
+  settle,
+  snapshot,
+  take,
+  MemoryBudgetStore,
+  type BudgetState,
+  type Slot,
+} from '../../engines/llm/budget';
 import { estimateTokens } from '../../engines/llm/budgeted-fetch';
 import { formatResetDuration, parseResetDuration, parseRetryAfter, readRateLimitHeaders } from '../../engines/llm/rate-limit-headers';
 
@@ -67,11 +76,11 @@ function granted(s: BudgetState, limits: Parameters<typeof take>[1], tokens: num
 }
 
 describe('the budget', () => {
-  it('holds tokens per minute: a burst of ten seconds, then the refill rate', () => {
+  it('holds tokens per minute: a burst of BURST_SECONDS, then the refill rate', () => {
     const limits = { tokensPerMinute: 60_000 };
     const s = newBudgetState(0);
-    // 10 s of the limit at once …
-    for (let i = 0; i < 10; i++) granted(s, limits, 1000, 0);
+    // BURST_SECONDS of the limit at once …
+    for (let i = 0; i < BURST_SECONDS; i++) granted(s, limits, 1000, 0);
     const refused = take(s, limits, req(1000), 0);
     expect(refused).toMatchObject({ granted: false, binding: 'tokens' });
     // … then 1000 tokens a second.
@@ -81,7 +90,7 @@ describe('the budget', () => {
   });
 
   it("corrects the estimate from the usage, and the provider's remaining count lowers it", () => {
-    const limits = { tokensPerMinute: 60_000 };
+    const limits = { tokensPerMinute: 300_000 }; // a bucket of 10 000
     const s = newBudgetState(0);
     const slot = granted(s, limits, 10_000, 0);
     expect(take(s, limits, req(500), 0).granted).toBe(false);
@@ -111,22 +120,40 @@ describe('the budget', () => {
     expect(s.tokens).toBeLessThanOrEqual(5000);
   });
 
-  it('slows the whole provider after a 429: a pause for its retry time, and a lower rate', () => {
+  it('slows the whole provider after a 429: every caller waits for the bucket to refill, at a lower rate', () => {
     const limits = { tokensPerMinute: 60_000 };
     const s = newBudgetState(0);
     const slot = granted(s, limits, 1000, 0);
     settle(s, limits, slot, { kind: 'throttled', estimatedTokens: 1000, headers: { retryAfterMs: 2000 } }, 0);
-    expect(take(s, limits, req(10), 100)).toMatchObject({ granted: false, binding: 'paused', waitMs: 1900 });
-    expect(snapshot('default', s, limits, 100)).toMatchObject({ binding: 'paused', throttled: 1, sent: 1 });
+    expect(take(s, limits, req(100), 0)).toMatchObject({ granted: false, binding: 'tokens' });
+    expect(snapshot('default', s, limits, 0)).toMatchObject({ throttled: 1, sent: 1 });
     expect(s.factor).toBeLessThan(1);
-    expect(snapshot('default', s, limits, 2000).tokensPerMinute.effective).toBe(45_000);
+    expect(snapshot('default', s, limits, 0).tokensPerMinute.effective).toBe(51_000);
     // Answers bring the rate back, step by step.
-    let t = 3000;
-    for (let i = 0; i < 20; i++, t += 1000) {
+    let t = 1000;
+    for (let i = 0; i < 5; i++, t += 1000) {
       const x = granted(s, limits, 10, t);
       settle(s, limits, x, { kind: 'answered', estimatedTokens: 10, usedTokens: 10, headers: {} }, t);
     }
     expect(s.factor).toBe(1);
+  });
+
+  it('guesses the limits of a provider that refuses without saying them, from what went through', () => {
+    const s = newBudgetState(0);
+    for (let t = 0; t < 30_000; t += 1000) {
+      const x = granted(s, {}, 500, t);
+      settle(s, {}, x, { kind: 'answered', estimatedTokens: 500, usedTokens: 400, headers: {} }, t + 100);
+    }
+    const x = granted(s, {}, 500, 30_000);
+    settle(s, {}, x, { kind: 'throttled', estimatedTokens: 500, headers: {} }, 30_100);
+    expect(s.guessed).toBe(true);
+    expect(s.learnedTokensPerMinute).toBe(12_000);
+    expect(s.learnedRequestsPerMinute).toBe(31);
+    expect(snapshot('default', s, {}, 30_100).tokensPerMinute.effective).toBeCloseTo(12_000 * 0.85, 0);
+    // A header saying the real limit replaces the guess.
+    const y = granted(s, {}, 1, 40_000);
+    settle(s, {}, y, { kind: 'answered', estimatedTokens: 1, usedTokens: 1, headers: { limitTokens: 90_000 } }, 40_000);
+    expect(s).toMatchObject({ guessed: false, learnedTokensPerMinute: 90_000 });
   });
 
   it('holds requests in flight, and a lease lapses when its process never gives it back', () => {
