@@ -25,6 +25,7 @@ import { configRate, type SweepCounts, type SweepProgress } from '../common/swee
 import { runProvidersProblem } from '../common/run-config';
 import { registerRescoreCommand } from './sweep-rescore-command';
 import { printedJsonOrExisting } from './sweep-started-output';
+import { quotaSection, quotaSnapshots } from '../infra/llm-quota';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
 
@@ -153,19 +154,24 @@ async function retryCommand(id: string, opts: { json?: boolean; historyLimit?: n
 }
 
 async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean }): Promise<void> {
-  await withServices(async (_cfg, db, client) => {
+  await withServices(async (cfg, db, client) => {
+    // Each LLM provider's quota over the last minute, for the whole deployment (additive to the
+    // sweep's own lines: infra/llm-quota.ts).
+    const quota = () => quotaSnapshots(cfg, db).catch(() => []);
+    const writeQuota = async () => process.stdout.write(quotaSection(await quota()));
     const read = async () => {
       const p = await getSweepProgress(client, db, id);
       if (!p) fail(`no sweep "${id}" (not in Temporal, not in the results database)`);
       return p;
     };
     if (opts.json) {
-      process.stdout.write(`${JSON.stringify(await read())}\n`);
+      process.stdout.write(`${JSON.stringify({ ...(await read()), llmQuota: await quota() })}\n`);
       return;
     }
     let p = await read();
     if (!opts.watch || FINAL.has(p.status)) {
       process.stdout.write(describe(p));
+      await writeQuota();
       return;
     }
     if (!process.stdout.isTTY) {
@@ -181,6 +187,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
         p = await read();
       }
       process.stdout.write(describe(p));
+      await writeQuota();
       return;
     }
     // On a terminal: a live bar per configuration and one for the whole sweep, redrawn.
@@ -222,6 +229,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     bars.stop();
     process.removeListener('SIGINT', stop);
     process.stdout.write(describe(p));
+    await writeQuota();
   });
 }
 

@@ -43,3 +43,10 @@ export function formatQuota(s: QuotaSnapshot): string {
 function fmt(x: number): string {
   return x >= 10_000 ? `${Math.round(x / 1000)}k` : String(Math.round(x * 10) / 10);
 }
+
+/** The lines `sweep status` prints under the sweep's own (nothing when no request went through a
+ * budget yet). */
+export function quotaSection(snapshots: QuotaSnapshot[]): string {
+  if (snapshots.length === 0) return '';
+  return `LLM quota, last minute, whole deployment:\n${snapshots.map((s) => `  ${formatQuota(s)}\n`).join('')}`;
+}

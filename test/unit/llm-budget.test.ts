@@ -12,6 +12,7 @@ import {
   type Slot,
 } from '../../engines/llm/budget';
 import { estimateTokens } from '../../engines/llm/budgeted-fetch';
+import { formatQuota, quotaSection } from '../../infra/llm-quota';
 import { formatResetDuration, parseResetDuration, parseRetryAfter, readRateLimitHeaders } from '../../engines/llm/rate-limit-headers';
 
 describe('rate-limit headers', () => {
@@ -196,5 +197,23 @@ describe('the budget', () => {
     const b = await store.update('b', (s, now) => take(s, { maxInFlight: 1 }, req(1), now));
     expect(b.granted).toBe(true);
     expect((await store.states()).get('a')!.slots).toHaveLength(1);
+  });
+});
+
+describe('the quota as sweep status and the logs show it', () => {
+  it('names the binding limit, its use, in flight, 429s and what the provider reported', () => {
+    const limits = { tokensPerMinute: 60_000, requestsPerMinute: 600, maxInFlight: 4 };
+    const s = newBudgetState(0);
+    for (let t = 0; t < 60_000; t += 1000) {
+      const x = granted(s, limits, 800, t);
+      settle(s, limits, x, { kind: 'answered', estimatedTokens: 800, usedTokens: 800, headers: { limitTokens: 50_000 } }, t + 500);
+    }
+    const line = formatQuota(snapshot('default', s, limits, 60_000));
+    expect(line).toMatch(
+      /^default: tokens binds at 96% · tokens 48k\/50k\/min · requests 60\/600\/min · in flight 0 \(mean 0\.5\)\/4 · 429s 0\/60/,
+    );
+    expect(line).toContain('learnt from the provider: tokens 50k/min');
+    expect(quotaSection([])).toBe('');
+    expect(quotaSection([snapshot('default', s, limits, 60_000)])).toMatch(/^LLM quota, last minute, whole deployment:\n {2}default: /);
   });
 });
