@@ -50,3 +50,16 @@ export function quotaSection(snapshots: QuotaSnapshot[]): string {
   if (snapshots.length === 0) return '';
   return `LLM quota, last minute, whole deployment:\n${snapshots.map((s) => `  ${formatQuota(s)}\n`).join('')}`;
 }
+
+/** The quota as the API's sweep views carry it (and the web page's sweep card shows it). */
+export async function quotaViews(
+  config: Config,
+  results: ResultsDb,
+): Promise<{ provider: string; binding: QuotaSnapshot['binding']; utilisation: number | null; summary: string }[]> {
+  return (await quotaSnapshots(config, results)).map((s) => ({
+    provider: s.provider,
+    binding: s.binding,
+    utilisation: s.utilisation,
+    summary: formatQuota(s),
+  }));
+}

@@ -54,7 +54,14 @@ export interface SweepLinks {
   temporalUiRuns: string;
 }
 
-export type SweepView = SweepProgress & { links: SweepLinks };
+/** One LLM provider's quota over the last minute (GET /v1/sweeps: on sweeps still going). */
+export interface LlmQuotaView {
+  provider: string;
+  binding: 'tokens' | 'requests' | 'in-flight' | null;
+  utilisation: number | null;
+  summary: string;
+}
+export type SweepView = SweepProgress & { links: SweepLinks; llmQuota?: LlmQuotaView[] };
 /** What a sweep's buttons ask: the three signals, and `retry` (POST …/retry: start the failed
  * runs of an ended sweep again). */
 export type SweepSignal = 'pause' | 'resume' | 'cancel' | 'retry';

@@ -36,6 +36,9 @@ export interface SweepRoutesOptions {
   /** The LLM providers configured (a configuration's `providers` may name only these). */
   providerNames?: string[];
   temporalUiUrl: string;
+  /** Each LLM provider's quota over the last minute, for the whole deployment (shown with the
+   * sweeps still running; infra/llm-quota.ts). */
+  llmQuota?: () => Promise<Static<typeof LlmQuotaSchema>[]>;
   namespace: string;
 }
 
@@ -93,6 +96,18 @@ const Counts = Type.Object(
   },
   { additionalProperties: false },
 );
+/** One LLM provider's quota over the last minute (additive to the sweep's own fields). */
+const LlmQuotaSchema = Type.Object(
+  {
+    provider: Type.String(),
+    binding: Type.Union([Type.Literal('tokens'), Type.Literal('requests'), Type.Literal('in-flight'), Type.Null()], {
+      description: 'the limit closest to full over the last minute',
+    }),
+    utilisation: Type.Union([Type.Number(), Type.Null()], { description: 'use of the binding limit, as a fraction of it' }),
+    summary: Type.String({ description: 'the line `driftline sweep status` prints for the provider' }),
+  },
+  { additionalProperties: false },
+);
 const SweepViewSchema = Type.Object(
   {
     sweepId: Type.String(),
@@ -130,6 +145,11 @@ const SweepViewSchema = Type.Object(
         },
         { additionalProperties: false, description: "the sweep's LLM budget and what its runs used (sweeps with a budget)" },
       ),
+    ),
+    llmQuota: Type.Optional(
+      Type.Array(LlmQuotaSchema, {
+        description: "each LLM provider's quota over the last minute, for the whole deployment (a sweep that is running or paused)",
+      }),
     ),
     links: SweepLinks,
   },
@@ -324,6 +344,13 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       temporalUiRuns: `${options.temporalUiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(options.namespace)}/workflows?query=${query}`,
     };
   };
+  // The providers' quota, read once per answer, on the views of sweeps still going.
+  const withQuota = async (views: ({ status: string; llmQuota?: Static<typeof LlmQuotaSchema>[] } | null)[]): Promise<void> => {
+    const going = views.filter((v) => v && (v.status === 'running' || v.status === 'paused'));
+    if (!options.llmQuota || going.length === 0) return;
+    const quota = await options.llmQuota().catch(() => []);
+    if (quota.length > 0) for (const v of going) v!.llmQuota = quota;
+  };
   // The sweep file itself says what is wrong with it (the same messages as `driftline sweep
   // start`); its JSON Schema is in the body's schema for the OpenAPI document only.
   const bodyFile = join(options.dataDir, 'request');
@@ -446,6 +473,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
           return progress ? { ...progress, links: links(row.id) } : null;
         }),
       );
+      await withQuota(views);
       return { items: views.filter((v) => v !== null) };
     },
   );
@@ -467,7 +495,9 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       // one, Temporal is not asked (it may refuse odd IDs outright).
       const progress = (await results.getSweep(id)) ? await getSweepProgress(temporal, results, id) : null;
       if (!progress) throw new HttpProblem(404, `no sweep "${id}"`, { id });
-      return { ...progress, links: links(id) };
+      const view = { ...progress, links: links(id) };
+      await withQuota([view]);
+      return view;
     },
   );
 
