@@ -25,6 +25,7 @@ import { formatRate } from '../common/sweep-rate';
 import { registerRescoreCommand } from './sweep-rescore-command';
 import { printedJsonOrExisting } from './sweep-started-output';
 import { EXIT, EXIT_HELP, sweepStatusExitCode } from './exit-codes';
+import { quotaSection, quotaSnapshots } from '../infra/llm-quota';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
 
@@ -135,7 +136,11 @@ async function retryCommand(id: string, opts: { json?: boolean; historyLimit?: n
 }
 
 async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean }): Promise<void> {
-  await withServices(async (_cfg, db, client) => {
+  await withServices(async (cfg, db, client) => {
+    // Each LLM provider's quota over the last minute, for the whole deployment (additive to the
+    // sweep's own lines: infra/llm-quota.ts).
+    const quota = () => quotaSnapshots(cfg, db).catch(() => []);
+    const writeQuota = async () => process.stdout.write(quotaSection(await quota()));
     const read = async () => {
       const p = await getSweepProgress(client, db, id);
       if (!p) fail(`no sweep "${id}" (not in Temporal, not in the results database)`);
@@ -143,13 +148,14 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     };
     if (opts.json) {
       const p = await read();
-      process.stdout.write(`${JSON.stringify(p)}\n`);
+      process.stdout.write(`${JSON.stringify({ ...p, llmQuota: await quota() })}\n`);
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
     let p = await read();
     if (!opts.watch || FINAL.has(p.status)) {
       process.stdout.write(describe(p));
+      await writeQuota();
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
@@ -166,6 +172,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
         p = await read();
       }
       process.stdout.write(describe(p));
+      await writeQuota();
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
@@ -208,6 +215,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     bars.stop();
     process.removeListener('SIGINT', stop);
     process.stdout.write(describe(p));
+    await writeQuota();
     process.exitCode = sweepStatusExitCode(p);
   });
 }

@@ -217,6 +217,21 @@ export const SweepProgressProperties = {
 };
 export const SweepProgressSchema = Type.Object(SweepProgressProperties, { additionalProperties: false });
 
+/** One LLM provider's quota over the last minute, for the whole deployment (infra/llm-quota.ts):
+ * shown beside a sweep that is still going (API, web card, `sweep status`). */
+export const LlmQuotaSchema = Type.Object(
+  {
+    provider: Type.String(),
+    binding: Type.Union([literalUnion(['tokens', 'requests', 'in-flight'] as const), Type.Null()], {
+      description: 'the limit closest to full over the last minute',
+    }),
+    utilisation: Type.Union([Type.Number(), Type.Null()], { description: 'use of the binding limit, as a fraction of it' }),
+    summary: Type.String({ description: 'the line `driftline sweep status` prints for the provider' }),
+  },
+  { additionalProperties: false },
+);
+export type LlmQuotaView = Static<typeof LlmQuotaSchema>;
+
 const LeanMessageSchema = Type.Object(
   {
     severity: literalUnion(['error', 'warning', 'info'] as const),

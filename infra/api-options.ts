@@ -10,6 +10,7 @@ import type { ResultsDb } from '../engines/results/results-db';
 import { readProviderStatuses } from '../engines/llm/provider-status-file';
 import { missingServices, noLibraryMessage, publicDataDir, runLlmSettings, sandboxWarnings, temporalUiUrl, type Config } from './config';
 import { providerStatusPath, screenPolicyOf } from './deps';
+import { quotaViews } from './llm-quota';
 
 /** The readiness check over the configured libraries, services and provider queues; the caller
  * says how to find unbuilt indexes and, when it supervises them, the worker processes. */
@@ -67,6 +68,11 @@ export function apiOptionsFor(
     rateLimit: { max: config.api.rateLimitPerMinute, timeWindowMs: 60_000 },
     temporalUiUrl: services.temporalUiUrl ?? temporalUiUrl(config),
     namespace: config.temporal.namespace,
-    sweeps: { results: services.results, dataDir: publicDataDir(config), currentIndexVersion: services.currentIndexVersion },
+    sweeps: {
+      results: services.results,
+      dataDir: publicDataDir(config),
+      currentIndexVersion: services.currentIndexVersion,
+      llmQuota: () => quotaViews(config, services.results),
+    },
   };
 }

@@ -54,6 +54,11 @@ const ProviderSchema = z
     seed: z.number().int().optional(),
     /** The provider's rate limit for the whole deployment (its task queue's). */
     requestsPerSecond: z.number().positive().optional(),
+    /** The provider's quota for the whole deployment, held by the shared budget (decisions/0016):
+     * tokens (prompt + completion) and requests per minute, and requests in flight at once. */
+    tokensPerMinute: z.number().positive().optional(),
+    requestsPerMinute: z.number().positive().optional(),
+    maxInFlight: z.number().int().min(1).optional(),
     structuredOutput: z.enum(['auto', 'json_schema', 'json_object', 'prompt']).optional(),
     foldSystemPrompt: z.boolean().optional(),
   })
@@ -222,6 +227,24 @@ export const ConfigSchema = z.object({
       "the `default` provider's rate limit for the whole deployment (its task queue's)",
       { unset: 'no limit' },
     ),
+    tokensPerMinute: setting(
+      'DRIFTLINE_LLM_TOKENS_PER_MINUTE',
+      z.coerce.number().positive().optional(),
+      "the `default` provider's tokens per minute (prompt + completion; estimated before each call from the prompt and `max_tokens`, corrected from the reply's usage), shared by every worker process through the results database",
+      { unset: "no limit but the provider's own (its `x-ratelimit-*` headers and 429s)" },
+    ),
+    requestsPerMinute: setting(
+      'DRIFTLINE_LLM_REQUESTS_PER_MINUTE',
+      z.coerce.number().positive().optional(),
+      "the `default` provider's requests per minute, for the whole deployment (its task queue's rate, with `DRIFTLINE_LLM_REQUESTS_PER_SECOND` the lower of the two, and the shared budget's)",
+      { unset: "no limit but the provider's own (its `x-ratelimit-*` headers and 429s)" },
+    ),
+    maxInFlight: setting(
+      'DRIFTLINE_LLM_MAX_IN_FLIGHT',
+      z.coerce.number().int().min(1).optional(),
+      "how many requests the `default` provider is sent at once, over every worker process (a local server's slots: llama.cpp's `--parallel`, vLLM's `--max-num-seqs`)",
+      { unset: 'no limit' },
+    ),
     providers: setting(
       'DRIFTLINE_PROVIDERS',
       z
@@ -236,7 +259,7 @@ export const ConfigSchema = z.object({
         )
         .default({}),
       'more LLM providers by name, as JSON (`llm.providers` in the config file): `{"local": {"baseURL": "http://127.0.0.1:8000/v1", "apiKey": "…", "model": "qwen2.5-7b", ' +
-        '"temperature": 0.7, "maxTokens": 2048, "seed": 1, "requestsPerSecond": 2, "structuredOutput": "json_object", "foldSystemPrompt": false}}`; only `baseURL` is required ' +
+        '"temperature": 0.7, "maxTokens": 2048, "seed": 1, "requestsPerSecond": 2, "tokensPerMinute": 200000, "requestsPerMinute": 500, "maxInFlight": 4, "structuredOutput": "json_object", "foldSystemPrompt": false}}`; only `baseURL` is required ' +
         '(or `"kind": "local"` with `modelPath`, `contextSize`, `threads`: a GGUF model in the worker); `maxTokens` replaces the role\'s `DRIFTLINE_MAX_TOKENS_*` on that provider',
     ),
     roles: settingPerKey(
@@ -768,6 +791,7 @@ function resolveProviders(config: Config, root: string, skipFileChecks: boolean)
       ...(llm.temperature !== undefined ? { temperature: llm.temperature } : {}),
       ...(llm.seed !== undefined ? { seed: llm.seed } : {}),
       ...(llm.requestsPerSecond !== undefined ? { requestsPerSecond: llm.requestsPerSecond } : {}),
+      ...quotaOf(llm),
     };
   } else if (llm.baseURL && !llm.providers.default) {
     llm.providers.default = {
@@ -777,6 +801,7 @@ function resolveProviders(config: Config, root: string, skipFileChecks: boolean)
       ...(llm.temperature !== undefined ? { temperature: llm.temperature } : {}),
       ...(llm.seed !== undefined ? { seed: llm.seed } : {}),
       ...(llm.requestsPerSecond !== undefined ? { requestsPerSecond: llm.requestsPerSecond } : {}),
+      ...quotaOf(llm),
     };
   }
   const t = config.translator;
@@ -820,6 +845,36 @@ function resolveProviders(config: Config, root: string, skipFileChecks: boolean)
 }
 
 /** The provider of each chat role in this deployment (roles without one are left out). */
+/** The top-level quota settings, as the `default` provider's. */
+function quotaOf(llm: Config['llm']): Pick<ProviderConfig, 'tokensPerMinute' | 'requestsPerMinute' | 'maxInFlight'> {
+  return {
+    ...(llm.tokensPerMinute !== undefined ? { tokensPerMinute: llm.tokensPerMinute } : {}),
+    ...(llm.requestsPerMinute !== undefined ? { requestsPerMinute: llm.requestsPerMinute } : {}),
+    ...(llm.maxInFlight !== undefined ? { maxInFlight: llm.maxInFlight } : {}),
+  };
+}
+
+/** How far above `requestsPerMinute` its task queue's rate is set: the shared budget holds the
+ * rate exactly, and Temporal's per-queue limiter, coarser (it under-delivers by 10-20% when it
+ * binds, docs/benchmarks.md), is then only the ceiling that keeps activities from piling up in
+ * the workers. */
+export const QUEUE_RATE_HEADROOM = 1.25;
+
+/** A provider's request rate for its task queue, per second: `requestsPerSecond` as given
+ * (decisions/0004), else `requestsPerMinute` / 60 with headroom (undefined: none). */
+export function queueRequestsPerSecond(p: Pick<ProviderConfig, 'requestsPerSecond' | 'requestsPerMinute'>): number | undefined {
+  const perMinute = p.requestsPerMinute !== undefined ? (p.requestsPerMinute / 60) * QUEUE_RATE_HEADROOM : undefined;
+  if (p.requestsPerSecond === undefined) return perMinute;
+  return perMinute === undefined ? p.requestsPerSecond : Math.min(p.requestsPerSecond, perMinute);
+}
+
+/** A provider's requests per minute for its shared budget: the lower of the two settings. */
+export function budgetRequestsPerMinute(p: Pick<ProviderConfig, 'requestsPerSecond' | 'requestsPerMinute'>): number | undefined {
+  const fromSeconds = p.requestsPerSecond !== undefined ? p.requestsPerSecond * 60 : undefined;
+  if (p.requestsPerMinute === undefined) return fromSeconds;
+  return fromSeconds === undefined ? p.requestsPerMinute : Math.min(fromSeconds, p.requestsPerMinute);
+}
+
 export function providerOfRoles(config: Config): LlmCallPolicy['providers'] {
   const out: Partial<Record<LlmRole, string>> = {};
   for (const role of LLM_ROLES) {

@@ -7,6 +7,10 @@ import { meteredFetch, type ReplyLedger } from '../engines/llm/metered-fetch';
 import { LocalGgufChat } from '../engines/llm/local-gguf';
 import { LOCAL_BASE_URL, localFetch } from '../engines/llm/local-fetch';
 import { SqlReplyLedger } from '../engines/results/llm-ledger';
+import { SqlBudgetStore } from '../engines/results/llm-budget';
+import type { BudgetStore, ProviderLimits } from '../engines/llm/budget';
+import { budgetedFetch, type BudgetEvent } from '../engines/llm/budgeted-fetch';
+import { budgetRequestsPerMinute } from './config';
 import { openResults } from './results';
 import { IndexRegistry, type IndexLog } from '../engines/retrieval/index-registry';
 import type { Embedder } from '../engines/retrieval/embedder';
@@ -132,7 +136,7 @@ export async function closeLocalModels(): Promise<void> {
  * a GGUF model in process behind the same chat-completions protocol (local-fetch.ts), so caching,
  * accounting and reply parsing are the same code for every kind.
  */
-export function createConfiguredLlm(config: Config, ledger?: ReplyLedger): LlmClient {
+export function createConfiguredLlm(config: Config, ledger?: ReplyLedger, quota?: LlmQuota): LlmClient {
   const file = providerStatusPath(config);
   const onProviderChange = (status: ProviderStatus, provider: string) => writeProviderStatus(file, provider, status);
   // With no provider the client is unconfigured (runs fail at once saying what to set) but still
@@ -151,13 +155,23 @@ export function createConfiguredLlm(config: Config, ledger?: ReplyLedger): LlmCl
     busyBackoffMs: config.llm.busyBackoffMs,
     onProviderChange,
     roles,
-    providers: Object.fromEntries(providers.map(([name, p]) => [name, providerSettings(config, p, ledger)])),
+    providers: Object.fromEntries(providers.map(([name, p]) => [name, providerSettings(config, name, p, ledger, quota)])),
   });
 }
 
 /** How one configured provider's requests are sent: over HTTP, or to a GGUF model in process. */
-function providerSettings(config: Config, p: ProviderConfig, ledger?: ReplyLedger): ProviderSettings {
-  const { kind: _kind, modelPath: _path, contextSize: _ctx, threads: _threads, requestsPerSecond: _rps, ...common } = p;
+function providerSettings(config: Config, name: string, p: ProviderConfig, ledger?: ReplyLedger, quota?: LlmQuota): ProviderSettings {
+  const {
+    kind: _kind,
+    modelPath: _path,
+    contextSize: _ctx,
+    threads: _threads,
+    requestsPerSecond: _rps,
+    tokensPerMinute: _tpm,
+    requestsPerMinute: _rpm,
+    maxInFlight: _slots,
+    ...common
+  } = p;
   if (p.kind === 'local') {
     const chat = localModelFor(
       p.modelPath ?? config.llm.localModelPath,
@@ -179,13 +193,53 @@ function providerSettings(config: Config, p: ProviderConfig, ledger?: ReplyLedge
       fetch: ledger ? meteredFetch({ provider: chat.id, ledger, prices: config.llm.prices, fetch: transport }) : transport,
     };
   }
+  // Under the reply cache, so that a cached reply costs no quota.
+  const network = quota
+    ? budgetedFetch({
+        provider: name,
+        limits: providerLimits(p),
+        store: quota.store,
+        maxWaitMs: budgetWaitMs(config),
+        callTimeoutMs: config.llm.timeoutMs,
+        leaseMs: 2 * config.llm.timeoutMs + 60_000,
+        ...(quota.onEvent ? { onEvent: quota.onEvent } : {}),
+      })
+    : undefined;
+  const transport = ledger
+    ? meteredFetch({ provider: p.baseURL!, ledger, prices: config.llm.prices, ...(network ? { fetch: network } : {}) })
+    : network;
   return {
     ...common,
     baseURL: p.baseURL!,
     structuredOutput: p.structuredOutput ?? config.llm.structuredOutput,
     foldSystemPrompt: p.foldSystemPrompt ?? config.llm.foldSystemPrompt,
-    ...(ledger ? { fetch: meteredFetch({ provider: p.baseURL!, ledger, prices: config.llm.prices }) } : {}),
+    ...(transport ? { fetch: transport } : {}),
+    ...(network ? { budgetWaitMs: budgetWaitMs(config) } : {}),
   };
+}
+
+/** The shared LLM budget the main worker's requests pass through (decisions/0016). */
+export interface LlmQuota {
+  store: BudgetStore;
+  /** Told when a request waited for the budget, and of each 429 (for the logs). */
+  onEvent?: (event: BudgetEvent) => void;
+}
+
+/** A provider's three limits as its budget holds them (the request rate: the lower of the
+ * per-second and per-minute settings). */
+export function providerLimits(p: ProviderConfig): ProviderLimits {
+  const rpm = budgetRequestsPerMinute(p);
+  return {
+    ...(p.tokensPerMinute !== undefined ? { tokensPerMinute: p.tokensPerMinute } : {}),
+    ...(rpm !== undefined ? { requestsPerMinute: rpm } : {}),
+    ...(p.maxInFlight !== undefined ? { maxInFlight: p.maxInFlight } : {}),
+  };
+}
+
+/** How long a request may wait for the budget: one call's time, which the call's own timeout
+ * is extended by (the activity's time budget counts several calls; one waits at most this). */
+function budgetWaitMs(config: Config): number {
+  return config.llm.timeoutMs;
 }
 
 /** The translator behind the agent's `draft` tool: the same client, when the translator role has
@@ -195,12 +249,20 @@ function translatorFor(config: Config, llm: LlmClient): LlmClient {
 }
 
 /** The main worker's deps: the LLM client and `buildRetrieval`'s registry. */
-export async function buildMainWorkerDeps(config: Config, log?: IndexLog): Promise<MainActivityDeps> {
+export async function buildMainWorkerDeps(
+  config: Config,
+  log?: IndexLog,
+  onBudgetEvent?: (event: BudgetEvent) => void,
+): Promise<MainActivityDeps> {
   const { registry } = await buildRetrieval(config, log);
   // The reply cache and the call ledger live in the results database.
   const results = await openResults(config);
   const ledger = new SqlReplyLedger(results.driver);
-  const llm = createConfiguredLlm(config, ledger);
+  // Each provider's quota is shared with every other worker process through the same database.
+  const llm = createConfiguredLlm(config, ledger, {
+    store: new SqlBudgetStore(results.driver),
+    ...(onBudgetEvent ? { onEvent: onBudgetEvent } : {}),
+  });
   return { llm, translator: translatorFor(config, llm), indexes: registry, ledger };
 }
 

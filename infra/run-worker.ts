@@ -10,6 +10,11 @@ import type { Config } from './config';
 import { connectWorker } from './connect';
 import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, probeAndRecordProviders } from './deps';
 import { createLeanWorker, createLlmWorker, createMainWorker } from './workers';
+import { queueRequestsPerSecond } from './config';
+import { formatQuota, quotaSnapshots } from './llm-quota';
+
+/** How often a main worker logs each provider's quota (the limit that binds, how close to it). */
+const QUOTA_LOG_MS = 30_000;
 
 export type QueueChoice = 'main' | 'lean' | 'llm' | 'all';
 
@@ -44,7 +49,27 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
   const closers: (() => Promise<void>)[] = [];
   if (queue === 'main' || queue === 'llm' || queue === 'all') {
     // The configured embedder and the default re-ranking: what `driftline eval retrieval` measures.
-    const deps = await buildMainWorkerDeps(config, createLogger('driftline-main'));
+    const quotaLog = createLogger('driftline-llm-quota');
+    const deps = await buildMainWorkerDeps(config, createLogger('driftline-main'), (event) => {
+      if (event.kind === 'throttled') quotaLog.warn(event, 'LLM provider answered 429: its shared budget slows down');
+      else if (event.waitedMs >= 1000) quotaLog.debug(event, 'LLM request waited for the shared budget');
+    });
+    // The quota as the whole deployment uses it, every half minute while requests flow.
+    const quotaResults = await openResults(config);
+    closers.push(() => quotaResults.close());
+    let lastSent = new Map<string, number>();
+    const quotaTimer = setInterval(() => {
+      void quotaSnapshots(config, quotaResults).then(
+        (snapshots) => {
+          const sent = new Map(snapshots.map((s) => [s.provider, s.sent]));
+          for (const s of snapshots) if (s.sent !== lastSent.get(s.provider)) quotaLog.info({ quota: s }, formatQuota(s));
+          lastSent = sent;
+        },
+        (err: unknown) => quotaLog.warn({ err }, 'could not read the LLM quota'),
+      );
+    }, QUOTA_LOG_MS);
+    quotaTimer.unref();
+    closers.push(async () => clearInterval(quotaTimer));
     closers.push(() => deps.indexes.close());
     const activities = createActivities(deps);
     if (queue !== 'llm') {
@@ -67,7 +92,7 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
         namespace,
         activities,
         provider,
-        ...(settings.requestsPerSecond !== undefined ? { requestsPerSecond: settings.requestsPerSecond } : {}),
+        ...(queueRequestsPerSecond(settings) !== undefined ? { requestsPerSecond: queueRequestsPerSecond(settings)! } : {}),
       });
       runs.push(worker.run());
     }

@@ -1,7 +1,8 @@
 // The routes the page uses, typed. Errors are problem+json (`detail`) or `{message}`.
 import type { RunConfig } from '../common/run-config-schema';
 import type { SweepProgress } from '../common/sweep';
-import type { RunEvent, RunSummary as WireRunSummary, RunView as WireRunView } from '../common/wire';
+import type { LlmQuotaView, RunEvent, RunSummary as WireRunSummary, RunView as WireRunView } from '../common/wire';
+export type { LlmQuotaView };
 
 export interface WebConfig {
   libraries: string[];
@@ -37,7 +38,7 @@ export interface SweepLinks {
   temporalUiRuns: string;
 }
 
-export type SweepView = SweepProgress & { links: SweepLinks };
+export type SweepView = SweepProgress & { links: SweepLinks; llmQuota?: LlmQuotaView[] };
 /** What a sweep's buttons ask: the three signals, and `retry` (POST …/retry: start the failed
  * runs of an ended sweep again). */
 export type SweepSignal = 'pause' | 'resume' | 'cancel' | 'retry';

@@ -140,6 +140,7 @@ export class SweepsPanel {
         ' · ',
         h('a', { href: view.links.temporalUi, target: '_blank', rel: 'noopener' }, 'The sweep workflow'),
       ),
+      ...quotaLines(view),
       h('p', { class: 'error sweep-error', role: 'alert', hidden: '' }),
     );
   }
@@ -167,4 +168,11 @@ export class SweepsPanel {
       this.busy = false;
     }
   }
+}
+
+/** Each LLM provider's quota (the limit that binds, how close to it), under a sweep still going. */
+function quotaLines(view: SweepView): HTMLElement[] {
+  return (view.llmQuota ?? []).map((q) =>
+    h('p', { class: 'sweep-quota', title: 'LLM quota over the last minute, whole deployment' }, `LLM quota · ${q.summary}`),
+  );
 }

@@ -9,7 +9,7 @@ import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepReques
 import { retrySweep, SweepRetryError } from '../../client/sweep-retry';
 import { sweepReportInput } from '../../client/sweep-report';
 import { temporalUiLink } from '../../client/runs';
-import { SweepProgressProperties } from '../../common/wire';
+import { LlmQuotaSchema, SweepProgressProperties } from '../../common/wire';
 import { HttpProblem, problemResponses } from '../problem';
 import { BenchmarkError, contentFreeMessage } from '../../engines/benchmarks/load';
 import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from '../../engines/sweeps/sweep-file';
@@ -35,6 +35,9 @@ export interface SweepRoutesOptions {
   /** The LLM providers configured (a configuration's `providers` may name only these). */
   providerNames?: string[];
   temporalUiUrl: string;
+  /** Each LLM provider's quota over the last minute, for the whole deployment (shown with the
+   * sweeps still running; infra/llm-quota.ts). */
+  llmQuota?: () => Promise<Static<typeof LlmQuotaSchema>[]>;
   namespace: string;
 }
 
@@ -81,8 +84,20 @@ const SweepLinks = Type.Object(
   },
   { additionalProperties: false },
 );
-// A sweep's status is defined once (common/wire.ts); the API adds its links.
-const SweepViewSchema = Type.Object({ ...SweepProgressProperties, links: SweepLinks }, { additionalProperties: false });
+// A sweep's status is defined once (common/wire.ts); the API adds its links and, while the sweep
+// is going, the deployment's LLM quota.
+const SweepViewSchema = Type.Object(
+  {
+    ...SweepProgressProperties,
+    llmQuota: Type.Optional(
+      Type.Array(LlmQuotaSchema, {
+        description: "each LLM provider's quota over the last minute, for the whole deployment (a sweep that is running or paused)",
+      }),
+    ),
+    links: SweepLinks,
+  },
+  { additionalProperties: false },
+);
 const StartedSchema = Type.Object(
   {
     id: Type.String(),
@@ -243,6 +258,13 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       temporalUiRuns: `${options.temporalUiUrl.replace(/\/$/, '')}/namespaces/${encodeURIComponent(options.namespace)}/workflows?query=${query}`,
     };
   };
+  // The providers' quota, read once per answer, on the views of sweeps still going.
+  const withQuota = async (views: ({ status: string; llmQuota?: Static<typeof LlmQuotaSchema>[] } | null)[]): Promise<void> => {
+    const going = views.filter((v) => v && (v.status === 'running' || v.status === 'paused'));
+    if (!options.llmQuota || going.length === 0) return;
+    const quota = await options.llmQuota().catch(() => []);
+    if (quota.length > 0) for (const v of going) v!.llmQuota = quota;
+  };
   // The sweep file itself says what is wrong with it (the same messages as `driftline sweep
   // start`); its JSON Schema is in the body's schema for the OpenAPI document only.
   const bodyFile = join(options.dataDir, 'request');
@@ -384,6 +406,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
           return progress ? { ...progress, links: links(row.id) } : null;
         }),
       );
+      await withQuota(views);
       return { items: views.filter((v) => v !== null) };
     },
   );
@@ -405,7 +428,9 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       // one, Temporal is not asked (it may refuse odd IDs outright).
       const progress = (await results.getSweep(id)) ? await getSweepProgress(temporal, results, id) : null;
       if (!progress) throw new HttpProblem(404, `no sweep "${id}"`, { id });
-      return { ...progress, links: links(id) };
+      const view = { ...progress, links: links(id) };
+      await withQuota([view]);
+      return view;
     },
   );
 

@@ -64,6 +64,10 @@ export interface ProviderSettings {
   /** The HTTP transport under the OpenAI client: the reply cache and ledger (metered-fetch.ts),
    * or anything else that answers the chat-completions protocol. Default: the network. */
   fetch?: typeof fetch;
+  /** The longest wait of a request for the provider's shared budget inside `fetch`
+   * (budgeted-fetch.ts): the call's timeout is extended by it, so waiting never eats the call's
+   * own time. */
+  budgetWaitMs?: number;
 }
 
 /** Which provider (and optionally which model) a role uses. */
@@ -165,7 +169,7 @@ class Endpoint {
       // Every HTTP request is one activity attempt: retries are Temporal's, after the provider's
       // task queue let the attempt through its rate limit.
       maxRetries: 0,
-      timeout: shared.timeoutMs,
+      timeout: shared.timeoutMs + (settings.budgetWaitMs ?? 0),
       ...(settings.fetch ? { fetch: settings.fetch } : {}),
     });
     this.provider = new Provider(settings.label ?? settings.baseURL, {

@@ -3,15 +3,19 @@
 // event loop (workflows, sweep, Lean) got round to them, bunched together. Started with IPC; it
 // sends `{url}` once listening and answers `stats` with the arrival times of chat completions.
 // FAKE_REFUSE_EVERY=10 FAKE_REFUSE_AT=2,5,8: requests numbered 2, 5, 8 of every ten get 429 with
-// `Retry-After: FAKE_RETRY_AFTER` seconds (default 1).
-import { defaultBrain, startFakeOpenAI, type FakeRequest } from './openai-server';
+// `Retry-After: FAKE_RETRY_AFTER` seconds (default 1). FAKE_LIMITS (JSON, FakeLimits) gives it an
+// account's rate limits; `{limits}` changes them, and `quota` answers with what each request was
+// charged and how it ended.
+import { defaultBrain, startFakeOpenAI, type FakeLimits, type FakeRequest } from './openai-server';
 
 const every = Number(process.env.FAKE_REFUSE_EVERY ?? 0);
 const refuseAt = new Set((process.env.FAKE_REFUSE_AT ?? '').split(',').filter(Boolean).map(Number));
 const retryAfter = Number(process.env.FAKE_RETRY_AFTER ?? 1);
 let n = 0;
 
+const limits = process.env.FAKE_LIMITS ? (JSON.parse(process.env.FAKE_LIMITS) as FakeLimits) : undefined;
 const fake = await startFakeOpenAI({
+  ...(limits ? { limits } : {}),
   handler: (req: FakeRequest) => {
     const i = n++;
     return every > 0 && refuseAt.has(i % every)
@@ -20,7 +24,12 @@ const fake = await startFakeOpenAI({
   },
 });
 process.send!({ url: fake.url });
-process.on('message', (msg) => {
+process.on('message', (msg: unknown) => {
   if (msg === 'stats') process.send!({ times: fake.requests.map((r) => r.at), statuses: n });
+  if (msg === 'quota') process.send!({ quota: fake.quota?.log ?? [] });
+  if (typeof msg === 'object' && msg !== null && 'limits' in msg) {
+    fake.quota?.set((msg as { limits: FakeLimits }).limits);
+    process.send!({ limitsSet: true });
+  }
 });
 process.on('disconnect', () => void fake.close().finally(() => process.exit(0)));

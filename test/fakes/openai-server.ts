@@ -3,6 +3,9 @@
 // would talk to a real provider.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { FakeQuota, type FakeLimits } from './openai-quota';
+
+export type { FakeLimits, QuotaRecord } from './openai-quota';
 
 export interface FakeToolCall {
   id: string;
@@ -174,6 +177,9 @@ export interface FakeOpenAIOptions {
   script?: Record<string, FakeReply[]>;
   /** When set, requests without `Authorization: Bearer <apiKey>` get HTTP 401. */
   apiKey?: string;
+  /** An account's rate limits and a reply latency that grows with the tokens generated
+   * (openai-quota.ts): requests over a limit get 429 with OpenAI's headers. */
+  limits?: FakeLimits;
 }
 
 export interface FakeOpenAI {
@@ -191,6 +197,9 @@ export interface FakeOpenAI {
   script(model: string, ...replies: FakeReply[]): void;
   /** Number of requests received for a model. */
   callsTo(model: string): number;
+  /** The rate limits in force (with `limits`): what each chat completion was charged and how it
+   * ended; `set` changes them from now on. */
+  quota: FakeQuota | undefined;
   close(): Promise<void>;
 }
 
@@ -463,6 +472,7 @@ function toolProtocolProblem(req: FakeRequest): string | null {
 
 export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<FakeOpenAI> {
   const handler = opts.handler ?? defaultBrain;
+  const quota = opts.limits ? new FakeQuota(opts.limits) : undefined;
   const queues = new Map<string, FakeReply[]>();
   const requests: FakeRequest[] = [];
   const usageServed: FakeOpenAI['usageServed'] = [];
@@ -529,6 +539,9 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
 
   const server = createServer(async (req, res) => {
     const at = Date.now();
+    // A request admitted by the quota that ends without a reply (a scripted fault, a failure):
+    // its slot is free again, its charge stands.
+    let releaseQuota = () => {};
     try {
       const path = (req.url ?? '').split('?')[0];
       if (req.method === 'POST' && path === '/v1/embeddings') return await answerEmbeddings(req, res);
@@ -573,9 +586,29 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       const protocolProblem = toolProtocolProblem(request);
       if (protocolProblem) return sendError(res, 400, protocolProblem);
 
+      // The account's limits: charged the prompt and max_tokens now, corrected to the usage when
+      // done; the reply takes longer the more tokens it generates.
+      const requestedMax = typeof body.max_tokens === 'number' ? body.max_tokens : 1024;
+      const charge = usageOf(request, '').prompt_tokens + requestedMax;
+      let quotaOpen = false;
+      if (quota) {
+        const admitted = quota.admit(charge, at);
+        if (!admitted.ok) return sendError(res, 429, admitted.message, admitted.headers);
+        quotaOpen = true;
+        releaseQuota = () => {
+          if (quotaOpen) quota.release();
+          quotaOpen = false;
+        };
+      }
+      const quotaDone = async (usage: { prompt_tokens: number; completion_tokens: number }): Promise<Record<string, string>> => {
+        if (!quota || !quotaOpen) return {};
+        await sleep(quota.latencyMs(usage.completion_tokens));
+        quotaOpen = false;
+        return quota.done(charge, usage.prompt_tokens + usage.completion_tokens, at);
+      };
       const reply = droppedSystem ? { content: 'Sure! What would you like me to do?' } : await next(request);
       if (reply.delayMs) await sleep(reply.delayMs);
-      if (sendScriptedFault(res, reply)) return;
+      if (sendScriptedFault(res, reply)) return releaseQuota();
       if ('toolCalls' in reply) {
         const toolCalls: FakeToolCall[] = reply.toolCalls.map((c) => ({
           id: c.id ?? `call_fake_${++toolCallCounter}`,
@@ -583,21 +616,28 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
           function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
         }));
         const text = JSON.stringify(toolCalls);
-        return sendJson(res, 200, {
-          id: `chatcmpl-fake-${++completionCounter}`,
-          object: 'chat.completion',
-          created: Math.floor(Date.now() / 1000),
-          model: request.model,
-          choices: [
-            {
-              index: 0,
-              message: { role: 'assistant', content: reply.content ?? null, refusal: null, tool_calls: toolCalls },
-              logprobs: null,
-              finish_reason: 'tool_calls',
-            },
-          ],
-          usage: served(request.model, usageOf(request, text)),
-        });
+        const usage = served(request.model, usageOf(request, text));
+        const headers = await quotaDone(usage);
+        return sendJson(
+          res,
+          200,
+          {
+            id: `chatcmpl-fake-${++completionCounter}`,
+            object: 'chat.completion',
+            created: Math.floor(Date.now() / 1000),
+            model: request.model,
+            choices: [
+              {
+                index: 0,
+                message: { role: 'assistant', content: reply.content ?? null, refusal: null, tool_calls: toolCalls },
+                logprobs: null,
+                finish_reason: 'tool_calls',
+              },
+            ],
+            usage,
+          },
+          headers,
+        );
       }
       const promptTokens = fakeTokens(JSON.stringify(request.messages));
       const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
@@ -616,22 +656,30 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         finishReason = 'length';
       }
       if (llama) await sleep(fakeTokens(content) * (llama.msPerToken ?? 0.5));
-      sendJson(res, 200, {
-        id: `chatcmpl-fake-${++completionCounter}`,
-        object: 'chat.completion',
-        created: Math.floor(Date.now() / 1000),
-        model: request.model,
-        choices: [
-          {
-            index: 0,
-            message: { role: 'assistant', content, refusal: null },
-            logprobs: null,
-            finish_reason: finishReason,
-          },
-        ],
-        usage: served(request.model, { ...usageOf(request, content), completion_tokens: fakeTokens(content) }),
-      });
+      const usage = served(request.model, { ...usageOf(request, content), completion_tokens: fakeTokens(content) });
+      const headers = await quotaDone(usage);
+      sendJson(
+        res,
+        200,
+        {
+          id: `chatcmpl-fake-${++completionCounter}`,
+          object: 'chat.completion',
+          created: Math.floor(Date.now() / 1000),
+          model: request.model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content, refusal: null },
+              logprobs: null,
+              finish_reason: finishReason,
+            },
+          ],
+          usage,
+        },
+        headers,
+      );
     } catch (err) {
+      releaseQuota();
       sendError(res, 500, `Fake server failure: ${(err as Error).message}`);
     }
   });
@@ -647,6 +695,7 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     scriptEmbeddings: (...replies) => void embeddingQueue.push(...replies),
     script,
     callsTo: (model) => requests.filter((r) => r.model === model).length,
+    quota,
     close: () =>
       new Promise<void>((resolve, reject) => {
         // Slow scripted replies may still hold sockets open; don't wait for them.

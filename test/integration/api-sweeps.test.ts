@@ -36,9 +36,12 @@ function serverOptions(): ApiOptions {
     temporalUiUrl: UI,
     providerNames: ['default'],
     // Benchmark paths resolve against the data directory: the fixtures' here.
-    sweeps: { results: stack.results, dataDir: dirname(MINI_BENCHMARK) },
+    sweeps: { results: stack.results, dataDir: dirname(MINI_BENCHMARK), llmQuota: async () => [QUOTA] },
   };
 }
+
+/** What the deployment's LLM quota reads (infra/llm-quota.ts in production). */
+const QUOTA = { provider: 'default', binding: 'tokens' as const, utilisation: 0.93, summary: 'default: tokens binds at 93%' };
 
 afterAll(async () => {
   await app?.close();
@@ -183,7 +186,10 @@ describe('a sweep over HTTP', () => {
       total: 4,
       done: 0,
       links: { self: '/v1/sweeps/api-sweep' },
+      // A sweep still going carries the providers' quota, for its card on the web page.
+      llmQuota: [QUOTA],
     });
+    expect((await get('/v1/sweeps')).json().items.find((v: { sweepId: string }) => v.sweepId === 'api-sweep').llmQuota).toEqual([QUOTA]);
     expectProblem(await get('/v1/sweeps/api-sweep/report'), 409, /no finished runs yet/);
 
     // Paused before any worker runs it: nothing starts until it is resumed.
