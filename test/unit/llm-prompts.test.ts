@@ -171,6 +171,44 @@ describe('extractLeanStatement', () => {
     );
   });
 
+  it('joins definitions given in their own blocks with the theorem block after them, in order', () => {
+    const reply = [
+      'First the answer set:',
+      '```lean\nimport Mathlib\n\nabbrev answer : Set ℕ := {2, 3}\n```',
+      'and a helper structure:',
+      '```lean4\nstructure Pair where\n  a : ℕ\n  b : ℕ\n```',
+      'Then the statement:',
+      '```lean\ntheorem t : {n : ℕ | n.Prime ∧ n ∣ 6} = answer := by\n  ext n; simp\n```',
+    ].join('\n');
+    expect(extractLeanStatement(reply)).toBe(
+      'abbrev answer : Set ℕ := {2, 3}\n\nstructure Pair where\n  a : ℕ\n  b : ℕ\n\ntheorem t : {n : ℕ | n.Prime ∧ n ∣ 6} = answer := by sorry',
+    );
+  });
+
+  it('joins no block before an earlier theorem, no non-Lean or definition-free block, and nothing after the theorem', () => {
+    const reply = [
+      '```lean\ndef stale : ℕ := 0\n```',
+      '```lean\ntheorem old : stale = 0 := by sorry\n```',
+      '```lean\ndef f (n : ℕ) : ℕ := n + 1\n```',
+      '```python\ndef g(n): return n\n```',
+      '```lean\ntheorem t (n : ℕ) : f n = n + 1 := by sorry\n```',
+      '```lean\ndef after : ℕ := 1\n```',
+    ].join('\n');
+    expect(extractLeanStatement(reply)).toBe('def f (n : ℕ) : ℕ := n + 1\n\ntheorem t (n : ℕ) : f n = n + 1 := by sorry');
+    // A block of checks between the definitions and the theorem ends the run of definitions.
+    const gap = '```lean\ndef f : ℕ := 1\n```\n```lean\n#check f\n```\n```lean\ntheorem t : f = 1 := by sorry\n```';
+    expect(extractLeanStatement(gap)).toBe('theorem t : f = 1 := by sorry');
+  });
+
+  it('does not declare a definition twice when the theorem block repeats it', () => {
+    const defs = 'abbrev answer : ℕ := 5';
+    const repeated = `\`\`\`lean\n${defs}\n\`\`\`\nWhole:\n\`\`\`lean\n${defs}\n\ntheorem t : answer = 5 := by sorry\n\`\`\``;
+    expect(extractLeanStatement(repeated)).toBe(`${defs}\n\ntheorem t : answer = 5 := by sorry`);
+    // Redefined with another body in the later block: the later one is kept, the earlier left out.
+    const redefined = '```lean\ndef f : ℕ := 1\n```\n```lean\ndef f : ℕ := 2\ntheorem t : f = 2 := by sorry\n```';
+    expect(extractLeanStatement(redefined)).toBe('def f : ℕ := 2\ntheorem t : f = 2 := by sorry');
+  });
+
   it('takes the theorem from a ```lean block and drops imports', () => {
     const reply = 'Here you go:\n```lean\nimport Mathlib\n\ntheorem t (n : ℕ) : n + 0 = n := by sorry\n```\nDone.';
     expect(extractLeanStatement(reply)).toBe('theorem t (n : ℕ) : n + 0 = n := by sorry');
