@@ -96,9 +96,9 @@ const GRAMMAR_MAX_STATEMENT = 1500;
 const GRAMMAR_MAX_DEFINITIONS = 3;
 const GRAMMAR_MAX_DEFINITION_LINES = 8;
 const GRAMMAR_DEFINITION_LINE = 100;
-/** The words a definition may start with in the grammar (the screen admits more, and still
- * decides what reaches Lean). Longest first only for reading; GBNF alternatives are unordered. */
-const GRAMMAR_DEFINITION_KEYWORDS = ['noncomputable def', 'def', 'abbrev', 'structure', 'class', 'inductive', 'instance'];
+/** The words a definition may start with in the grammar, and `open` (which the prompt allows);
+ * the screen admits more, and still decides what reaches Lean. */
+const GRAMMAR_DEFINITION_KEYWORDS = ['noncomputable def', 'def', 'abbrev', 'structure', 'class', 'inductive', 'instance', 'open'];
 /** Most characters of one definition line with its keyword and newline, and of a continuation
  * line (two spaces or `| `, the text, the newline). */
 const GRAMMAR_HEAD_CHARS = Math.max(...GRAMMAR_DEFINITION_KEYWORDS.map((k) => k.length)) + 1 + GRAMMAR_DEFINITION_LINE + 1;
@@ -108,11 +108,12 @@ const GRAMMAR_CONTINUATION_CHARS = 2 + GRAMMAR_DEFINITION_LINE + 1;
  * The answer's shape as a GBNF grammar, for providers that decode under one (a small local model
  * otherwise writes on until max tokens): one ```lean block holding, first, up to three
  * definitions (a `def`/`abbrev`/`noncomputable def`/`structure`/`class`/`inductive`/`instance`
- * line, then lines indented by two spaces or starting `| `, then a blank line at most), then one
- * `theorem` whose proof is `:= by sorry`; as a whole short enough to end within `maxTokens` (a
- * token is at least one character). Definitions get at most half the room: as many as it holds
- * with one line each (none below about 280 tokens), their later lines from what is left. The grammar only bounds the shape: the screen decides
- * afterwards what reaches Lean.
+ * line or an `open` line, then lines indented by two spaces or starting `| `, then a blank line
+ * at most), then one `theorem` whose proof is `:= by sorry`; as a whole short enough to end
+ * within `maxTokens` (a token is at least one character). Definitions get at most half the room:
+ * as many as it holds with one line each (none below about 280 tokens), their later lines from
+ * what is left. The grammar only bounds the shape: the screen decides afterwards what reaches
+ * Lean.
  */
 export function leanStatementGrammar(maxTokens: number): string {
   const room = Math.max(1, maxTokens - GRAMMAR_FRAME_CHARS);

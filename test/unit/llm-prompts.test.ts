@@ -131,7 +131,12 @@ describe('leanStatementGrammar (the formalizer reply of a grammar-decoding local
     expect(g.test(fenced(theorem))).toBe(true);
     expect(g.test(fenced(answer + theorem))).toBe(true);
     expect(g.test(fenced(structure + '\n' + inductive + '\n' + answer + theorem))).toBe(true);
-    for (const head of ['def f (n : ℕ) : ℕ := n + 1', 'noncomputable def g : ℝ := Real.pi', 'instance : Inhabited Color := ⟨.red⟩']) {
+    for (const head of [
+      'def f (n : ℕ) : ℕ := n + 1',
+      'noncomputable def g : ℝ := Real.pi',
+      'instance : Inhabited Color := ⟨.red⟩',
+      'open Real',
+    ]) {
       expect(g.test(fenced(`${head}\n${theorem}`)), head).toBe(true);
     }
   });
