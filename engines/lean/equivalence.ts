@@ -19,7 +19,8 @@ import type { DirectionResult, EquivalenceInput, EquivalenceResult } from '../..
 import type { LeanRunner } from './runner-contract';
 import { EQUIVALENCE_HYPOTHESIS as HYP, EQUIVALENCE_TACTICS, VACUOUS_HYPOTHESIS } from './equivalence-tactics';
 import { tokenize } from './lexer';
-import { screenStatement, type SafetyPolicy } from './statement-safety';
+import { screenText, type ScreenAs } from './screen-text';
+import type { SafetyPolicy } from './statement-safety';
 
 export { EQUIVALENCE_TACTICS };
 
@@ -31,11 +32,11 @@ export interface StatementParts {
   signature: string;
 }
 
-/** Splits a statement into preamble and signature, through the screen; undefined when the
- * screen refuses it. */
-export function statementParts(code: string, policy?: SafetyPolicy): StatementParts | undefined {
-  const screened = screenStatement(code, policy, { gold: true });
-  return screened.ok ? { preamble: screened.value.preamble, signature: screened.value.signature } : undefined;
+/** Splits a statement into preamble and signature, through the screen (`screenText`, read as
+ * `as`: a benchmark's gold by default); undefined when the screen refuses it. */
+export function statementParts(code: string, policy?: SafetyPolicy, as: ScreenAs = 'gold'): StatementParts | undefined {
+  const screened = screenText({ statement: code, as }, policy);
+  return screened.accepted ? { preamble: screened.parts.preamble, signature: screened.parts.signature } : undefined;
 }
 
 /** Preamble commands whose effect ends with the enclosing `section`. */
@@ -193,15 +194,17 @@ export async function checkEquivalence(
   });
 
   const parsed: StatementParts[] = [];
-  for (const [label, code] of [
-    ['candidate', input.candidate],
-    ['gold', input.gold],
+  for (const [label, code, as] of [
+    ['candidate', input.candidate, 'formalizer'],
+    ['gold', input.gold, 'gold'],
   ] as const) {
-    // The gold statement may come from an API request or a benchmark file: it is screened like
-    // any other text, and only the parts the screen rebuilt are sent to Lean.
-    const screened = screenStatement(code, settings.policy, { gold: true });
-    if (!screened.ok) return { ...fail(`refused before Lean: the ${label} statement: ${screened.reason}`), refused: label };
-    parsed.push({ preamble: screened.value.preamble, signature: screened.value.signature });
+    // Both texts may come from outside (a run's formalizer, an API request, a benchmark or
+    // predictions file): each is screened by the one screening function, the candidate as a
+    // formalizer's text and the gold as a gold statement, and only the parts the screen rebuilt
+    // are sent to Lean.
+    const screened = screenText({ statement: code, as }, settings.policy);
+    if (!screened.accepted) return { ...fail(`refused before Lean: the ${label} statement: ${screened.reason}`), refused: label };
+    parsed.push({ preamble: screened.parts.preamble, signature: screened.parts.signature });
   }
   const [candidate, gold] = parsed as [StatementParts, StatementParts];
   const layout = layoutFor(candidate, gold);

@@ -92,18 +92,56 @@ function repairRequest(repair: RepairContext): string {
 const GRAMMAR_FRAME_CHARS = 40;
 /** A statement longer than this is not a statement. */
 const GRAMMAR_MAX_STATEMENT = 1500;
+/** Definitions the grammar admits before the theorem, lines each, and characters a line. */
+const GRAMMAR_MAX_DEFINITIONS = 3;
+const GRAMMAR_MAX_DEFINITION_LINES = 8;
+const GRAMMAR_DEFINITION_LINE = 100;
+/** The words a definition may start with in the grammar, and `open` (which the prompt allows);
+ * the screen admits more, and still decides what reaches Lean. */
+const GRAMMAR_DEFINITION_KEYWORDS = ['noncomputable def', 'def', 'abbrev', 'structure', 'class', 'inductive', 'instance', 'open'];
+/** Most characters of one definition line with its keyword and newline, and of a continuation
+ * line (two spaces or `| `, the text, the newline). */
+const GRAMMAR_HEAD_CHARS = Math.max(...GRAMMAR_DEFINITION_KEYWORDS.map((k) => k.length)) + 1 + GRAMMAR_DEFINITION_LINE + 1;
+const GRAMMAR_CONTINUATION_CHARS = 2 + GRAMMAR_DEFINITION_LINE + 1;
 
 /**
  * The answer's shape as a GBNF grammar, for providers that decode under one (a small local model
- * otherwise writes on until max tokens): one ```lean block holding one `theorem` whose proof is
- * `:= by sorry`, short enough to end within `maxTokens` (a token is at least one character).
+ * otherwise writes on until max tokens): one ```lean block holding, first, up to three
+ * definitions (a `def`/`abbrev`/`noncomputable def`/`structure`/`class`/`inductive`/`instance`
+ * line or an `open` line, then lines indented by two spaces or starting `| `, then a blank line
+ * at most), then one `theorem` whose proof is `:= by sorry`; as a whole short enough to end
+ * within `maxTokens` (a token is at least one character). Definitions get at most half the room:
+ * as many as it holds with one line each (none below about 280 tokens), their later lines from
+ * what is left. The grammar only bounds the shape: the screen decides afterwards what reaches
+ * Lean.
  */
 export function leanStatementGrammar(maxTokens: number): string {
-  const n = Math.max(1, Math.min(GRAMMAR_MAX_STATEMENT, maxTokens - GRAMMAR_FRAME_CHARS));
+  const room = Math.max(1, maxTokens - GRAMMAR_FRAME_CHARS);
+  // As many definitions (three at most) as half the room holds with one line each (and a blank
+  // line after); what is left of each one's share goes to its later lines.
+  const half = Math.floor(room / 2);
+  const definitions = Math.min(GRAMMAR_MAX_DEFINITIONS, Math.floor(half / (GRAMMAR_HEAD_CHARS + 1)));
+  const withDefinitions = definitions > 0;
+  const continuations = withDefinitions
+    ? Math.min(
+        GRAMMAR_MAX_DEFINITION_LINES - 1,
+        Math.floor((Math.floor(half / definitions) - GRAMMAR_HEAD_CHARS - 1) / GRAMMAR_CONTINUATION_CHARS),
+      )
+    : 0;
+  const definitionsChars = definitions * (GRAMMAR_HEAD_CHARS + continuations * GRAMMAR_CONTINUATION_CHARS + 1);
+  const n = Math.max(1, Math.min(GRAMMAR_MAX_STATEMENT, room - definitionsChars));
+  // No backquote anywhere: the block cannot be closed early. No `:=`-free rule needed: the cut
+  // at the first top-level `:=` (extractLeanStatement) drops any proof the model starts.
+  const line = `[^\`\\n]{1,${GRAMMAR_DEFINITION_LINE}}`;
   return [
-    'root ::= "```lean\\n" "theorem " statement " := by sorry\\n```"',
-    // No backquote: the block cannot be closed early; no `:=`-free rule needed, the cut at the
-    // first top-level `:=` (extractLeanStatement) drops any proof the model starts.
+    `root ::= "\`\`\`lean\\n" ${withDefinitions ? `definition{0,${definitions}} ` : ''}"theorem " statement " := by sorry\\n\`\`\`"`,
+    ...(withDefinitions
+      ? [
+          `definition ::= keyword " " ${line} "\\n"${continuations > 0 ? ` continuation{0,${continuations}}` : ''} "\\n"?`,
+          `keyword ::= ${GRAMMAR_DEFINITION_KEYWORDS.map((k) => `"${k}"`).join(' | ')}`,
+          ...(continuations > 0 ? [`continuation ::= ("  " | "| ") ${line} "\\n"`] : []),
+        ]
+      : []),
     `statement ::= [^\`]{1,${n}}`,
   ].join('\n');
 }

@@ -215,6 +215,15 @@ export function elaborate(
   for (const d of declarations(cmd)) {
     const text = cmd.slice(d.start, d.end);
     const name = cmd.slice(d.namePos, d.namePos + d.nameLength);
+    // As Lean: a name declared again (in this command or the environment) is an error.
+    if (
+      d.kind !== 'example' &&
+      d.namePos !== d.start &&
+      startsLine(cmd, d.start) &&
+      (Object.hasOwn(declared, name) || Object.hasOwn(env, name))
+    ) {
+      messages.push(at(cmd, d.namePos, d.nameLength, 'error', `'${name}' has already been declared`));
+    }
     const type = statementType(text);
     const signature = declarationSignature(text);
     // A proof leaning on an earlier theorem (in the env or this command) closes its goal only
@@ -283,6 +292,12 @@ function queries(cmd: string, script: FakeReplScript, env: Record<string, string
 // Declaration keywords, as whole words (not a field such as `Foo.def`).
 const DECLARATION = /(?<![.\p{L}\p{N}_'])\b(theorem|lemma|def|example|instance|abbrev|structure|inductive|class)\b(\s+([^\s:({[⦃]+))?/gu;
 const THEOREM_KINDS = new Set(['theorem', 'lemma', 'example']);
+
+/** Whether the declaration word at `index` starts its command: only modifiers before it on its line. */
+function startsLine(cmd: string, index: number): boolean {
+  const before = cmd.slice(cmd.lastIndexOf('\n', index - 1) + 1, index);
+  return /^\s*(?:@\[[^\]]*\]\s*)?(?:(?:private|protected|noncomputable)\s+)*$/.test(before);
+}
 
 function declarations(cmd: string): { kind: string; start: number; end: number; namePos: number; nameLength: number }[] {
   const found = [...cmd.matchAll(DECLARATION)];

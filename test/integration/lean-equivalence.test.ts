@@ -133,4 +133,49 @@ ${GOLD}`,
     expect(result).toMatchObject({ equivalent: false, notComparable: true });
     expect(fake.count('body')).toBe(0);
   });
+
+  it('compares two statements with the same definitions, declaring them once in every check', async () => {
+    // `answer` exists only where the text defines it; a definition given twice is an error, as in Lean.
+    const { pool, fake } = setup({ userNames: 'answer' });
+    const defs = 'abbrev answer : ℕ := 5';
+    const twice = await pool.check(`${defs}\n${defs}\ntheorem t : answer = 5 := by sorry`);
+    expect(twice.messages).toContainEqual(expect.objectContaining({ severity: 'error', text: "'answer' has already been declared" }));
+    const before = fake.count('body');
+    const result = await checkEquivalence(
+      pool,
+      {
+        candidate: `${defs}\n\ntheorem c : answer = 5 := by sorry`,
+        gold: `${defs}\ntheorem g : answer = 5 := by sorry`,
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(result).toMatchObject({ equivalent: true, candidateToGold: { proved: true }, goldToCandidate: { proved: true } });
+    expect(result.notComparable).toBeUndefined();
+    expect(result.reason).toBeUndefined();
+    expect(fake.count('body') - before).toBeGreaterThanOrEqual(4);
+  });
+
+  it('screens the candidate as a formalizer text and the gold as a gold statement (screenText)', async () => {
+    const { pool, fake } = setup();
+    // A gold may leave its proof out (`:= by`); a formalizer text must end in `:= by sorry`.
+    const goldWithoutSorry = await checkEquivalence(
+      pool,
+      { candidate: CANDIDATE, gold: 'theorem gold (p : ℕ) (hp : p.Prime) : p ≥ 2 := by' },
+      { timeoutMs: 30_000 },
+    );
+    expect(goldWithoutSorry).toMatchObject({ equivalent: true });
+    const candidateWithoutSorry = await checkEquivalence(
+      pool,
+      { candidate: 'theorem cand (p : ℕ) (hp : Nat.Prime p) : 2 ≤ p := by', gold: GOLD },
+      { timeoutMs: 30_000 },
+    );
+    expect(candidateWithoutSorry).toMatchObject({
+      equivalent: false,
+      refused: 'candidate',
+      reason: expect.stringMatching(/^refused before Lean: the candidate statement: a proof; the statement must end in `:= by sorry`/),
+    });
+    const empty = await checkEquivalence(pool, { candidate: CANDIDATE, gold: '   ' }, { timeoutMs: 30_000 });
+    expect(empty).toMatchObject({ equivalent: false, refused: 'gold' });
+    expect(fake.count('body')).toBeGreaterThan(0);
+  });
 });

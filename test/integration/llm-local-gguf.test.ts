@@ -23,7 +23,8 @@ import { localFetch } from '../../engines/llm/local-fetch';
 import { toStrictJsonSchema } from '../../engines/llm/strict-json-schema';
 import { JudgeReply } from '../../engines/llm/judge-prompt';
 import { DecomposeReply } from '../../engines/llm/decompose-prompt';
-import { leanStatementGrammar } from '../../engines/llm/formalize-prompt';
+import { extractLeanStatement, leanStatementGrammar } from '../../engines/llm/formalize-prompt';
+import { gbnfRegExp } from '../helpers/gbnf';
 import { createLlmClient } from '../../engines/llm/client';
 import { loadConfig } from '../../infra/config';
 import { closeLocalModels, createConfiguredLlm } from '../../infra/deps';
@@ -82,10 +83,12 @@ describe('grammars from our schemas', () => {
     expect(fitGrammarBounds(toStrictJsonSchema(JudgeReply), 4096)).toEqual(DEFAULT_GRAMMAR_BOUNDS);
   });
 
-  it('gives the formalizer one lean block with one sorry theorem, as long as max tokens allow', () => {
-    const g = leanStatementGrammar(150);
-    expect(g).toContain('root ::= "```lean\\n" "theorem " statement " := by sorry\\n```"');
-    expect(g).toContain('statement ::= [^`]{1,110}');
+  it('gives the formalizer one lean block: definitions, then one sorry theorem, as long as max tokens allow', () => {
+    // The grammar's language and length bound are unit-tested (llm-prompts.test.ts); here, its frame.
+    const g = leanStatementGrammar(2048);
+    expect(g).toContain('root ::= "```lean\\n" definition{0,3} "theorem " statement " := by sorry\\n```"');
+    expect(leanStatementGrammar(150)).toContain('root ::= "```lean\\n" "theorem " statement " := by sorry\\n```"');
+    expect(leanStatementGrammar(150)).toContain('statement ::= [^`]{1,110}');
     expect(leanStatementGrammar(100_000)).toContain('{1,1500}');
   });
 });
@@ -269,6 +272,30 @@ describe.skipIf(!haveModel)(`the real model, ${MODEL.split('/').pop()}`, () => {
       [1, 2].map((i) => chat.complete({ messages: [{ role: 'user', content: `Say ${i}.` }], maxTokens: 3, temperature: 0 })),
     );
     expect(both.map((r) => r.usage.completionTokens)).toEqual([3, 3]);
+  }, 600_000);
+
+  // node-llama-cpp reads the grammar with its definitions rule, and the model, asked to copy an
+  // abbrev and a theorem, writes both within it.
+  it('writes a definition and a theorem under the formalizer grammar, which extractLeanStatement reads whole', async () => {
+    const code = 'abbrev answer : ℕ := 5\n\ntheorem t : answer = 5';
+    const grammar = leanStatementGrammar(300);
+    const started = Date.now();
+    const reply = await chat.complete({
+      messages: [
+        { role: 'user', content: `Copy this Lean code exactly, in one lean code block:\n\n\`\`\`lean\n${code} := by sorry\n\`\`\`` },
+      ],
+      grammar,
+      maxTokens: 300,
+      temperature: 0,
+      seed: 1,
+    });
+    console.log(
+      `[llm-local-gguf] formalizer-grammar reply in ${Date.now() - started} ms (load ${load()}): ${JSON.stringify(reply.content)}`,
+    );
+    expect(reply.finishReason).toBe('stop');
+    expect(gbnfRegExp(grammar).test(reply.content)).toBe(true);
+    expect(leanStatementGrammar(300)).toContain('definition{0,1}');
+    expect(extractLeanStatement(reply.content)).toMatch(/^abbrev answer : ℕ := 5\s+theorem t : answer = 5 := by sorry$/);
   }, 600_000);
 
   it('refuses a prompt that does not fit in the context beside max tokens, rather than cutting it', async () => {

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Premise } from '../../common/retrieval-types';
 import type { FormalizeStageInput } from '../../common/run-types';
 import { buildDecomposeMessages, DecomposeReply, toSubQueries } from '../../engines/llm/decompose-prompt';
-import { buildFormalizeMessages, extractLeanStatement, MAX_SOURCE_CHARS } from '../../engines/llm/formalize-prompt';
+import { buildFormalizeMessages, extractLeanStatement, leanStatementGrammar, MAX_SOURCE_CHARS } from '../../engines/llm/formalize-prompt';
 import { buildJudgeMessages, enforceVerdict, JudgeReply } from '../../engines/llm/judge-prompt';
+import { gbnfMaxLength, gbnfRegExp } from '../helpers/gbnf';
 
 const statement = 'Let p be a prime of the form 4t+3. Then a is a primitive root mod p iff -a has order (p-1)/2.';
 
@@ -118,6 +119,53 @@ describe('formalize prompt', () => {
   });
 });
 
+describe('leanStatementGrammar (the formalizer reply of a grammar-decoding local model)', () => {
+  const fenced = (code: string) => '```lean\n' + code + ' := by sorry\n```';
+  const answer = 'abbrev answer : Set ℕ := {n | n = 2 ∨ n = 3}\n\n';
+  const structure = 'structure Point where\n  x : ℝ\n  y : ℝ\n';
+  const inductive = 'inductive Color\n| red\n| blue\n';
+  const theorem = 'theorem t : {n : ℕ | Nat.Prime n ∧ n ∣ 6} = answer';
+
+  it('admits definitions (def, abbrev, noncomputable def, structure, inductive, instance) before the one theorem', () => {
+    const g = gbnfRegExp(leanStatementGrammar(2048));
+    expect(g.test(fenced(theorem))).toBe(true);
+    expect(g.test(fenced(answer + theorem))).toBe(true);
+    expect(g.test(fenced(structure + '\n' + inductive + '\n' + answer + theorem))).toBe(true);
+    for (const head of [
+      'def f (n : ℕ) : ℕ := n + 1',
+      'noncomputable def g : ℝ := Real.pi',
+      'instance : Inhabited Color := ⟨.red⟩',
+      'open Real',
+    ]) {
+      expect(g.test(fenced(`${head}\n${theorem}`)), head).toBe(true);
+    }
+  });
+
+  it('admits no other command before the theorem, no fourth definition, no backquote, and nothing after the block', () => {
+    const g = gbnfRegExp(leanStatementGrammar(2048));
+    for (const bad of ['#eval 1', 'macro "x" : term => `(1)', 'axiom bad : False', '@[simp] def f : ℕ := 1', 'unsafe def f : ℕ := 1']) {
+      expect(g.test(fenced(`${bad}\n${theorem}`)), bad).toBe(false);
+    }
+    expect(g.test(fenced('def a : ℕ := 1\ndef b : ℕ := 2\ndef c : ℕ := 3\ndef d : ℕ := 4\n' + theorem))).toBe(false);
+    expect(g.test(fenced('theorem t : `(x) = 1'))).toBe(false);
+    expect(g.test(fenced(theorem) + '\nmore')).toBe(false);
+    // A definition's later lines are indented or constructor lines; a bare line is not one.
+    expect(g.test(fenced('structure P where\nx : ℕ\n' + theorem))).toBe(false);
+  });
+
+  it('ends within max tokens at one character a token, definitions only when there is room for them', () => {
+    for (const maxTokens of [41, 100, 150, 280, 300, 400, 800, 1024, 2048, 4096, 100_000]) {
+      const g = leanStatementGrammar(maxTokens);
+      expect(gbnfMaxLength(g), `${maxTokens}`).toBeLessThanOrEqual(maxTokens);
+    }
+    expect(leanStatementGrammar(150)).not.toContain('definition');
+    expect(leanStatementGrammar(150)).toContain('statement ::= [^`]{1,110}');
+    expect(leanStatementGrammar(300)).toContain('definition{0,1}');
+    expect(leanStatementGrammar(1024)).toContain('definition{0,3}');
+    expect(leanStatementGrammar(100_000)).toContain('statement ::= [^`]{1,1500}');
+  });
+});
+
 describe('extractLeanStatement', () => {
   it('keeps the definitions before the theorem with it, their bodies untouched', () => {
     const reply =
@@ -126,6 +174,44 @@ describe('extractLeanStatement', () => {
     expect(extractLeanStatement(reply)).toBe(
       'abbrev answer : Set ℕ := {n | n = 2}\n\ndef f (n : ℕ) : ℕ := n + 1\n\ntheorem t : {n : ℕ | Nat.Prime n ∧ Even n} = answer := by sorry',
     );
+  });
+
+  it('joins definitions given in their own blocks with the theorem block after them, in order', () => {
+    const reply = [
+      'First the answer set:',
+      '```lean\nimport Mathlib\n\nabbrev answer : Set ℕ := {2, 3}\n```',
+      'and a helper structure:',
+      '```lean4\nstructure Pair where\n  a : ℕ\n  b : ℕ\n```',
+      'Then the statement:',
+      '```lean\ntheorem t : {n : ℕ | n.Prime ∧ n ∣ 6} = answer := by\n  ext n; simp\n```',
+    ].join('\n');
+    expect(extractLeanStatement(reply)).toBe(
+      'abbrev answer : Set ℕ := {2, 3}\n\nstructure Pair where\n  a : ℕ\n  b : ℕ\n\ntheorem t : {n : ℕ | n.Prime ∧ n ∣ 6} = answer := by sorry',
+    );
+  });
+
+  it('joins no block before an earlier theorem, no non-Lean or definition-free block, and nothing after the theorem', () => {
+    const reply = [
+      '```lean\ndef stale : ℕ := 0\n```',
+      '```lean\ntheorem old : stale = 0 := by sorry\n```',
+      '```lean\ndef f (n : ℕ) : ℕ := n + 1\n```',
+      '```python\ndef g(n): return n\n```',
+      '```lean\ntheorem t (n : ℕ) : f n = n + 1 := by sorry\n```',
+      '```lean\ndef after : ℕ := 1\n```',
+    ].join('\n');
+    expect(extractLeanStatement(reply)).toBe('def f (n : ℕ) : ℕ := n + 1\n\ntheorem t (n : ℕ) : f n = n + 1 := by sorry');
+    // A block of checks between the definitions and the theorem ends the run of definitions.
+    const gap = '```lean\ndef f : ℕ := 1\n```\n```lean\n#check f\n```\n```lean\ntheorem t : f = 1 := by sorry\n```';
+    expect(extractLeanStatement(gap)).toBe('theorem t : f = 1 := by sorry');
+  });
+
+  it('does not declare a definition twice when the theorem block repeats it', () => {
+    const defs = 'abbrev answer : ℕ := 5';
+    const repeated = `\`\`\`lean\n${defs}\n\`\`\`\nWhole:\n\`\`\`lean\n${defs}\n\ntheorem t : answer = 5 := by sorry\n\`\`\``;
+    expect(extractLeanStatement(repeated)).toBe(`${defs}\n\ntheorem t : answer = 5 := by sorry`);
+    // Redefined with another body in the later block: the later one is kept, the earlier left out.
+    const redefined = '```lean\ndef f : ℕ := 1\n```\n```lean\ndef f : ℕ := 2\ntheorem t : f = 2 := by sorry\n```';
+    expect(extractLeanStatement(redefined)).toBe('def f : ℕ := 2\ntheorem t : f = 2 := by sorry');
   });
 
   it('takes the theorem from a ```lean block and drops imports', () => {
