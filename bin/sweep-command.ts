@@ -327,7 +327,7 @@ async function reportCommand(id: string, opts: { out?: string; format: 'html' | 
     // The status is shown on the report; a sweep whose Temporal history is gone still reports.
     const progress = await getSweepProgress(client, db, id).catch(() => null);
     const status = progress?.budget?.reached ? `${progress.status}: ${budgetText(progress)}` : progress?.status;
-    const input = await sweepReportInput(db, id, { status, temporalUiUrl: temporalUiUrl(cfg), namespace: cfg.temporal.namespace });
+    const input = await sweepReportInput(db, id, { status, temporalUi: { base: temporalUiUrl(cfg), namespace: cfg.temporal.namespace } });
     if (!input) fail(`no sweep "${id}" in the results database`);
     if (input.records.length === 0) fail(`sweep ${id} has no finished runs yet; nothing to report`);
     if (opts.format !== 'html') {
