@@ -208,10 +208,15 @@ export const ConfigSchema = z.object({
       ),
     })
     .prefault({}),
-  libraries: setting('DRIFTLINE_LIBRARIES', z.array(LibrarySchema), 'the libraries to serve; the first is the default', {
-    type: '`name=corpus.jsonl` pairs, comma separated',
-    unset: '`connf=` the pulled `connf/library.jsonl` (none until it is pulled)',
-  }),
+  libraries: setting(
+    'DRIFTLINE_LIBRARIES',
+    z.array(LibrarySchema),
+    "the libraries the workers serve; the first is the default. The main worker records them in the data directory (`libraries.json`), where the CLI's `formalize` and `sweep start` read them",
+    {
+      type: '`name=corpus.jsonl` pairs, comma separated',
+      unset: '`connf=` the pulled `connf/library.jsonl` (none until it is pulled)',
+    },
+  ),
   llm: z.object({
     baseURL: setting(
       'OPENAI_BASE_URL',
