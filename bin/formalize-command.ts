@@ -1,12 +1,12 @@
 // `driftline formalize`: start a run, follow its events (one long poll of the run's history at a
 // time, no query polling), print the result. Its exit status: bin/exit-codes.ts (0 compiled or
 // no Lean to check it, 1 the run failed, 2 Lean rejected it, 3 the screen refused it).
-import { configOrExit as config, fail, stackProviderNames } from './cli-support';
+import { configOrExit as config, fail, stackLibraries, stackProviderNames } from './cli-support';
 import { connectClient, temporalAddress } from '../infra/connect';
 import { runLlmSettings, temporalUiUrl } from '../infra/config';
 import { followRunToEnd, TemporalLostError } from '../client/follow-run';
 import { startFormalization, temporalUiLink } from '../client/runs';
-import { startRequestProblem } from '../common/run-config';
+import { startRequestProblem } from '../client/start-request';
 import { printResult, stagePrinter } from './run-output';
 import { runConfigFromOptions } from './run-config-options';
 import { formalizeExitCode } from './exit-codes';
@@ -34,10 +34,8 @@ function inFlagWords(message: string): string {
 }
 
 export async function formalizeCommand(statement: string, opts: Record<string, unknown>): Promise<void> {
-  // A client: the workers read the corpus files, this command only names a library.
+  // A client: the workers read the corpus files, this command only names a library the stack serves.
   const cfg = config({ skipFileChecks: true });
-  const library = (opts.library as string | undefined) ?? cfg.libraries[0]?.name;
-  if (!library) fail('no library is configured: set DRIFTLINE_LIBRARIES=name=path/to/corpus.jsonl');
   if (!statement.trim()) fail('the statement is empty');
   // The API's limit (its schema counts code points, as here), so both refuse the same statements.
   const length = [...statement].length;
@@ -48,17 +46,18 @@ export async function formalizeCommand(statement: string, opts: Record<string, u
   }
   const runConfig = runConfigFromOptions(opts);
   const client = await connectClient(cfg).catch((err: Error) => fail(err.message));
-  // The rules every door into runs applies (common/run-config.ts), on the stack's providers
-  // rather than this shell's, in the words of this command's flags.
+  // The rules every door into runs applies (common/run-config.ts), on the stack's libraries and
+  // providers rather than this shell's, in the words of this command's flags.
+  const served = stackLibraries(cfg);
+  const library = (opts.library as string | undefined) ?? served.defaultLibrary;
   const refused = startRequestProblem(
     { library, config: runConfig, ...(opts.goldPremises ? { goldPremises: ['given'] } : {}) },
-    {
-      libraries: cfg.libraries.map((l) => l.name),
-      defaultLibrary: library,
-      providerNames: await stackProviderNames(cfg, client, Object.values(runConfig.providers ?? {})),
-    },
+    { ...served, providerNames: await stackProviderNames(cfg, client, Object.values(runConfig.providers ?? {})) },
   );
-  if (refused) fail(inFlagWords(refused.message));
+  if (refused) {
+    await client.connection.close().catch(() => undefined);
+    fail(inFlagWords(refused.message));
+  }
   const list = (value: unknown) =>
     typeof value === 'string'
       ? value

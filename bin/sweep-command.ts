@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import type { Client } from '@temporalio/client';
-import { configOrExit as loadCfg, fail, stackProviderNames } from './cli-support';
+import { configOrExit as loadCfg, fail, stackLibraries, stackProviderNames } from './cli-support';
 import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
 import { createIndexStore } from '../infra/deps';
@@ -70,11 +70,11 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
     fail((err as Error).message);
   }
   await withServices(async (_cfg, db, client) => {
-    // The rules every door applies (client/sweep-prepare.ts), on the stack's LLM providers.
+    // The rules every door applies (client/sweep-prepare.ts), on the stack's libraries and LLM providers.
     const asked = spec.configurations.flatMap((c) => Object.values(c.config.providers ?? {}));
     const providerNames = await stackProviderNames(cfg, client, asked);
-    const problem = sweepStartProblem(spec, { libraries: cfg.libraries.map((l) => l.name), providerNames });
-    if (problem) fail(`${file}: ${problem}${problem.startsWith('library:') ? ' (DRIFTLINE_LIBRARIES)' : ''}`);
+    const problem = sweepStartProblem(spec, { libraries: stackLibraries(cfg).libraries, providerNames });
+    if (problem) fail(`${file}: ${problem}`);
     // Every record and predictions line is checked before anything starts: a bad line stops
     // here, naming file and line.
     const prepared = await prepareSweep(spec, {
@@ -327,7 +327,7 @@ async function reportCommand(id: string, opts: { out?: string; format: 'html' | 
     // The status is shown on the report; a sweep whose Temporal history is gone still reports.
     const progress = await getSweepProgress(client, db, id).catch(() => null);
     const status = progress?.budget?.reached ? `${progress.status}: ${budgetText(progress)}` : progress?.status;
-    const input = await sweepReportInput(db, id, { status, temporalUiUrl: temporalUiUrl(cfg), namespace: cfg.temporal.namespace });
+    const input = await sweepReportInput(db, id, { status, temporalUi: { base: temporalUiUrl(cfg), namespace: cfg.temporal.namespace } });
     if (!input) fail(`no sweep "${id}" in the results database`);
     if (input.records.length === 0) fail(`sweep ${id} has no finished runs yet; nothing to report`);
     if (opts.format !== 'html') {

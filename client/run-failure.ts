@@ -27,7 +27,7 @@ function messageOf(e: unknown): string {
 export function describeRunFailure(err: unknown): RunFailure {
   const links = chain(err);
   const activity = links.find((e): e is ActivityFailure => e instanceof ActivityFailure);
-  // The pipeline's stage name (older runs' activity draftStatement is the stage formalize).
+  // The pipeline's stage name (a retired activity of an older run reads as its stage: common/stages.ts).
   const stage = activity ? (stageOfActivity(activity.activityType) ?? activity.activityType) : undefined;
   const mainAt = links.findIndex(
     (e) =>

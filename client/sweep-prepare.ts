@@ -4,6 +4,7 @@
 // keep only their I/O (where files may be read from) and their wording of a file's errors.
 import type { BenchmarkItem } from '../common/sweep';
 import { runProvidersProblem } from '../common/run-config';
+import { addLibraryHint } from './start-request';
 import { loadBenchmarks } from '../engines/benchmarks/load';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
 import { describeProblem, ignoredNote, PredictionsError, readPredictions, type PredictionSet } from '../engines/sweeps/predictions';
@@ -16,7 +17,7 @@ export function sweepStartProblem(
   served: { libraries: readonly string[]; providerNames: readonly string[] },
 ): string | null {
   if (!served.libraries.includes(spec.library))
-    return `library: "${spec.library}" is not configured; known: ${served.libraries.join(', ') || 'none'}`;
+    return `library: "${spec.library}" is not configured; known: ${served.libraries.join(', ') || 'none'}. ${addLibraryHint(spec.library)}`;
   for (const c of spec.configurations) {
     const problem = runProvidersProblem(c.config, [...served.providerNames]);
     if (problem) return `configurations.${c.name}: ${problem}`;

@@ -110,7 +110,7 @@ async function rescoreMeta(ledger: SqlReplyLedger, r: RescoreSpec | undefined): 
 export async function sweepReportInput(
   db: ResultsDb,
   id: string,
-  opts: { status?: string; temporalUiUrl?: string; namespace?: string } = {},
+  opts: { status?: string; temporalUi?: { base: string; namespace: string } } = {},
 ): Promise<SweepReportInput | null> {
   const row = await db.getSweep(id);
   if (!row) return null;
@@ -146,7 +146,6 @@ export async function sweepReportInput(
       informal: Object.fromEntries((await db.items(id)).map((item) => [item.id, item.informal])),
     },
     records: await db.runs(id),
-    ...(opts.temporalUiUrl ? { temporalUiUrl: opts.temporalUiUrl } : {}),
-    ...(opts.namespace ? { namespace: opts.namespace } : {}),
+    ...(opts.temporalUi ? { temporalUi: opts.temporalUi } : {}),
   };
 }

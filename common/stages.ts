@@ -38,6 +38,10 @@ export interface ActivityEntry {
   queue: ActivityQueue;
   /** `stage`: the stage's own activity; `tool`: a helper inside a stage (named beside it). */
   role: 'stage' | 'tool';
+  /** An activity today's workflow code no longer schedules: it stays registered (and its
+   * events read as its stage) for runs started before the `patched()` ID that replaced it,
+   * until no such run can be open or replayed (docs/decisions/0012). */
+  retiredBy?: string;
 }
 
 /** Every activity a workflow proxies; the compiler holds this to the activity interfaces
@@ -47,8 +51,8 @@ export const ACTIVITIES = {
   retrieve: { stage: 'retrieve', queue: 'main', role: 'stage' },
   illustrate: { stage: 'illustrate', queue: 'main', role: 'stage' },
   formalize: { stage: 'formalize', queue: 'llm', role: 'stage' },
-  // Both stages' activity in runs started before the 'formalize-repair-activities' patch.
-  draftStatement: { stage: 'formalize', queue: 'llm', role: 'stage' },
+  // The one home of this legacy name: both stages' activity in runs started before the patch.
+  draftStatement: { stage: 'formalize', queue: 'llm', role: 'stage', retiredBy: 'formalize-repair-activities' },
   agentStep: { stage: 'agent', queue: 'llm', role: 'tool' },
   draft: { stage: 'agent', queue: 'llm', role: 'tool' },
   compile: { stage: 'compile', queue: 'lean', role: 'stage' },
@@ -71,6 +75,18 @@ function activitiesWhere(keep: (entry: ActivityEntry) => boolean): ActivityName[
 export const LLM_ACTIVITY_NAMES = activitiesWhere((a) => a.queue === 'llm') as Array<
   { [K in ActivityName]: (typeof ACTIVITIES)[K]['queue'] extends 'llm' ? K : never }[ActivityName]
 >;
+
+/** The activities kept only for runs started before the patch that retired them (an old run's
+ * events, failures and replays still name them), with that patch's ID. */
+export const RETIRED_ACTIVITIES: ReadonlyArray<{ activity: ActivityName; patch: string }> = (
+  Object.keys(ACTIVITIES) as ActivityName[]
+).flatMap((activity) => {
+  const patch = (ACTIVITIES[activity] as ActivityEntry).retiredBy;
+  return patch ? [{ activity, patch }] : [];
+});
+
+/** The activities a run started by today's code may schedule (the retired ones left out). */
+export const CURRENT_ACTIVITY_NAMES = activitiesWhere((a) => a.retiredBy === undefined);
 
 /** The stage an activity serves, for activities a workflow schedules before naming a stage;
  * undefined for bookkeeping and for names this registry does not know. */

@@ -5,6 +5,7 @@
 import { isAbsolute, join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PROJECT_ROOT } from './temporal-cli';
+import { DEFAULT_TEMPORAL_NAMESPACE } from './config';
 import { ensureClusterTools } from './temporal-cluster-tools';
 import { DEFAULT_CLUSTER_PORTS, startCluster, type TemporalCluster } from './temporal-cluster';
 
@@ -96,7 +97,7 @@ async function main(): Promise<void> {
       postgresUrl: values.postgres,
       ports,
       shards: positiveInt('--shards', values.shards),
-      namespace: values.namespace ?? process.env.TEMPORAL_NAMESPACE ?? 'default',
+      namespace: values.namespace ?? process.env.TEMPORAL_NAMESPACE ?? DEFAULT_TEMPORAL_NAMESPACE,
       log,
     });
   } catch (err) {

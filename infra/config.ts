@@ -111,12 +111,20 @@ function perRole<R extends string, S extends z.ZodType>(roles: readonly R[], fie
   return Object.fromEntries(roles.map((role) => [role, field(role)])) as Record<R, S>;
 }
 
+/** Temporal's own default namespace: the one default of TEMPORAL_NAMESPACE, also where the local
+ * cluster registers driftline's search attributes when told no other. */
+export const DEFAULT_TEMPORAL_NAMESPACE = 'default';
+
 export const ConfigSchema = z.object({
   temporal: z.object({
     address: setting('TEMPORAL_ADDRESS', z.string().optional(), '`host:port` of an existing Temporal cluster', {
       unset: '`npm start` runs the dev server',
     }),
-    namespace: setting('TEMPORAL_NAMESPACE', z.string().default('default'), 'the Temporal namespace of runs, sweeps and index builds'),
+    namespace: setting(
+      'TEMPORAL_NAMESPACE',
+      z.string().default(DEFAULT_TEMPORAL_NAMESPACE),
+      'the Temporal namespace of runs, sweeps and index builds',
+    ),
     devServerPort: setting('TEMPORAL_PORT', z.coerce.number().int().min(1).max(65535).default(7233), "the dev server's gRPC port"),
     uiPort: setting('TEMPORAL_UI_PORT', z.coerce.number().int().min(1).max(65535).default(8233), "the dev server's Web UI port"),
     uiUrl: setting(
@@ -200,10 +208,15 @@ export const ConfigSchema = z.object({
       ),
     })
     .prefault({}),
-  libraries: setting('DRIFTLINE_LIBRARIES', z.array(LibrarySchema), 'the libraries to serve; the first is the default', {
-    type: '`name=corpus.jsonl` pairs, comma separated',
-    unset: '`connf=` the pulled `connf/library.jsonl` (none until it is pulled)',
-  }),
+  libraries: setting(
+    'DRIFTLINE_LIBRARIES',
+    z.array(LibrarySchema),
+    "the libraries the workers serve; the first is the default. The main worker records them in the data directory (`libraries.json`), where the CLI's `formalize` and `sweep start` read them",
+    {
+      type: '`name=corpus.jsonl` pairs, comma separated',
+      unset: '`connf=` the pulled `connf/library.jsonl` (none until it is pulled)',
+    },
+  ),
   llm: z.object({
     baseURL: setting(
       'OPENAI_BASE_URL',

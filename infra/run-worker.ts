@@ -11,6 +11,7 @@ import { connectWorker } from './connect';
 import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, probeAndRecordProviders } from './deps';
 import { createLeanWorker, createLlmWorker, createMainWorker } from './workers';
 import { queueRequestsPerSecond } from './config';
+import { recordServedLibraries } from '../client/stack-libraries';
 import { formatQuota, quotaSnapshots } from './llm-quota';
 
 /** How often a main worker logs each provider's quota (the limit that binds, how close to it). */
@@ -83,6 +84,12 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
         ...(config.temporal.workflowBundle ? { workflowBundle: { codePath: config.temporal.workflowBundle } } : {}),
       });
       runs.push(worker.run());
+      // What it serves, where a client sharing the data directory reads it (the CLI checks a
+      // run's library against the stack's, not its own shell's: client/stack-libraries.ts).
+      recordServedLibraries(
+        config.dataDir,
+        config.libraries.map((l) => l.name),
+      );
     }
     // One worker per provider on its own queue: the provider's rate limit is the queue's, which
     // the Temporal server enforces across every process that polls it.

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { dieWithParent } from './child-guard';
+import { DEFAULT_TEMPORAL_NAMESPACE } from './config';
 import { localPostgres, type LocalPostgres } from './local-postgres';
 import type { ClusterTools } from './temporal-cluster-tools';
 import type { Connection } from '@temporalio/client';
@@ -65,6 +66,7 @@ export interface ClusterOptions {
   ports?: Partial<ClusterPorts>;
   /** History shards: fixed when the databases are created (default 4). */
   shards?: number;
+  /** The namespace to register (default TEMPORAL_NAMESPACE's default, infra/config.ts). */
   namespace?: string;
   /** Database names; default temporal, temporal_visibility and driftline (results). */
   databases?: { temporal?: string; visibility?: string; results?: string };
@@ -266,7 +268,7 @@ export async function startCluster(options: ClusterOptions): Promise<TemporalClu
     throw new Error(
       `Temporal on PostgreSQL stores membership ports as a smallint: ${tooHigh.map((k) => `${k} ${ports[k]}`).join(', ')} must be at most 32767 (choose a lower --port)`,
     );
-  const namespace = options.namespace ?? 'default';
+  const namespace = options.namespace ?? DEFAULT_TEMPORAL_NAMESPACE;
   const shards = options.shards ?? 4;
   const dbs = {
     temporal: options.databases?.temporal ?? 'temporal',

@@ -11,7 +11,7 @@ import type { Client } from '@temporalio/client';
 import { DEFAULT_SAFETY_POLICY, type SafetyPolicy } from '../engines/lean/statement-safety';
 import { describeRefusal, screenText } from '../engines/lean/screen-text';
 import type { ResultsDb } from '../engines/results/results-db';
-import { startRequestProblem } from '../common/run-config';
+import { startRequestProblem } from '../client/start-request';
 import type { CheckStatementsResult } from '../common/checks';
 import { MAIN_TASK_QUEUE } from '../common/activities';
 import type { LlmCallPolicy } from '../common/llm-call-policy';

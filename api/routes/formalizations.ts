@@ -32,7 +32,7 @@ import {
   StatusSchema,
 } from '../schemas';
 import type { RunLinker } from '../links';
-import { startRequestProblem } from '../../common/run-config';
+import { startRequestProblem } from '../../client/start-request';
 import type { LlmCallPolicy } from '../../common/llm-call-policy';
 import { RunConfigPatchSchema } from '../../common/run-config-schema';
 import { StartLimiter } from '../start-limiter';

@@ -546,8 +546,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       const progress = await getSweepProgress(temporal, results, id).catch(() => null);
       const input = await sweepReportInput(results, id, {
         ...(progress ? { status: progress.status } : {}),
-        temporalUiUrl: options.temporalUiUrl,
-        namespace: options.namespace,
+        temporalUi: { base: options.temporalUiUrl, namespace: options.namespace },
       });
       if (!input) throw new HttpProblem(404, `no sweep "${id}"`, { id });
       if (input.records.length === 0) throw new HttpProblem(409, `sweep "${id}" has no finished runs yet; nothing to report`, { id });

@@ -45,10 +45,10 @@ export interface SweepReportMeta {
 export interface SweepReportInput {
   sweep: SweepReportMeta;
   records: readonly SweepRunRecord[];
-  /** Base URL of the Temporal Web UI (e.g. http://localhost:8233); runs link to it. */
-  temporalUiUrl?: string;
-  /** Temporal namespace of the runs; default `default`. */
-  namespace?: string;
+  /** The Temporal Web UI (base URL, e.g. http://localhost:8233) and the runs' namespace; runs
+   * link to it. Both come from the caller (client/runs.ts `temporalUiOf`, infra/config.ts): the
+   * report has no default of its own. */
+  temporalUi?: { base: string; namespace: string };
   /** Bootstrap resamples and seed (defaults 2000 and a fixed seed). */
   bootstrap?: { resamples?: number; seed?: number };
   /** Time stamp shown on the report; default now. */

@@ -37,7 +37,7 @@ export const REPORT_FILES = {
 export async function renderSweepReport(input: SweepReportInput): Promise<RenderedReport> {
   if (input.records.length === 0) throw new Error(`sweep ${input.sweep.id} has no finished runs yet; nothing to report`);
   const data = buildReportData(input);
-  const ui = input.temporalUiUrl ? { base: input.temporalUiUrl, namespace: input.namespace ?? 'default' } : undefined;
+  const ui = input.temporalUi;
   const svg = async (spec: Parameters<typeof renderSvg>[0] | null) => (spec ? renderSvg(spec) : null);
   const charts = {
     rates: await svg(ratesChartSpec(data)),
@@ -69,8 +69,8 @@ export function renderPaperTables(input: SweepReportInput, format: 'latex' | 'md
 
 /** Each run's page in the Temporal UI, when the report knows the UI. */
 function runUrlOf(input: SweepReportInput): ((workflowId: string) => string) | undefined {
-  const base = input.temporalUiUrl;
-  return base ? (id) => temporalRunUrl(base, input.namespace ?? 'default', id) : undefined;
+  const ui = input.temporalUi;
+  return ui ? (id) => temporalRunUrl(ui.base, ui.namespace, id) : undefined;
 }
 
 export type ReportFormat = 'html' | 'md' | 'json' | 'csv';

@@ -25,6 +25,7 @@ import { requireTemporalCli } from '../../infra/temporal-cli';
 import { DEV_SERVER_TUNING } from '../../infra/temporal-server';
 import { createLeanWorker, createLlmWorker, createMainWorker, WORKFLOWS_PATH } from '../../infra/workers';
 import { startFormalization } from '../../client/runs';
+import { recordServedLibraries } from '../../client/stack-libraries';
 import { SqlReplyLedger } from '../../engines/results/llm-ledger';
 import { meteredFetch, type ReplyLedger } from '../../engines/llm/metered-fetch';
 import type { PriceTable } from '../../engines/llm/usage';
@@ -174,6 +175,9 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   });
   const library = options.library ?? { name: FIXTURE_LIBRARY, corpusPath: FIXTURE_CORPUS };
   const indexes = new IndexRegistry({ libraries: [library], dir: join(dataDir, 'indexes') });
+  // What a main worker records as it starts (infra/run-worker.ts): a CLI sharing the data
+  // directory checks a run's library against it.
+  recordServedLibraries(dataDir, [library.name]);
   const suffix = options.queue ?? `q${process.pid}-${++queueCounter}`;
   const mainQueue = suffix === 'default' ? MAIN_TASK_QUEUE : `driftline-${suffix}`;
   const leanQueue = suffix === 'default' ? LEAN_TASK_QUEUE : `lean-${suffix}`;

@@ -43,7 +43,7 @@ beforeAll(async () => {
       },
     },
     records,
-    temporalUiUrl: 'http://127.0.0.1:8233',
+    temporalUi: { base: 'http://127.0.0.1:8233', namespace: 'default' },
     bootstrap: { resamples: 100 },
   }));
   browser = await launchBrowser();

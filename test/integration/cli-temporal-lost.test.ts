@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { FIXTURE_CORPUS, startTemporal } from '../helpers/stack';
+import { recordServedLibraries } from '../../client/stack-libraries';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let env: TestWorkflowEnvironment | undefined;
@@ -21,6 +22,8 @@ afterAll(async () => {
 describe('driftline formalize', () => {
   it('names the run and what to do when Temporal stops answering mid-run', async () => {
     env = await startTemporal();
+    // A stack's main worker recorded its library here as it started, then went away.
+    recordServedLibraries(dataDir, ['mini']);
     // No worker polls this server: the run stays in progress for as long as we like.
     const child = spawn(process.execPath, [join(ROOT, 'bin/driftline.js'), 'formalize', 'Every prime number p is at least 2.'], {
       cwd: ROOT,

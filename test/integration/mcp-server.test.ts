@@ -349,7 +349,12 @@ describe.each(transports)('MCP over %s', (transportName, connect) => {
   it.each([
     ['get_run of an unknown ID', 'get_run', { id: 'no-such-run' }, /^no formalization with id "no-such-run"$/],
     ['sweep_status of an unknown sweep', 'sweep_status', { id: 'no-such-sweep' }, /^no sweep "no-such-sweep"$/],
-    ['formalize on an unknown library', 'formalize', { statement: 'p is prime', library: 'nope' }, /^unknown library "nope"; known: mini\. To add one: .*DRIFTLINE_LIBRARIES=nope=/],
+    [
+      'formalize on an unknown library',
+      'formalize',
+      { statement: 'p is prime', library: 'nope' },
+      /^unknown library "nope"; known: mini\. To add one: .*DRIFTLINE_LIBRARIES=nope=/,
+    ],
     [
       'agent tools without write_file',
       'formalize',

@@ -57,7 +57,10 @@ it('sweeps five ConNF dev items in two configurations and writes the HTML report
   expect(runs.filter((r) => r.config === 'monolithic-top5').every((r) => r.premises.length === 5)).toBe(true);
 
   const out = mkdtempSync(join(tmpdir(), 'driftline-connf-report-'));
-  const input = (await sweepReportInput(stack.results, 'connf-smoke', { status: final.status, temporalUiUrl: 'http://127.0.0.1:8233' }))!;
+  const input = (await sweepReportInput(stack.results, 'connf-smoke', {
+    status: final.status,
+    temporalUi: { base: 'http://127.0.0.1:8233', namespace: stack.client.options.namespace },
+  }))!;
   await writeSweepReport(out, input);
   expect(existsSync(join(out, 'index.html'))).toBe(true);
   const html = readFileSync(join(out, 'index.html'), 'utf8');

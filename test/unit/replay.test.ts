@@ -11,6 +11,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { quietRuntime, workflowBundle } from '../helpers/stack';
+import { RETIRED_ACTIVITIES } from '../../common/stages';
 
 // Replay workers would otherwise log each state change of each replay (hundreds of lines in CI).
 quietRuntime();
@@ -91,7 +92,10 @@ const RUN_TYPES = new Set(['formalize', 'formalizeAgent', 'evaluateStatement', '
 const PATCH_POINTS: Record<string, (h: Recorded) => boolean> = {
   // Every formalize run asks for its first draft.
   'formalize-repair-activities': (h) =>
-    h.type === 'formalize' && ['formalize', 'repair', 'draftStatement'].some((a) => h.activities.has(a)),
+    h.type === 'formalize' &&
+    ['formalize', 'repair', ...RETIRED_ACTIVITIES.filter((r) => r.patch === 'formalize-repair-activities').map((r) => r.activity)].some(
+      (a) => h.activities.has(a),
+    ),
   // A repair round that would send the formalizer a prompt already sent.
   'repair-stops-on-repeated-prompt': (h) => h.type === 'formalize' && h.repeatedRepairPrompt,
   // Every run that finishes reads the ledger (or, before the patch, nothing).
@@ -144,6 +148,17 @@ describe('replay of recorded histories', () => {
         (h) => h.activities.has('formalize') && h.activities.has('repair') && h.patches.has('formalize-repair-activities'),
       ),
     ).toBe(true);
+    // A history past a retiring patch never schedules the activity it retired; one before it does.
+    for (const { activity, patch } of RETIRED_ACTIVITIES) {
+      expect(
+        recorded.filter((h) => h.patches.has(patch) && h.activities.has(activity)).map((h) => h.file),
+        `${activity} after ${patch}`,
+      ).toEqual([]);
+      expect(
+        recorded.some((h) => !h.patches.has(patch) && h.activities.has(activity)),
+        `${activity} before ${patch}`,
+      ).toBe(true);
+    }
     // A sweep that continued as new, one with predictions (evaluateStatement children), a rescore (rejudge children).
     expect(byType('sweep').some((h) => h.continuedAsNew)).toBe(true);
     expect(byType('sweep').some((h) => h.children.has('evaluateStatement'))).toBe(true);

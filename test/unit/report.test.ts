@@ -27,7 +27,7 @@ describe('sweep report', () => {
       configurations: demo.configurations,
     },
     records: demo.records,
-    temporalUiUrl: 'http://localhost:8233/',
+    temporalUi: { base: 'http://localhost:8233/', namespace: 'default' },
     bootstrap: { resamples: 200 },
     generatedAt: '2026-11-30T08:00:00.000Z',
   };
@@ -349,6 +349,19 @@ describe('sweep report', () => {
     expect(section).toContain('<tr><td>models.judge</td><td>big</td></tr>');
     expect(markdown).toContain('| retrieval | drift | none |');
     expect(markdown).toContain('| models.judge | big |');
+  });
+
+  it("links runs in the caller's namespace, in the page and in runs.csv (the report has no default of its own)", async () => {
+    const records = [runRecord({ config: 'A', item: 'x', compiled: true })];
+    const { html, runsCsv } = await renderSweepReport({
+      sweep: { id: 's' },
+      records,
+      temporalUi: { base: 'http://ui.example:8233', namespace: 'night shift' },
+      bootstrap: { resamples: 50 },
+    });
+    expect(html).toContain('http://ui.example:8233/namespaces/night%20shift/workflows/');
+    expect(runsCsv).toContain('http://ui.example:8233/namespaces/night%20shift/workflows/');
+    expect(`${html}${runsCsv}`).not.toContain('/namespaces/default/');
   });
 
   it('works without a Temporal UI (no links) and refuses a sweep with no runs', async () => {

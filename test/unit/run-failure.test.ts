@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { toTemporalFailure } from '../../activities/failures';
 import { toLlmError } from '../../engines/llm/errors';
 import { describeRunFailure } from '../../client/run-failure';
+import { RETIRED_ACTIVITIES, stageOfActivity } from '../../common/stages';
 
 const target = { model: 'gemma-3-270m', baseURL: 'http://127.0.0.1:8000/v1', timeoutMs: 120_000 };
 
@@ -60,8 +61,8 @@ describe('describeRunFailure', () => {
   it.each([
     ['formalize', 'formalize'],
     ['repair', 'repair'],
-    // Runs started before the two stages had activities of their own.
-    ['draftStatement', 'formalize'],
+    // Runs started before a patch retired their activity (draftStatement): named by its stage.
+    ...RETIRED_ACTIVITIES.map((r) => [r.activity, stageOfActivity(r.activity)!] as [string, string]),
   ])('says when Temporal itself stopped an activity (%s: stage %s)', (activityType, stage) => {
     const activity = new ActivityFailure(
       'Activity task timed out',
