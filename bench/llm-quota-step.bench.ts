@@ -3,7 +3,8 @@
 // server of its own in a temp directory, fsync off as in the tests). Then on PostgreSQL with a
 // second client writing results at the same time (batches of 200 rows, each a transaction under
 // the schema's advisory lock, as createSweep and migrations take it): the budget's steps under the
-// same lock (as before) and under the provider row's lock (as now).
+// same lock (as before) and under the provider row's lock (as now); and the longest step while a
+// sweep of 10,000 items is created (ResultsDb.createSweep, one transaction under the schema lock).
 // `npx tsx bench/llm-quota-step.bench.ts [--calls N] [--json]`; skips PostgreSQL when its server
 // binaries are not installed.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { join } from 'node:path';
 import { settle, take, type ProviderLimits } from '../engines/llm/budget';
 import type { SqlDriver } from '../engines/results/driver';
 import { SqlBudgetStore } from '../engines/results/llm-budget';
+import { ResultsDb } from '../engines/results/results-db';
 import { openPostgres } from '../engines/results/postgres';
 import { openSqlite } from '../engines/results/sqlite';
 import { findPostgresBin, localPostgres } from '../infra/local-postgres';
@@ -61,6 +63,55 @@ async function writer(db: SqlDriver, run: string, stop: { done: boolean }): Prom
   return batches;
 }
 
+/** The longest budget step (take + settle) while a sweep of 10,000 items is created, and how long
+ * the creation took. */
+async function duringCreateSweep(
+  db: ResultsDb,
+  driver: SqlDriver,
+  id: string,
+): Promise<{ createMs: number; longestStepMs: number; steps: number }> {
+  const store = new SqlBudgetStore(driver);
+  const items = Array.from({ length: 10_000 }, (_, i) => ({
+    id: `Bench.item_${i}`,
+    informal: `Statement ${i} `.repeat(20),
+    goldPremises: [],
+    tags: {},
+  }));
+  let done = false;
+  let longest = 0;
+  let steps = 0;
+  const stepping = (async () => {
+    for (let i = 0; !done; i++) {
+      const t0 = performance.now();
+      const r = await store.update(id, (s, now) => take(s, LIMITS, { tokens: 1000, leaseMs: 60_000, id: `s${i}` }, now));
+      if (r.granted)
+        await store.update(id, (s, now) => settle(s, LIMITS, r.slot, { kind: 'answered', estimatedTokens: 1000, headers: {} }, now));
+      longest = Math.max(longest, performance.now() - t0);
+      steps++;
+    }
+  })();
+  await new Promise((r) => setTimeout(r, 200));
+  const t0 = performance.now();
+  await db.createSweep(
+    {
+      id,
+      library: 'bench',
+      indexVersion: null,
+      leaveOut: 'item',
+      samples: 1,
+      items: items.length,
+      cells: [{ name: 'drift', config: {}, hash: 'h' }],
+      spec: {},
+      createdAt: new Date().toISOString(),
+    },
+    items,
+  );
+  const createMs = performance.now() - t0;
+  done = true;
+  await stepping;
+  return { createMs: round(createMs), longestStepMs: round(longest), steps };
+}
+
 function round(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
@@ -103,8 +154,16 @@ try {
         stop.done = true;
         out[name] = { ...figures, writerBatches: await writing };
       }
-      await pg.close();
       await results.close();
+      const db = await ResultsDb.open({ url: server.url, file: '' });
+      for (const [name, driver] of [
+        ['postgresDuringCreateSweepSchemaLock', schemaLocked],
+        ['postgresDuringCreateSweepRowLock', pg],
+      ] as const) {
+        out[name] = await duringCreateSweep(db, driver, name);
+      }
+      await db.close();
+      await pg.close();
     } finally {
       server.stop('immediate');
       rmSync(pgDir, { recursive: true, force: true });
@@ -121,9 +180,16 @@ else {
   process.stdout.write(`budget take + settle per call (${calls} calls, load average ${loadavg()[0]!.toFixed(1)})\n`);
   for (const [name, v] of Object.entries(out)) {
     if (typeof v === 'object' && v) {
+      if ('createMs' in v) {
+        const c = v as { createMs: number; longestStepMs: number; steps: number };
+        process.stdout.write(
+          `  ${name.padEnd(36)} sweep created in ${c.createMs} ms · longest step ${c.longestStepMs} ms · ${c.steps} steps\n`,
+        );
+        continue;
+      }
       const f = v as Figures & { writerBatches?: number };
       process.stdout.write(
-        `  ${name.padEnd(32)} mean ${f.meanMs} ms · p50 ${f.p50Ms} ms · p99 ${f.p99Ms} ms${f.writerBatches !== undefined ? ` · writer batches ${f.writerBatches}` : ''}\n`,
+        `  ${name.padEnd(36)} mean ${f.meanMs} ms · p50 ${f.p50Ms} ms · p99 ${f.p99Ms} ms${f.writerBatches !== undefined ? ` · writer batches ${f.writerBatches}` : ''}\n`,
       );
     } else if (name !== 'load') process.stdout.write(`  ${name}: ${String(v)}\n`);
   }
