@@ -132,23 +132,23 @@ export function reportQuota(options: {
 }): () => void {
   const { read, log, gauges } = options;
   const logMs = options.logMs ?? QUOTA_LOG_MS;
+  const everyMs = gauges ? Math.min(logMs, options.metricsMs ?? QUOTA_METRICS_MS) : logMs;
+  // Logs every so many ticks (counted, not timed: a tick a millisecond early must not skip one).
+  const logEvery = Math.max(1, Math.round(logMs / everyMs));
+  let ticks = 0;
   let lastSent = new Map<string, number>();
-  let lastLog = Date.now();
-  const timer = setInterval(
-    () => {
-      void read().then(
-        (snapshots) => {
-          gauges?.(snapshots);
-          if (Date.now() - lastLog < logMs) return;
-          lastLog = Date.now();
-          for (const s of snapshots) if (s.sent !== lastSent.get(s.provider)) log.info({ quota: s }, formatQuota(s));
-          lastSent = new Map(snapshots.map((s) => [s.provider, s.sent]));
-        },
-        (err: unknown) => log.warn({ err }, 'could not read the LLM quota'),
-      );
-    },
-    gauges ? (options.metricsMs ?? QUOTA_METRICS_MS) : logMs,
-  );
+  const timer = setInterval(() => {
+    const logNow = ++ticks % logEvery === 0;
+    void read().then(
+      (snapshots) => {
+        gauges?.(snapshots);
+        if (!logNow) return;
+        for (const s of snapshots) if (s.sent !== lastSent.get(s.provider)) log.info({ quota: s }, formatQuota(s));
+        lastSent = new Map(snapshots.map((s) => [s.provider, s.sent]));
+      },
+      (err: unknown) => log.warn({ err }, 'could not read the LLM quota'),
+    );
+  }, everyMs);
   timer.unref();
   return () => clearInterval(timer);
 }

@@ -2,7 +2,7 @@
 // worker gets from DRIFTLINE_METRICS_ADDRESS): requests pass through the shared budget in the
 // results database, the worker's quota reporter reads it as `sweep status` does, and a scrape of
 // /metrics shows per provider and limit the limit in force, the use, how close to it, and which
-// limit binds. In-process: this file's process installs the Temporal runtime once.
+// limit binds; the log line says the same, once while no request moves. In-process: this file's process installs the Temporal runtime once.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -87,11 +87,13 @@ describe("the LLM quota on the worker's /metrics", () => {
     const expected = (await quotaSnapshots(config, results))[0]!;
     expect(expected.binding).toBe('tokens');
 
+    const logged: string[] = [];
     stop = reportQuota({
       read: () => quotaSnapshots(config, results!),
-      log: pino({ level: 'silent' }),
+      log: pino({ level: 'info' }, { write: (line: string) => void logged.push(line) }),
       gauges: quotaGauges(Runtime.instance().metricMeter),
       metricsMs: 100,
+      logMs: 300,
     });
     let page = '';
     for (let tries = 0; tries < 100 && !page.includes('driftline_llm_quota_limit'); tries++) {
@@ -116,5 +118,10 @@ describe("the LLM quota on the worker's /metrics", () => {
     expect(value(page, 'driftline_llm_quota_throttled_share', { provider: 'default' })).toBeCloseTo(1 / 12, 3);
     // One binding limit per provider.
     expect(samples(page, 'driftline_llm_quota_binding').filter((s) => s.value === 1)).toHaveLength(1);
+    // And the same in the log, once while nothing moves (every third tick here).
+    for (let tries = 0; tries < 50 && logged.length === 0; tries++) await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 700));
+    expect(logged).toHaveLength(1);
+    expect((JSON.parse(logged[0]!) as { msg: string }).msg).toMatch(/^default: tokens binds at \d+% · tokens 25k\/\d+k\/min/);
   }, 60_000);
 });
