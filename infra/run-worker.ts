@@ -12,10 +12,7 @@ import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, probeAndReco
 import { createLeanWorker, createLlmWorker, createMainWorker } from './workers';
 import { queueRequestsPerSecond } from './config';
 import { recordServedLibraries } from '../client/stack-libraries';
-import { formatQuota, quotaSnapshots } from './llm-quota';
-
-/** How often a main worker logs each provider's quota (the limit that binds, how close to it). */
-const QUOTA_LOG_MS = 30_000;
+import { quotaGauges, quotaSnapshots, reportQuota } from './llm-quota';
 
 export type QueueChoice = 'main' | 'lean' | 'llm' | 'all';
 
@@ -55,22 +52,16 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
       if (event.kind === 'throttled') quotaLog.warn(event, 'LLM provider answered 429: its shared budget slows down');
       else if (event.waitedMs >= 1000) quotaLog.debug(event, 'LLM request waited for the shared budget');
     });
-    // The quota as the whole deployment uses it, every half minute while requests flow.
+    // The quota as the whole deployment uses it: gauges on /metrics (with the address set), and a
+    // log line every half minute while requests flow.
     const quotaResults = await openResults(config);
     closers.push(() => quotaResults.close());
-    let lastSent = new Map<string, number>();
-    const quotaTimer = setInterval(() => {
-      void quotaSnapshots(config, quotaResults).then(
-        (snapshots) => {
-          const sent = new Map(snapshots.map((s) => [s.provider, s.sent]));
-          for (const s of snapshots) if (s.sent !== lastSent.get(s.provider)) quotaLog.info({ quota: s }, formatQuota(s));
-          lastSent = sent;
-        },
-        (err: unknown) => quotaLog.warn({ err }, 'could not read the LLM quota'),
-      );
-    }, QUOTA_LOG_MS);
-    quotaTimer.unref();
-    closers.push(async () => clearInterval(quotaTimer));
+    const stopQuota = reportQuota({
+      read: () => quotaSnapshots(config, quotaResults),
+      log: quotaLog,
+      ...(config.temporal.workerMetricsAddress ? { gauges: quotaGauges(Runtime.instance().metricMeter) } : {}),
+    });
+    closers.push(async () => stopQuota());
     closers.push(() => deps.indexes.close());
     const activities = createActivities(deps);
     if (queue !== 'llm') {

@@ -11,7 +11,9 @@ export interface SqlExecutor {
 export interface SqlDriver extends SqlExecutor {
   readonly dialect: 'sqlite' | 'postgres';
   /** Runs `fn` in one transaction that holds the database's write lock from the start, so
-   * two processes migrating at once take turns. */
-  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
+   * two processes migrating at once take turns. `schemaLock: false` (PostgreSQL): the
+   * transaction locks only the rows it selects `FOR UPDATE`, so it does not queue behind other
+   * writers (SQLite has one write lock for the file, taken either way). */
+  transaction<T>(fn: (tx: SqlExecutor) => Promise<T>, options?: { schemaLock?: boolean }): Promise<T>;
   close(): Promise<void>;
 }

@@ -28,12 +28,12 @@ export function openPostgres(url: string): SqlDriver {
   return {
     dialect: 'postgres',
     ...executor(pool),
-    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    async transaction<T>(fn: (tx: SqlExecutor) => Promise<T>, options?: { schemaLock?: boolean }): Promise<T> {
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
         // One advisory lock for all writers of the schema, held to the end of the transaction.
-        await client.query('SELECT pg_advisory_xact_lock(74211)');
+        if (options?.schemaLock !== false) await client.query('SELECT pg_advisory_xact_lock(74211)');
         const result = await fn(executor(client));
         await client.query('COMMIT');
         return result;

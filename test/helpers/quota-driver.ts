@@ -3,12 +3,15 @@
 // budget store, and, when a call fails retryably (a 429, the budget's own wait), waiting what the
 // failure says before the next try (Temporal's nextRetryDelay). Run in-process, or as a child
 // process (`tsx test/helpers/quota-driver.ts '<json options>'`, printing one JSON line) so that
-// several processes share one SQLite budget as several workers do.
+// several processes share one budget (a SQLite file or a PostgreSQL database) as several workers do.
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { createLlmClient } from '../../engines/llm/client';
 import { budgetedFetch } from '../../engines/llm/budgeted-fetch';
 import type { BudgetStore, ProviderLimits } from '../../engines/llm/budget';
 import { EngineError } from '../../engines/errors';
 import { openSqlite } from '../../engines/results/sqlite';
+import { openPostgres } from '../../engines/results/postgres';
 import { SqlBudgetStore } from '../../engines/results/llm-budget';
 import { FAKE_MODELS } from '../fakes/openai-server';
 
@@ -76,10 +79,29 @@ export async function drive(store: BudgetStore, opts: DriveOptions): Promise<Dri
   return result;
 }
 
-// As a child process: one JSON argument with the options and `sqlite`, the shared budget's file.
+/** Runs `drive` in a child process of its own (a worker process of its own), on the budget in
+ * `opts.sqlite` or `opts.postgres`. */
+export function driveInChild(opts: DriveOptions & ({ sqlite: string } | { postgres: string })): Promise<DriveResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), JSON.stringify(opts)], {
+      cwd: fileURLToPath(new URL('../..', import.meta.url)),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as DriveResult) : reject(new Error(`driver exited ${code}: ${err}`)),
+    );
+  });
+}
+
+// As a child process: one JSON argument with the options and where the shared budget is: `sqlite`
+// (a file) or `postgres` (a URL).
 if (process.argv[1]?.endsWith('quota-driver.ts') && process.argv[2]) {
-  const opts = JSON.parse(process.argv[2]) as DriveOptions & { sqlite: string };
-  const db = openSqlite(opts.sqlite);
+  const opts = JSON.parse(process.argv[2]) as DriveOptions & ({ sqlite: string } | { postgres: string });
+  const db = 'postgres' in opts ? openPostgres(opts.postgres) : openSqlite(opts.sqlite);
   const out = await drive(new SqlBudgetStore(db), opts);
   await db.close();
   process.stdout.write(`${JSON.stringify(out)}\n`);

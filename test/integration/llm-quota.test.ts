@@ -2,17 +2,14 @@
 // server with limits): two processes sharing one budget keep to one limit; the provider's
 // headers lower a configured limit that is too high; a limit that drops mid-run is followed; a
 // provider that says nothing but 429 is slowed down for every call. Real HTTP, the real client.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryBudgetStore, snapshot } from '../../engines/llm/budget';
 import { startFakeOpenAI, type FakeOpenAI, type QuotaRecord } from '../fakes/openai-server';
-import { drive, type DriveResult } from '../helpers/quota-driver';
+import { drive, driveInChild } from '../helpers/quota-driver';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 let fake: FakeOpenAI | undefined;
 let dir: string | undefined;
 
@@ -31,22 +28,6 @@ function tokensPerMinute(log: QuotaRecord[], from: number, to: number): number {
 
 function share429(log: QuotaRecord[]): number {
   return log.filter((r) => r.status === 429).length / Math.max(1, log.length);
-}
-
-function driveInChild(opts: object): Promise<DriveResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/helpers/quota-driver.ts'), JSON.stringify(opts)], {
-      cwd: ROOT,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as DriveResult) : reject(new Error(`driver exited ${code}: ${err}`)),
-    );
-  });
 }
 
 describe('the shared LLM budget', () => {
