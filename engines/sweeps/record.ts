@@ -13,7 +13,12 @@ export interface RunIdentity {
 }
 
 export function recordFromResult(id: RunIdentity, result: FormalizeResult, finishedAt: Date): SweepRunRecord {
-  const attempts = result.attempts.map((a) => ({ round: a.round, compiled: a.compile.status === 'ok', status: a.compile.status }));
+  const attempts = result.attempts.map((a) => ({
+    round: a.round,
+    compiled: a.compile.status === 'ok',
+    status: a.compile.status,
+    ...(a.compile.status === 'refused' && a.compile.refusedBy ? { refusedBy: a.compile.refusedBy } : {}),
+  }));
   const last = result.attempts.at(-1);
   return {
     sweepId: id.sweepId,
@@ -25,8 +30,11 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     outcome: result.outcome,
     compiled: result.compiled,
     checked: result.checked,
-    // A statement the screen refused was never checked: not measured, rather than not equivalent.
-    equivalent: result.equivalence && !result.equivalence.refused ? result.equivalence.equivalent : null,
+    // A statement the screen refused was never checked, and two that cannot be compared were not
+    // compared: not measured, rather than not equivalent.
+    equivalent:
+      result.equivalence && !result.equivalence.refused && !result.equivalence.notComparable ? result.equivalence.equivalent : null,
+    ...(result.equivalence?.notComparable ? { notComparable: true as const } : {}),
     judgeGrade: result.judge ? result.judge.grade : null,
     faithful: result.judge ? result.judge.faithful : null,
     attempts,
@@ -54,6 +62,9 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     ...(result.source ? { source: result.source } : {}),
     ...(result.outcome === 'refused'
       ? { refusal: last?.compile.status === 'refused' ? refusalReason(last.compile) : 'refused by the screen' }
+      : {}),
+    ...(result.outcome === 'refused' && last?.compile.status === 'refused' && last.compile.refusedBy
+      ? { refusedBy: last.compile.refusedBy }
       : {}),
     finishedAt: finishedAt.toISOString(),
   };
