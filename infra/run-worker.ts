@@ -12,6 +12,7 @@ import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, probeAndReco
 import { createLeanWorker, createLlmWorker, createMainWorker } from './workers';
 import { queueRequestsPerSecond } from './config';
 import { formatQuota, quotaSnapshots } from './llm-quota';
+import { leanIntegrityCounter } from './lean-integrity';
 
 /** How often a main worker logs each provider's quota (the limit that binds, how close to it). */
 const QUOTA_LOG_MS = 30_000;
@@ -33,13 +34,8 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
   // cannot isolate the REPL refuses to start, saying why (SandboxUnavailableError).
   const leanLog = queue === 'lean' || queue === 'all' ? createLogger('driftline-lean') : undefined;
   // Each REPL tampering and each parse error Lean reports on a text the screen accepted is a
-  // hole found: counted on the worker's /metrics (with the address set) beside the pino line.
-  const integrity = Runtime.instance().metricMeter.createCounter(
-    'driftline_lean_integrity_events',
-    'events',
-    'Lean REPL tamperings and screen/Lean parse disagreements (decision 0017)',
-  );
-  const leanDeps = leanLog ? buildLeanDeps(config, leanLog, (e) => integrity.add(1, { kind: e.kind, during: e.during })) : undefined;
+  // hole found: counted on the worker's /metrics (with the address set) beside the pool's warning.
+  const leanDeps = leanLog ? buildLeanDeps(config, leanLog, leanIntegrityCounter(Runtime.instance().metricMeter)) : undefined;
   const connection = await connectWorker(config).catch(async (err: unknown) => {
     await leanDeps?.lean.close();
     throw err;

@@ -1,0 +1,96 @@
+// Where operators see a hole found (decision 0017): a forged REPL reply and a screen/Lean parse
+// disagreement, through the real pool against the fake REPL, each a pino warning naming its trust
+// domain and a count on the Lean worker's Prometheus endpoint, scraped over HTTP as an operator
+// would. Its own file: the Temporal runtime (and its exporter) is installed once per process.
+import { createServer } from 'node:net';
+import { Runtime } from '@temporalio/worker';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ReplPool } from '../../engines/lean/repl-pool';
+import { leanIntegrityCounter, LEAN_INTEGRITY_METRIC } from '../../infra/lean-integrity';
+import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The counter's samples on the endpoint, by `kind`/`during` label, summed over other labels. */
+function integritySamples(text: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(LEAN_INTEGRITY_METRIC)) continue;
+    const kind = /kind="([^"]+)"/.exec(line)?.[1];
+    const during = /during="([^"]+)"/.exec(line)?.[1];
+    const value = Number(line.trim().split(/\s+/).at(-1));
+    if (kind && during) out[`${kind}/${during}`] = (out[`${kind}/${during}`] ?? 0) + value;
+  }
+  return out;
+}
+
+let fake: FakeRepl | undefined;
+let pool: ReplPool | undefined;
+afterAll(async () => {
+  await pool?.close();
+  fake?.cleanup();
+});
+
+describe('Lean integrity events for operators', () => {
+  it('are warned with their trust domain and counted on the Prometheus endpoint', async () => {
+    const address = `127.0.0.1:${await freePort()}`;
+    Runtime.install({ telemetryOptions: { metrics: { prometheus: { bindAddress: address } } } });
+    const warnings: { obj: Record<string, unknown>; msg: string }[] = [];
+    const log = {
+      info: () => {},
+      warn: (obj: object, msg?: string) => warnings.push({ obj: obj as Record<string, unknown>, msg: msg ?? '' }),
+    };
+    fake = fakeRepl({ diagnostics: [{ pattern: 'parse_me', message: "unexpected token '='; expected term" }] });
+    pool = new ReplPool({
+      replCmd: fake.command,
+      header: 'import Mathlib',
+      timeoutMs: 10_000,
+      size: 1,
+      log,
+      onIntegrity: leanIntegrityCounter(Runtime.instance().metricMeter),
+    });
+
+    const scrape = async () => {
+      const res = await fetch(`http://${address}/metrics`);
+      expect(res.status).toBe(200);
+      return integritySamples(await res.text());
+    };
+    // Nothing counted before an event (absent or zero).
+    expect((await scrape())['tampering/check'] ?? 0).toBe(0);
+
+    const forged = await pool.check('theorem FORGE_REPL : False := by sorry', { domain: 'key:mallory' });
+    expect(forged).toMatchObject({ status: 'refused', refusedBy: 'tampering' });
+    const again = await pool.check('theorem FORGE_REPL : False := by sorry', { domain: 'key:mallory' });
+    expect(again).toMatchObject({ status: 'refused', refusedBy: 'tampering' });
+    const disagreed = await pool.check('theorem parse_me : True := by sorry', { domain: 'predictions:sw/A' });
+    expect(disagreed).toMatchObject({ status: 'refused', refusedBy: 'disagreement' });
+    await expect(pool.check('theorem fine : True := by sorry', { domain: 'key:alice' })).resolves.toMatchObject({ status: 'ok' });
+
+    // The exporter reads the runtime's meter on each scrape.
+    let samples: Record<string, number> = {};
+    const done = () => samples['tampering/check'] === 2 && samples['disagreement/check'] === 1;
+    for (let i = 0; i < 20 && !done(); i++) {
+      samples = await scrape();
+      if (!done()) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(samples).toEqual({ 'tampering/check': 2, 'disagreement/check': 1 });
+
+    const integrity = warnings.filter((w) => w.obj.leanIntegrity !== undefined);
+    expect(integrity.map((w) => w.obj)).toMatchObject([
+      { leanIntegrity: 'tampering', domain: 'key:mallory', during: 'check' },
+      { leanIntegrity: 'tampering', domain: 'key:mallory', during: 'check' },
+      { leanIntegrity: 'disagreement', domain: 'predictions:sw/A', during: 'check' },
+    ]);
+    expect(integrity.map((w) => w.msg)).toEqual([
+      expect.stringMatching(/tampering/),
+      expect.stringMatching(/tampering/),
+      expect.stringMatching(/disagree/),
+    ]);
+  });
+});
