@@ -12,7 +12,8 @@ import { buildLeanDeps, buildMainWorkerDeps, leanWorkerConcurrency, probeAndReco
 import { createLeanWorker, createLlmWorker, createMainWorker } from './workers';
 import { queueRequestsPerSecond } from './config';
 import { formatQuota, quotaSnapshots } from './llm-quota';
-import { leanIntegrityCounter } from './lean-integrity';
+import { leanIntegrityRecorder } from './lean-integrity';
+import { leanIntegrityFile } from '../engines/lean/integrity-status-file';
 
 /** How often a main worker logs each provider's quota (the limit that binds, how close to it). */
 const QUOTA_LOG_MS = 30_000;
@@ -34,8 +35,15 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
   // cannot isolate the REPL refuses to start, saying why (SandboxUnavailableError).
   const leanLog = queue === 'lean' || queue === 'all' ? createLogger('driftline-lean') : undefined;
   // Each REPL tampering and each parse error Lean reports on a text the screen accepted is a
-  // hole found: counted on the worker's /metrics (with the address set) beside the pool's warning.
-  const leanDeps = leanLog ? buildLeanDeps(config, leanLog, leanIntegrityCounter(Runtime.instance().metricMeter)) : undefined;
+  // hole found: counted on the worker's /metrics (with the address set) and in the data
+  // directory for the API's /readyz, beside the pool's warning.
+  const leanDeps = leanLog
+    ? buildLeanDeps(
+        config,
+        leanLog,
+        leanIntegrityRecorder({ meter: Runtime.instance().metricMeter, statusFile: leanIntegrityFile(config.dataDir), log: leanLog }),
+      )
+    : undefined;
   const connection = await connectWorker(config).catch(async (err: unknown) => {
     await leanDeps?.lean.close();
     throw err;

@@ -1,12 +1,21 @@
 // Where operators see a hole found (decision 0017): a forged REPL reply and a screen/Lean parse
 // disagreement, through the real pool against the fake REPL, each a pino warning naming its trust
-// domain and a count on the Lean worker's Prometheus endpoint, scraped over HTTP as an operator
-// would. Its own file: the Temporal runtime (and its exporter) is installed once per process.
+// domain, a count on the Lean worker's Prometheus endpoint (scraped over HTTP as an operator
+// would), and a count in the data directory that the API's /readyz reports. Its own file: the
+// Temporal runtime (and its exporter) is installed once per process.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Client } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
+import { Value } from 'typebox/value';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createReadinessCheck } from '../../api/readiness';
+import { ReadinessSchema } from '../../api/schemas';
+import { leanIntegrityFile, readLeanIntegrity, recordLeanIntegrity } from '../../engines/lean/integrity-status-file';
 import { ReplPool } from '../../engines/lean/repl-pool';
-import { leanIntegrityCounter, LEAN_INTEGRITY_METRIC } from '../../infra/lean-integrity';
+import { leanIntegrityRecorder, LEAN_INTEGRITY_METRIC } from '../../infra/lean-integrity';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 
 async function freePort(): Promise<number> {
@@ -32,10 +41,17 @@ function integritySamples(text: string): Record<string, number> {
 
 let fake: FakeRepl | undefined;
 let pool: ReplPool | undefined;
+const dataDir = mkdtempSync(join(tmpdir(), 'driftline-integrity-'));
 afterAll(async () => {
   await pool?.close();
   fake?.cleanup();
+  rmSync(dataDir, { recursive: true, force: true });
 });
+
+// Temporal answers and both queues have pollers: only the Lean integrity part is under test.
+const healthyTemporal = {
+  workflowService: { getSystemInfo: async () => ({}), describeTaskQueue: async () => ({ pollers: [{}] }) },
+} as unknown as Client;
 
 describe('Lean integrity events for operators', () => {
   it('are warned with their trust domain and counted on the Prometheus endpoint', async () => {
@@ -53,7 +69,7 @@ describe('Lean integrity events for operators', () => {
       timeoutMs: 10_000,
       size: 1,
       log,
-      onIntegrity: leanIntegrityCounter(Runtime.instance().metricMeter),
+      onIntegrity: leanIntegrityRecorder({ meter: Runtime.instance().metricMeter, statusFile: leanIntegrityFile(dataDir), log }),
     });
 
     const scrape = async () => {
@@ -92,5 +108,52 @@ describe('Lean integrity events for operators', () => {
       expect.stringMatching(/tampering/),
       expect.stringMatching(/disagree/),
     ]);
+
+    // The API, another process, reads the same data directory: /readyz reports the counts and
+    // warns, without the domains (an API key's name) or the detail; the stack stays ready.
+    const file = leanIntegrityFile(dataDir);
+    expect(readLeanIntegrity(file)).toMatchObject({ tampering: 2, disagreement: 1, lastKind: 'disagreement' });
+    expect(readFileSync(file, 'utf8')).not.toMatch(/mallory|predictions:|FORGE/);
+    const readyz = createReadinessCheck({
+      client: healthyTemporal,
+      namespace: 'default',
+      unbuiltIndexes: () => [],
+      missing: [],
+      leanIntegrity: () => readLeanIntegrity(file),
+    });
+    const report = await readyz();
+    expect(Value.Check(ReadinessSchema, report)).toBe(true);
+    expect(report.ready).toBe(true);
+    expect(report.leanIntegrity).toMatchObject({ tampering: 2, disagreement: 1, lastKind: 'disagreement' });
+    expect(report.warnings).toEqual([
+      expect.stringMatching(/^Lean integrity: 2 REPL tamperings and 1 screen\/Lean parse disagreement recorded/),
+    ]);
+  });
+});
+
+describe('the Lean integrity status file', () => {
+  it('keeps each worker process apart and sums them; a clean or unreadable file reads as none', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'driftline-integrity-')), 'lean-integrity.json');
+    expect(readLeanIntegrity(file)).toEqual({ tampering: 0, disagreement: 0 });
+    recordLeanIntegrity(file, 'tampering', new Date('2026-12-06T10:00:00Z'), '1@a');
+    recordLeanIntegrity(file, 'disagreement', new Date('2026-12-06T11:00:00Z'), '2@b');
+    recordLeanIntegrity(file, 'tampering', new Date('2026-12-06T09:00:00Z'), '1@a');
+    expect(readLeanIntegrity(file)).toEqual({
+      tampering: 2,
+      disagreement: 1,
+      lastAt: '2026-12-06T11:00:00.000Z',
+      lastKind: 'disagreement',
+    });
+    const readyz = createReadinessCheck({
+      client: healthyTemporal,
+      namespace: 'default',
+      unbuiltIndexes: () => [],
+      missing: [],
+      leanIntegrity: () => readLeanIntegrity(join(file, 'none')),
+    });
+    const clean = await readyz();
+    expect(clean.leanIntegrity).toBeUndefined();
+    expect(clean.warnings).toBeUndefined();
+    rmSync(join(file, '..'), { recursive: true, force: true });
   });
 });
