@@ -124,5 +124,8 @@ export interface EquivalenceResult {
   /** Set when the two cannot be compared without one's context reaching the other (their
    * definitions differ): nothing was proved either way, and `reason` says why. */
   notComparable?: boolean;
+  /** Set when a check of the comparison was refused for tampering or a screen/Lean parse
+   * disagreement: the comparison ended there, nothing was shown either way (decision 0017). */
+  refusedBy?: RefusedBy;
   durationMs: number;
 }

@@ -169,6 +169,8 @@ function attemptVerdict(compile: CompileResult): string {
 function equivalenceLine(e: EquivalenceResult): string {
   if (e.refused)
     return `Not checked: the ${e.refused} statement was refused by the screen before Lean: ${refusalReason({ reason: e.reason ?? '', messages: [] })}`;
+  if (e.refusedBy)
+    return `Not compared with the gold statement: a check of the comparison was ${e.refusedBy === 'tampering' ? 'refused for tampering' : 'refused because Lean could not parse what the screen accepted'}`;
   if (e.notComparable) return `Not comparable with the gold statement${e.reason ? `: ${e.reason}` : ''}`;
   if (e.equivalent) return 'Equivalent to the gold statement (Lean proved both directions)';
   return `Not shown equivalent to the gold statement${e.reason ? `: ${e.reason}` : ''}`;

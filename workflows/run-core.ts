@@ -397,11 +397,13 @@ export async function judgeAndCompare(
   if (equivalent) {
     const said = equivalent.refused
       ? `${equivalent.refused} refused by the screen`
-      : equivalent.notComparable
-        ? 'not comparable'
-        : equivalent.equivalent
-          ? 'equivalent'
-          : 'not equivalent';
+      : equivalent.refusedBy
+        ? `not compared (a check was refused for ${equivalent.refusedBy})`
+        : equivalent.notComparable
+          ? 'not comparable'
+          : equivalent.equivalent
+            ? 'equivalent'
+            : 'not equivalent';
     run.tools.push({ tool: 'equivalence', round, input: gold!, output: [said] });
   }
   return { verdict, equivalent };

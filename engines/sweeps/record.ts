@@ -33,7 +33,9 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     // A statement the screen refused was never checked, and two that cannot be compared were not
     // compared: not measured, rather than not equivalent.
     equivalent:
-      result.equivalence && !result.equivalence.refused && !result.equivalence.notComparable ? result.equivalence.equivalent : null,
+      result.equivalence && !result.equivalence.refused && !result.equivalence.notComparable && !result.equivalence.refusedBy
+        ? result.equivalence.equivalent
+        : null,
     ...(result.equivalence?.notComparable ? { notComparable: true as const } : {}),
     judgeGrade: result.judge ? result.judge.grade : null,
     faithful: result.judge ? result.judge.faithful : null,

@@ -97,6 +97,22 @@ describe('the run record', () => {
     expect(s!.refusedBy).toBeUndefined();
     expect(s!.attempts[0]!.refusedBy).toBeUndefined();
     expect(c).toMatchObject({ equivalent: null, notComparable: true });
+    // A comparison ended by a forged reply was not made either: not measured, not "not equivalent".
+    const ended = recordFromResult(
+      unit('i4'),
+      result(
+        { status: 'ok', messages: [], durationMs: 1 },
+        {
+          outcome: 'compiled',
+          compiled: true,
+          checked: true,
+          equivalence: { ...notComparable, notComparable: undefined, refusedBy: 'tampering' },
+        },
+      ),
+      new Date(0),
+    );
+    expect(ended.equivalent).toBeNull();
+    expect(ended.notComparable).toBeUndefined();
   });
 });
 
