@@ -292,7 +292,7 @@ describe("the report's judges side by side", () => {
 
   it('is absent from the report of a sweep that is not a rescore', () => {
     expect(buildReportData({ sweep: { id: 'x' }, records: [runRecord({ config: 'A', item: 'i' })] }).judgeAgreement).toBeUndefined();
-    expect(toCsv([runRecord({ config: 'A', item: 'i' })]).split('\r\n')[0]).toMatch(/,temporalUrl$/);
+    expect(toCsv([runRecord({ config: 'A', item: 'i' })]).split('\r\n')[0]).toMatch(/,temporalUrl,refusedBy,notComparable$/);
   });
 
   it('refuses an empty or oversized rubric', () => {
