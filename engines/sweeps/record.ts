@@ -2,6 +2,7 @@
 // holds. Pure: the record activity calls it, tests call it directly.
 import type { BenchmarkItem, SweepCell, SweepRunRecord } from '../../common/sweep';
 import type { FormalizeResult } from '../../common/run-types';
+import type { EquivalenceResult } from '../../common/lean-types';
 import { refusalReason } from '../../common/verdict';
 
 export interface RunIdentity {
@@ -10,6 +11,15 @@ export interface RunIdentity {
   item: Pick<BenchmarkItem, 'id' | 'goldPremises' | 'tags'>;
   sample: number;
   workflowId: string;
+}
+
+/** A record's equivalence fields. A statement the screen refused was never checked, two that
+ * cannot be compared were not compared, and a comparison a tampering or disagreement ended was
+ * not finished: not measured (null), rather than not equivalent. */
+export function equivalenceFields(e: EquivalenceResult | null): Pick<SweepRunRecord, 'equivalent' | 'notComparable'> {
+  if (!e) return { equivalent: null };
+  if (e.notComparable) return { equivalent: null, notComparable: true };
+  return { equivalent: e.refused || e.refusedBy ? null : e.equivalent };
 }
 
 export function recordFromResult(id: RunIdentity, result: FormalizeResult, finishedAt: Date): SweepRunRecord {
@@ -30,13 +40,7 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     outcome: result.outcome,
     compiled: result.compiled,
     checked: result.checked,
-    // A statement the screen refused was never checked, and two that cannot be compared were not
-    // compared: not measured, rather than not equivalent.
-    equivalent:
-      result.equivalence && !result.equivalence.refused && !result.equivalence.notComparable && !result.equivalence.refusedBy
-        ? result.equivalence.equivalent
-        : null,
-    ...(result.equivalence?.notComparable ? { notComparable: true as const } : {}),
+    ...equivalenceFields(result.equivalence ?? null),
     judgeGrade: result.judge ? result.judge.grade : null,
     faithful: result.judge ? result.judge.faithful : null,
     attempts,
