@@ -9,6 +9,7 @@ import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
 import type { ReadinessReport } from './schemas';
 import type { ProviderStatus } from '../engines/llm/provider';
 import { DEFAULT_PROVIDER } from '../engines/llm/client';
+import type { LeanIntegrityCounts } from '../engines/lean/integrity-status-file';
 
 export interface ReadinessDeps {
   client: Client;
@@ -32,6 +33,9 @@ export interface ReadinessDeps {
   llmProviders?: () => Record<string, ProviderStatus>;
   /** Things that work but need attention (e.g. Temporal overloaded); listed, not failing. */
   warnings?: () => string[];
+  /** The Lean workers' REPL tamperings and screen/Lean parse disagreements so far (decision
+   * 0017): each is a hole found; reported and warned about, not failing. */
+  leanIntegrity?: () => LeanIntegrityCounts;
 }
 
 // Informational: a provider backing off after a timeout does not make the stack unready (runs
@@ -109,7 +113,13 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
     for (const [name, status] of Object.entries(providers))
       checks[name === DEFAULT_PROVIDER ? 'llm' : `llm:${name}`] = describeProvider(status);
     const llm = providers[DEFAULT_PROVIDER];
-    const warnings = deps.warnings?.() ?? [];
+    const warnings = [...(deps.warnings?.() ?? [])];
+    const integrity = deps.leanIntegrity?.();
+    const holes = integrity ? integrity.tampering + integrity.disagreement : 0;
+    if (integrity && holes > 0)
+      warnings.push(
+        `Lean integrity: ${integrity.tampering} REPL tampering${integrity.tampering === 1 ? '' : 's'} and ${integrity.disagreement} screen/Lean parse disagreement${integrity.disagreement === 1 ? '' : 's'} recorded (each a hole in the screen; the Lean worker's log has the trust domain and detail)`,
+      );
     return {
       ready: Object.values(checks).every((c) => c.ok),
       checks,
@@ -117,6 +127,7 @@ export function createReadinessCheck(deps: ReadinessDeps): () => Promise<Readine
       ...(llm ? { llm } : {}),
       ...(Object.keys(providers).length ? { llmProviders: providers } : {}),
       ...(warnings.length ? { warnings } : {}),
+      ...(integrity && holes > 0 ? { leanIntegrity: integrity } : {}),
     };
   };
 }

@@ -155,6 +155,19 @@ export const ReadinessSchema = Type.Object(
     llm: Type.Optional(ProviderStatusSchema),
     /** Every configured provider the main worker has reported on, by provider name. */
     llmProviders: Type.Optional(Type.Record(Type.String(), ProviderStatusSchema)),
+    /** The Lean workers' REPL tamperings and screen/Lean parse disagreements so far (decision
+     * 0017), when there were any: holes found, the trust domains in the worker's log. */
+    leanIntegrity: Type.Optional(
+      Type.Object(
+        {
+          tampering: Type.Integer({ minimum: 0 }),
+          disagreement: Type.Integer({ minimum: 0 }),
+          lastAt: Type.Optional(Type.String()),
+          lastKind: Type.Optional(Type.Union([Type.Literal('tampering'), Type.Literal('disagreement')])),
+        },
+        { additionalProperties: false },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

@@ -62,8 +62,12 @@ export function parseCheckFile(file: string, text: string, maxStatementChars: nu
 export function checkLine(index: number, result: CheckItemResult): string {
   const name = result.id ?? `#${index + 1}`;
   const firstError = result.messages.find((m) => m.severity === 'error');
-  let line = `${name}: ${result.status}`;
-  if (result.equivalent !== undefined) line += result.equivalent ? ', equivalent to gold' : ', not equivalent to gold';
+  // A refusal the screen did not make is a hole found (decision 0017): said apart.
+  const by = result.status === 'refused' && result.refusedBy;
+  let line = `${name}: ${result.status}${by === 'tampering' ? ' for tampering' : by === 'disagreement' ? ' (screen/Lean disagreement)' : ''}`;
+  if (result.equivalence?.refusedBy) line += `, not compared with gold (a check was refused for ${result.equivalence.refusedBy})`;
+  else if (result.equivalence?.notComparable) line += ', not comparable with gold';
+  else if (result.equivalent !== undefined) line += result.equivalent ? ', equivalent to gold' : ', not equivalent to gold';
   // Refused or skipped: say why (the screen's reason; no Lean configured).
   if ((result.status === 'refused' || result.status === 'skipped') && result.reason) line += ` (${result.reason})`;
   else if (result.error) line += ` (${result.error})`;

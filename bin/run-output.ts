@@ -2,7 +2,7 @@
 import type { RunEvent } from '../client/run-events';
 import type { RunSummary, RunView } from '../client/runs';
 import type { FormalizeResult } from '../common/run-types';
-import { equivalenceVerdict, refusalReason } from '../common/verdict';
+import { equivalenceVerdict, refusalLabel } from '../common/verdict';
 
 const STAGE_LABELS: Record<string, string> = {
   decompose: 'decompose: splitting the statement into atomic concepts',
@@ -30,9 +30,14 @@ export function stagePrinter(write: (line: string) => void): (event: RunEvent) =
       const round = event.stage === 'repair' || (event.stage === 'compile' && (event.round ?? 0) > 0) ? ` (round ${event.round})` : '';
       write(`  • ${STAGE_LABELS[event.stage] ?? event.stage}${round}`);
     } else if (event.type === 'stage.completed' && event.compile) {
-      const { status, errors } = event.compile;
-      // The screen decided, not Lean: never worded as a compile error.
-      if (status === 'refused') write('      refused by the screen before Lean (Lean never saw it)');
+      const { status, errors, refusedBy } = event.compile;
+      // The screen decided, not Lean: never worded as a compile error. A refusal the screen did
+      // not make (a forged REPL reply, a parse disagreement) is a hole found, said apart.
+      if (status === 'refused' && refusedBy === 'tampering')
+        write("      refused for tampering: the Lean REPL's reply was forged (never compiled)");
+      else if (status === 'refused' && refusedBy === 'disagreement')
+        write('      refused: Lean could not parse what the screen accepted (never compiled)');
+      else if (status === 'refused') write('      refused by the screen before Lean (Lean never saw it)');
       else
         write(
           `      ${status === 'ok' ? 'compiled' : status === 'error' ? 'Lean rejected it' : status}${errors ? ` (${errors} error${errors === 1 ? '' : 's'})` : ''}`,
@@ -48,21 +53,24 @@ export function printResult(result: FormalizeResult, out: NodeJS.WritableStream 
   out.write(`${result.formalStatement}\n\n`);
   const last = result.attempts.at(-1);
   const refused = result.outcome === 'refused';
+  const refusedBy = refused ? last?.compile.refusedBy : undefined;
   const compiled = refused
-    ? 'no: refused by the screen before Lean (Lean never saw it)'
+    ? refusedBy
+      ? `no: ${refusedBy === 'tampering' ? "refused for tampering (the Lean REPL's reply was forged)" : 'refused (Lean could not parse what the screen accepted)'}`
+      : 'no: refused by the screen before Lean (Lean never saw it)'
     : !result.checked
       ? 'not checked (no Lean REPL configured)'
       : result.compiled
         ? 'yes'
         : 'no: Lean rejected it';
-  out.write(
-    `outcome:   ${refused ? `refused by the screen: ${last ? refusalReason(last.compile) : 'no reason given'}` : result.outcome}\n`,
-  );
+  out.write(`outcome:   ${refused ? (last ? refusalLabel(last.compile) : 'refused by the screen: no reason given') : result.outcome}\n`);
   out.write(`compiled:  ${compiled}  (${result.attempts.length} attempt${result.attempts.length === 1 ? '' : 's'})\n`);
   if (refused && last) {
-    // The screen's message, at the place it refused.
+    // The screen's message, at the place it refused (Lean's, when Lean's REPL refused it).
     for (const m of last.compile.messages)
-      out.write(`screen:    ${m.line}:${m.column}: ${m.severity}: ${m.text.split('\n').join('\n           ')}\n`);
+      out.write(
+        `${refusedBy ? 'lean:     ' : 'screen:   '} ${m.line}:${m.column}: ${m.severity}: ${m.text.split('\n').join('\n           ')}\n`,
+      );
   } else if (result.checked && !result.compiled && last) {
     // What Lean said about the last attempt: the reason it did not compile.
     if (last.compile.reason) out.write(`lean:      ${last.compile.reason}\n`);

@@ -138,7 +138,17 @@ function summarize(activity: string, result: Record<string, unknown> | undefined
   if (!result) return {};
   if (activity === 'compile' && typeof result.status === 'string') {
     const messages = Array.isArray(result.messages) ? (result.messages as { severity?: string }[]) : [];
-    return { compile: { status: result.status, errors: messages.filter((m) => m.severity === 'error').length } };
+    const refusedBy =
+      result.status === 'refused' && (result.refusedBy === 'tampering' || result.refusedBy === 'disagreement')
+        ? result.refusedBy
+        : undefined;
+    return {
+      compile: {
+        status: result.status,
+        errors: messages.filter((m) => m.severity === 'error').length,
+        ...(refusedBy ? { refusedBy } : {}),
+      },
+    };
   }
   if (activity === 'judge' && typeof result.grade === 'number') {
     return { judge: { grade: result.grade, faithful: Boolean(result.faithful) } };

@@ -19,6 +19,9 @@ export interface LeanMessage {
  * `skipped`: no Lean is configured, nothing was checked; `timeout`: the check ran out of time. */
 export type CompileStatus = 'ok' | 'error' | 'refused' | 'skipped' | 'timeout';
 
+/** Who refused a `refused` check when it was not the screen (decision 0017). */
+export type RefusedBy = 'tampering' | 'disagreement';
+
 export interface CompileResult {
   status: CompileStatus;
   messages: LeanMessage[];
@@ -27,7 +30,7 @@ export interface CompileResult {
   /** Who refused a `refused` check when it was not the screen: `tampering`, the REPL wrote
    * something other than the one reply to the check; `disagreement`, Lean could not parse a text
    * the screen accepted as well formed. Either way the REPL was replaced (decision 0017). */
-  refusedBy?: 'tampering' | 'disagreement';
+  refusedBy?: RefusedBy;
   durationMs: number;
   /** Peak resident memory (MB) of the REPL's processes while Lean checked the statement, the
    * imported header's memory included; absent when nothing ran or the platform cannot tell. */
@@ -121,5 +124,8 @@ export interface EquivalenceResult {
   /** Set when the two cannot be compared without one's context reaching the other (their
    * definitions differ): nothing was proved either way, and `reason` says why. */
   notComparable?: boolean;
+  /** Set when a check of the comparison was refused for tampering or a screen/Lean parse
+   * disagreement: the comparison ended there, nothing was shown either way (decision 0017). */
+  refusedBy?: RefusedBy;
   durationMs: number;
 }

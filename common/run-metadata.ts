@@ -4,6 +4,7 @@
 import { describeConfig, statementPreview } from './run-config';
 import type { RunConfig } from './run-config-schema';
 import type { Outcome, Stage } from './run-types';
+import type { RefusedBy } from './lean-types';
 
 /** The list view of the Temporal UI shows only the workflow ID of a run by default; a few words
  * of the statement in it tell runs apart at a glance. Lower-case ASCII letters, digits and
@@ -80,8 +81,10 @@ export interface RunState {
   round: number;
   indexVersion?: string;
   outcome?: Outcome;
-  /** Outcome `refused`: the screen's reason. */
+  /** Outcome `refused`: the reason (the screen's, unless `refusedBy`). */
   refusal?: string;
+  /** Outcome `refused` not by the screen: a forged REPL reply or a parse disagreement. */
+  refusedBy?: RefusedBy;
   /** The verdict on the last attempt (Lean's, or the screen's refusal), once known. */
   compile?: string;
   /** Who gave `compile`: Lean (the default), or the statement screen before Lean. */
@@ -102,11 +105,17 @@ const OUTCOME_WORDS: Record<Outcome, string> = {
   'budget-exhausted': 'BUDGET EXHAUSTED (the agent ran out of steps, tokens or time)',
 };
 
+/** A refusal that was not the screen's: a hole found (decision 0017). */
+const REFUSED_BY_WORDS: Record<RefusedBy, string> = {
+  tampering: "REFUSED FOR TAMPERING (the Lean REPL's reply was not the one reply to the check; never compiled)",
+  disagreement: 'REFUSED: Lean could not parse what the screen accepted (a screen/Lean disagreement; never compiled)',
+};
+
 /** Markdown for the run's current details, updated as it goes. */
 export function runCurrentDetails(state: RunState): string {
   const lines = [
     state.outcome
-      ? `**Outcome** ${OUTCOME_WORDS[state.outcome]}${state.outcome === 'refused' && state.refusal ? `: ${state.refusal}` : ''}`
+      ? `**Outcome** ${state.outcome === 'refused' && state.refusedBy ? REFUSED_BY_WORDS[state.refusedBy] : OUTCOME_WORDS[state.outcome]}${state.outcome === 'refused' && state.refusal ? `: ${state.refusal}` : ''}`
       : state.step
         ? `**Stage** ${state.stage} (step ${state.step}${state.lastTool ? `, last tool ${state.lastTool}` : ''})`
         : `**Stage** ${state.stage}${state.round > 0 ? ` (repair round ${state.round})` : ''}`,

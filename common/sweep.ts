@@ -1,6 +1,6 @@
 // Types shared by the sweep workflow, the results database, the metrics and the report.
 // This module imports only types, so the workflow bundle can use it safely.
-import type { CompileStatus } from './lean-types';
+import type { CompileStatus, RefusedBy } from './lean-types';
 import type { LlmCallPolicy } from './llm-call-policy';
 import type { LeaveOutPolicy } from './retrieval-types';
 import type { RunConfig } from './run-config-schema';
@@ -42,8 +42,12 @@ export interface SweepRunRecord {
   compiled: boolean;
   /** false when no Lean checked the statement. */
   checked: boolean;
-  /** BEq+-style equivalence with the gold statement; null when it did not run. */
+  /** BEq+-style equivalence with the gold statement; null when it did not run or could not
+   * compare (then `notComparable`). */
   equivalent: boolean | null;
+  /** The equivalence check could not compare the two without one's definitions reaching the
+   * other: nothing was proved either way (counts as not equivalent in BEq+, shown apart). */
+  notComparable?: true;
   /** The judge's grade 0..10; null when the judge did not run. */
   judgeGrade: number | null;
   /** compiled ∧ grade ≥ threshold; null when the judge did not run. */
@@ -51,9 +55,14 @@ export interface SweepRunRecord {
   /** Compile result per round, in order (round 0 = first attempt): the repair-budget curve;
    * `status` says who decided (Lean, the screen's `refused`, or `skipped`: no Lean); records
    * written before it was kept lack it. */
-  attempts: { round: number; compiled: boolean; status?: CompileStatus }[];
-  /** Outcome `refused`: the screen's reason for refusing the last attempt before Lean. */
+  attempts: { round: number; compiled: boolean; status?: CompileStatus; refusedBy?: RefusedBy }[];
+  /** Outcome `refused`: the reason the last attempt was refused (the screen's, before Lean,
+   * unless `refusedBy` says otherwise). */
   refusal?: string;
+  /** Outcome `refused` not by the screen: the REPL's reply was forged (`tampering`) or Lean could
+   * not parse what the screen accepted (`disagreement`). Each is a hole found, not a screen
+   * refusal (decision 0017); absent: the screen refused. */
+  refusedBy?: RefusedBy;
   /** Repair rounds used (attempts − 1). */
   repairRounds: number;
   /** Agent mode: steps taken, and the step at which the working file first compiled. */

@@ -40,6 +40,8 @@ export function compileVerdict(result: CompileResult): string {
 /** One line for an equivalence check against a gold statement. */
 export function equivalenceVerdict(e: EquivalenceResult): string {
   if (e.refused) return `not checked: the ${e.refused} statement was ${refusalLabel({ reason: e.reason ?? '', messages: [] })}`;
+  if (e.refusedBy)
+    return `not compared: a check of the comparison was ${refusalLabel({ reason: e.reason?.replace(/^A check of the comparison was refused:\s*/, '') ?? '', messages: [], refusedBy: e.refusedBy })}`;
   if (e.notComparable) return `not comparable${e.reason ? `: ${e.reason}` : ''}`;
   if (e.equivalent) return 'equivalent (Lean proved both directions)';
   return `not shown equivalent${e.reason ? `: ${e.reason}` : ''}`;

@@ -154,11 +154,15 @@ export const RunEventSchema = Type.Object(
     time: Type.String(),
     compile: Type.Optional(
       Type.Object(
-        { status: Type.String(), errors: Type.Integer({ minimum: 0 }) },
+        {
+          status: Type.String(),
+          errors: Type.Integer({ minimum: 0 }),
+          refusedBy: Type.Optional(literalUnion(['tampering', 'disagreement'] as const)),
+        },
         {
           additionalProperties: false,
           description:
-            'compile: `ok` | `error` | `refused` (by the screen, before Lean) | `timeout` | `skipped`, and how many error messages came back',
+            'compile: `ok` | `error` | `refused` (by the screen, before Lean, unless `refusedBy`: `tampering`, a forged REPL reply, or `disagreement`, Lean could not parse what the screen accepted) | `timeout` | `skipped`, and how many error messages came back',
         },
       ),
     ),

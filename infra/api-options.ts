@@ -8,6 +8,7 @@ import type { LibraryCatalog } from '../client/library-catalog';
 import { llmTaskQueue } from '../common/run-config-schema';
 import type { ResultsDb } from '../engines/results/results-db';
 import { readProviderStatuses } from '../engines/llm/provider-status-file';
+import { leanIntegrityFile, readLeanIntegrity } from '../engines/lean/integrity-status-file';
 import { missingServices, noLibraryMessage, publicDataDir, runLlmSettings, sandboxWarnings, temporalUiUrl, type Config } from './config';
 import { providerStatusPath, screenPolicyOf } from './deps';
 import { quotaViews } from './llm-quota';
@@ -31,6 +32,8 @@ export function readinessFor(
       const all = readProviderStatuses(providerStatusPath(config));
       return Object.fromEntries(Object.keys(config.llm.providers).flatMap((name) => (all[name] ? [[name, all[name]]] : [])));
     },
+    // The Lean workers count each tampering and disagreement in the same data directory.
+    leanIntegrity: () => readLeanIntegrity(leanIntegrityFile(config.dataDir)),
     ...extra,
     // A Lean sandbox the operator turned off (or weakened) works, but is listed. The API reads
     // the configuration the Lean worker reads.

@@ -13,6 +13,8 @@ import { createLeanWorker, createLlmWorker, createMainWorker } from './workers';
 import { queueRequestsPerSecond } from './config';
 import { recordServedLibraries } from '../client/stack-libraries';
 import { quotaGauges, quotaSnapshots, reportQuota } from './llm-quota';
+import { leanIntegrityRecorder } from './lean-integrity';
+import { leanIntegrityFile } from '../engines/lean/integrity-status-file';
 
 export type QueueChoice = 'main' | 'lean' | 'llm' | 'all';
 
@@ -31,13 +33,15 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
   // cannot isolate the REPL refuses to start, saying why (SandboxUnavailableError).
   const leanLog = queue === 'lean' || queue === 'all' ? createLogger('driftline-lean') : undefined;
   // Each REPL tampering and each parse error Lean reports on a text the screen accepted is a
-  // hole found: counted on the worker's /metrics (with the address set) beside the pino line.
-  const integrity = Runtime.instance().metricMeter.createCounter(
-    'driftline_lean_integrity_events',
-    'events',
-    'Lean REPL tamperings and screen/Lean parse disagreements (decision 0017)',
-  );
-  const leanDeps = leanLog ? buildLeanDeps(config, leanLog, (e) => integrity.add(1, { kind: e.kind, during: e.during })) : undefined;
+  // hole found: counted on the worker's /metrics (with the address set) and in the data
+  // directory for the API's /readyz, beside the pool's warning.
+  const leanDeps = leanLog
+    ? buildLeanDeps(
+        config,
+        leanLog,
+        leanIntegrityRecorder({ meter: Runtime.instance().metricMeter, statusFile: leanIntegrityFile(config.dataDir), log: leanLog }),
+      )
+    : undefined;
   const connection = await connectWorker(config).catch(async (err: unknown) => {
     await leanDeps?.lean.close();
     throw err;

@@ -27,10 +27,18 @@ function stageLabel(event: RunEvent): string {
   return `${base}${round}${activity}`;
 }
 
+/** Who refused: the screen before Lean, or the pool's integrity check (a forged REPL reply, or
+ * Lean could not parse what the screen accepted): a hole found, not a screen refusal. */
+function refusedWords(by: string | undefined): string {
+  if (by === 'tampering') return "refused for tampering: the Lean REPL's reply was forged (never compiled)";
+  if (by === 'disagreement') return 'refused: Lean could not parse what the screen accepted (never compiled)';
+  return 'refused by the screen before Lean';
+}
+
 function stageDetail(event: RunEvent): string {
   if (event.type === 'stage.failed') return event.error ?? 'failed';
   if (event.compile) {
-    if (event.compile.status === 'refused') return 'refused by the screen before Lean';
+    if (event.compile.status === 'refused') return refusedWords(event.compile.refusedBy);
     return event.compile.status === 'error'
       ? `Lean: ${event.compile.errors} error${event.compile.errors === 1 ? '' : 's'}`
       : event.compile.status;
@@ -114,6 +122,12 @@ const OUTCOME_WORDS: Record<string, string> = {
   'budget-exhausted': 'The agent ran out of its step, token or time budget',
 };
 
+/** A refused run the screen let through: Lean's REPL saw it, and it is a hole found. */
+const REFUSED_BY_WORDS: Record<string, string> = {
+  tampering: "Refused for tampering: the Lean REPL's reply was not the one reply to the check (never compiled)",
+  disagreement: 'Refused: Lean could not parse what the screen accepted (a screen/Lean disagreement; never compiled)',
+};
+
 export function outcomeBadge(outcome: string | undefined): HTMLSpanElement {
   return h('span', { class: `badge outcome-${outcome ?? 'none'}` }, outcome ?? '—');
 }
@@ -142,7 +156,7 @@ function attemptVerdict(compile: CompileResult): string {
     case 'error':
       return 'Lean rejected it';
     case 'refused':
-      return 'refused by the screen before Lean';
+      return refusedWords(compile.refusedBy);
     case 'skipped':
       return 'not checked (no Lean)';
     case 'timeout':
@@ -155,6 +169,9 @@ function attemptVerdict(compile: CompileResult): string {
 function equivalenceLine(e: EquivalenceResult): string {
   if (e.refused)
     return `Not checked: the ${e.refused} statement was refused by the screen before Lean: ${refusalReason({ reason: e.reason ?? '', messages: [] })}`;
+  if (e.refusedBy)
+    return `Not compared with the gold statement: a check of the comparison was ${e.refusedBy === 'tampering' ? 'refused for tampering' : 'refused because Lean could not parse what the screen accepted'}`;
+  if (e.notComparable) return `Not comparable with the gold statement${e.reason ? `: ${e.reason}` : ''}`;
   if (e.equivalent) return 'Equivalent to the gold statement (Lean proved both directions)';
   return `Not shown equivalent to the gold statement${e.reason ? `: ${e.reason}` : ''}`;
 }
@@ -170,7 +187,10 @@ function attemptBlock(attempt: Attempt): HTMLElement {
     attempt.compile.messages.length > 0
       ? h(
           'ul',
-          { class: 'messages', 'aria-label': attempt.compile.status === 'refused' ? 'Screen messages' : 'Compiler messages' },
+          {
+            class: 'messages',
+            'aria-label': attempt.compile.status === 'refused' && !attempt.compile.refusedBy ? 'Screen messages' : 'Compiler messages',
+          },
           ...attempt.compile.messages.map(messageLine),
         )
       : h(
@@ -190,9 +210,21 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
     'div',
     { class: 'result' },
     h('h3', {}, 'Result'),
-    h('p', { class: 'outcome' }, outcomeBadge(result.outcome), ' ', OUTCOME_WORDS[result.outcome] ?? result.outcome),
+    h(
+      'p',
+      { class: 'outcome' },
+      outcomeBadge(result.outcome),
+      ' ',
+      (result.outcome === 'refused' && last?.compile.refusedBy ? REFUSED_BY_WORDS[last.compile.refusedBy] : undefined) ??
+        OUTCOME_WORDS[result.outcome] ??
+        result.outcome,
+    ),
     result.outcome === 'refused' && last
-      ? h('p', { class: 'refusal' }, ...withInlineCode(`Refused by the screen: ${refusalReason(last.compile)}`))
+      ? h(
+          'p',
+          { class: 'refusal' },
+          ...withInlineCode(`${last.compile.refusedBy ? 'Refused' : 'Refused by the screen'}: ${refusalReason(last.compile)}`),
+        )
       : null,
     h('h4', {}, 'Lean statement'),
     last && attempts.length > 1
@@ -202,7 +234,10 @@ export function renderResult(result: FormalizeResult & { indexVersion?: string }
     last && last.compile.messages.length > 0
       ? h(
           'ul',
-          { class: 'messages', 'aria-label': last.compile.status === 'refused' ? 'Screen messages' : 'Compiler messages' },
+          {
+            class: 'messages',
+            'aria-label': last.compile.status === 'refused' && !last.compile.refusedBy ? 'Screen messages' : 'Compiler messages',
+          },
           ...last.compile.messages.map(messageLine),
         )
       : null,

@@ -15,7 +15,9 @@ export async function evaluateStatement(input: EvaluateStatementInput): Promise<
   run.enter('compile');
   const result = await run.lean.compile({ code: statement, ...run.domain });
   run.showState(
-    result.status === 'refused' ? { compile: refusalLabel(result), compileBy: 'screen' } : { compile: result.status, compileBy: 'lean' },
+    result.status === 'refused'
+      ? { compile: refusalLabel(result), compileBy: result.refusedBy ? 'lean' : 'screen' }
+      : { compile: result.status, compileBy: 'lean' },
   );
   run.end.attempts.push({ round: 0, statement, compile: result });
   decide(run, statement, result);

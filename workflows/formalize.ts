@@ -56,7 +56,7 @@ async function draftAndRepair(run: Run): Promise<{ result: CompileResult; stoppe
     end.attempts.push({ round, statement, compile: result });
     run.showState(
       result.status === 'refused'
-        ? { compile: `round ${round}: ${refusalLabel(result)}`, compileBy: 'screen' }
+        ? { compile: `round ${round}: ${refusalLabel(result)}`, compileBy: result.refusedBy ? 'lean' : 'screen' }
         : {
             compile: `round ${round}: ${result.status}${result.status === 'error' ? ` (${result.messages.filter((m) => m.severity === 'error').length} errors)` : ''}`,
             compileBy: 'lean',

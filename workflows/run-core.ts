@@ -20,7 +20,7 @@ import { refusalLabel, refusalReason, runOutcome } from '../common/verdict';
 import { llmQueueFor, resolveRunConfig } from '../common/run-config';
 import { DEFAULT_LLM_CALL_POLICY, llmActivityTimeoutMs } from '../common/llm-call-policy';
 import type { LeanActivities, MainActivities } from '../common/activities';
-import type { CompileResult, EquivalenceResult } from '../common/lean-types';
+import type { CompileResult, EquivalenceResult, RefusedBy } from '../common/lean-types';
 import type { LlmMeter } from '../common/llm-types';
 import type { LlmRole } from '../common/llm-roles';
 import type { Example, LeaveOutPolicy, Premise, SubQuery } from '../common/retrieval-types';
@@ -307,8 +307,11 @@ export interface Checked {
   statement: string;
   compiled: boolean;
   checked: boolean;
-  /** The screen's reason when it refused the statement before Lean. */
+  /** The reason the statement was refused: the screen's before Lean, unless `refusedBy`. */
   refusal: string | null;
+  /** Set when the refusal was not the screen's: a forged REPL reply or a screen/Lean parse
+   * disagreement (decision 0017). */
+  refusedBy?: RefusedBy;
 }
 
 /** The one home of the checked/refused decision: what a statement's last compile result says
@@ -320,9 +323,18 @@ export function decide(run: Run, statement: string, result: CompileResult | null
   let refusal: string | null = null;
   if (result?.status === 'refused') {
     refusal = refusalReason(result);
-    run.notes.push(`compile: ${refusalLabel(result)} (nothing was sent to Lean)`);
+    // A tampering or a disagreement was found by Lean's REPL: the text was sent.
+    run.notes.push(`compile: ${refusalLabel(result)}${result.refusedBy ? '' : ' (nothing was sent to Lean)'}`);
   } else if (result?.status === 'skipped') run.notes.push(`compile: skipped (${result.reason ?? 'no Lean configured'})`);
-  const decided = { statement, compiled, checked, refusal };
+  const decided: Checked = {
+    statement,
+    compiled,
+    checked,
+    refusal,
+    ...(result?.status === 'refused' && result.refusedBy ? { refusedBy: result.refusedBy } : {}),
+  };
+  // Another attempt's refusedBy must not outlive it.
+  delete run.end.refusedBy;
   Object.assign(run.end, decided);
   return decided;
 }
@@ -385,9 +397,13 @@ export async function judgeAndCompare(
   if (equivalent) {
     const said = equivalent.refused
       ? `${equivalent.refused} refused by the screen`
-      : equivalent.equivalent
-        ? 'equivalent'
-        : 'not equivalent';
+      : equivalent.refusedBy
+        ? `not compared (a check was refused for ${equivalent.refusedBy})`
+        : equivalent.notComparable
+          ? 'not comparable'
+          : equivalent.equivalent
+            ? 'equivalent'
+            : 'not equivalent';
     run.tools.push({ tool: 'equivalence', round, input: gold!, output: [said] });
   }
   return { verdict, equivalent };
@@ -430,6 +446,7 @@ export async function finishRun(run: Run, end: RunEnd, extra: Partial<FormalizeR
   run.showState({
     outcome,
     ...(end.refusal !== null ? { refusal: end.refusal } : {}),
+    ...(end.refusal !== null && end.refusedBy ? { refusedBy: end.refusedBy } : {}),
     ...(end.verdict ? { grade: end.verdict.grade } : {}),
   });
   return {

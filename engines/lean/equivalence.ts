@@ -15,7 +15,7 @@
 // `structure`, `instance`, …) and namespaces outlive a section, so when either side has any,
 // the two are compared only when their preambles are the same text (one shared context);
 // otherwise the result is "not comparable" rather than a guess.
-import type { DirectionResult, EquivalenceInput, EquivalenceResult } from '../../common/lean-types';
+import type { DirectionResult, EquivalenceInput, EquivalenceResult, RefusedBy } from '../../common/lean-types';
 import type { LeanRunner } from './runner-contract';
 import { EQUIVALENCE_HYPOTHESIS as HYP, EQUIVALENCE_TACTICS, VACUOUS_HYPOTHESIS } from './equivalence-tactics';
 import { tokenize } from './lexer';
@@ -212,6 +212,7 @@ export async function checkEquivalence(
 
   // A check refused for tampering or a disagreement ends the comparison: nothing it said counts.
   let refusal: string | undefined;
+  let refusedBy: RefusedBy | undefined;
   const check = async (code: string) => {
     const result = await runner.check(code, {
       header: input.header,
@@ -219,7 +220,10 @@ export async function checkEquivalence(
       signal: settings.signal,
       ...(input.domain !== undefined ? { domain: input.domain } : {}),
     });
-    if (result.refusedBy && refusal === undefined) refusal = result.reason ?? `refused (${result.refusedBy})`;
+    if (result.refusedBy && refusal === undefined) {
+      refusal = result.reason ?? `refused (${result.refusedBy})`;
+      refusedBy = result.refusedBy;
+    }
     return result;
   };
 
@@ -229,6 +233,7 @@ export async function checkEquivalence(
     ['gold', gold],
   ] as const) {
     const alone = await check(command(layout, hypothesisText(parts, layout)));
+    if (refusedBy) return { ...fail(`A check of the comparison was refused: ${refusal}`), refusedBy };
     if (alone.status !== 'ok') {
       const first = alone.messages.find((m) => m.severity === 'error');
       return fail(`The ${label} statement does not compile${first ? `: ${first.text}` : ` (${alone.status})`}.`);
@@ -259,7 +264,7 @@ export async function checkEquivalence(
 
   const candidateToGold = await direction(candidate, gold);
   const goldToCandidate = candidateToGold.proved && refusal === undefined ? await direction(gold, candidate) : none();
-  if (refusal !== undefined) return fail(`A check of the comparison was refused: ${refusal}`);
+  if (refusal !== undefined) return { ...fail(`A check of the comparison was refused: ${refusal}`), ...(refusedBy ? { refusedBy } : {}) };
   const result: EquivalenceResult = {
     equivalent: candidateToGold.proved && goldToCandidate.proved,
     candidateToGold,

@@ -1,6 +1,7 @@
 // The report as one self-contained HTML page: inline CSS, charts as inline SVG rendered on the
 // server, no scripts and nothing fetched, so it works offline and from a file:// URL.
 import type { SweepRunRecord } from '../../common/sweep';
+import type { RefusedBy } from '../../common/lean-types';
 import type { ReportData } from './report-data';
 import { protocolRows, temporalRunUrl } from './report-data';
 import { agreementTables } from './judge-agreement-tables';
@@ -66,12 +67,26 @@ const OUTCOME_BADGE: Record<string, { mark: string; cls: string }> = {
   missing: { mark: '∅', cls: 'o-error' },
 };
 
+/** Who refused a run: the screen before Lean, or (a hole found) the REPL's integrity check. */
+function refusedWords(by: SweepRunRecord['refusedBy']): string {
+  if (by === 'tampering') return "refused for tampering (the Lean REPL's reply was forged; never compiled)";
+  if (by === 'disagreement') return 'refused: Lean could not parse what the screen accepted (never compiled)';
+  return 'refused by the screen before Lean';
+}
+
+/** A refusal that was a hole found, not the screen's, is marked apart (decision 0017). */
+const REFUSED_BY_BADGE: Record<RefusedBy, { mark: string; cls: string }> = {
+  tampering: { mark: 'T', cls: 'o-error' },
+  disagreement: { mark: 'D', cls: 'o-error' },
+};
+
 function runTitle(r: SweepRunRecord): string {
   const parts = [`${r.workflowId}`, `outcome ${r.outcome}`];
   if (r.judgeGrade !== null) parts.push(`grade ${r.judgeGrade}`);
   if (r.equivalent !== null) parts.push(r.equivalent ? 'equivalent to gold' : 'not equivalent to gold');
+  else if (r.notComparable) parts.push('not comparable with gold (their definitions differ)');
   parts.push(`repair rounds ${r.repairRounds}`);
-  if (r.outcome === 'refused') parts.push(`refused by the screen before Lean${r.refusal ? `: ${r.refusal}` : ''}`);
+  if (r.outcome === 'refused') parts.push(`${refusedWords(r.refusedBy)}${r.refusal ? `: ${r.refusal}` : ''}`);
   if (r.error) parts.push(`error: ${r.error}`);
   return parts.join(' · ');
 }
@@ -97,7 +112,10 @@ export function itemsTableHtml(
     const cells = configs.map((config) => {
       const runs = (at.get(`${item}\u0000${config}`) ?? []).sort((a, b) => a.sample - b.sample);
       const badges = runs.map((r) => {
-        const b = OUTCOME_BADGE[r.outcome] ?? { mark: '·', cls: 'o-unchecked' };
+        const b = (r.outcome === 'refused' && r.refusedBy ? REFUSED_BY_BADGE[r.refusedBy] : OUTCOME_BADGE[r.outcome]) ?? {
+          mark: '·',
+          cls: 'o-unchecked',
+        };
         const title = escapeHtml(runTitle(r));
         return ui
           ? `<a class="badge ${b.cls}" title="${title}" href="${escapeHtml(temporalRunUrl(ui.base, ui.namespace, r.workflowId))}">${b.mark}</a>`
@@ -264,7 +282,7 @@ ${body}`);
   sections.push(`<h2 id="items">Runs per item</h2>
 <p class="caption legend">One badge per sample${ui ? ', linking to the run in the Temporal UI' : ''}:
 <span class="badge o-faithful">F</span> faithful <span class="badge o-compiled">C</span> compiled, not judged faithful
-<span class="badge o-fail">✗</span> Lean rejected it <span class="badge o-refused">R</span> refused by the screen before Lean <span class="badge o-unchecked">?</span> not checked (no Lean)
+<span class="badge o-fail">✗</span> Lean rejected it <span class="badge o-refused">R</span> refused by the screen before Lean <span class="badge o-error">T</span> refused for tampering (forged REPL reply) <span class="badge o-error">D</span> refused: Lean could not parse what the screen accepted <span class="badge o-unchecked">?</span> not checked (no Lean)
 <span class="badge o-error">!</span> run failed <span class="badge o-fail">B</span> budget exhausted. Hover for details.</p>
 ${itemsTableHtml(records, data.configs, ui, s.informal)}`);
   if (s.configurations && Object.keys(s.configurations).length > 0) {

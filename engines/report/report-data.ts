@@ -1,6 +1,7 @@
 // Everything a sweep report shows, computed once from the run records: the JSON report, and
 // what the HTML, Markdown and CSV renderings read. Pure.
 import { ranRecord, type FactorialDesign, type LeaveOutPolicy, type SweepOutcome, type SweepRunRecord } from '../../common/sweep';
+import type { RefusedBy } from '../../common/lean-types';
 import { DEFAULT_RESAMPLES, DEFAULT_SEED } from '../metrics/bootstrap';
 import { repairBudgetCurves, stepBudgetCurves, type BudgetCurve } from '../metrics/budget-curve';
 import { compareConfigurations, type PairedComparison } from '../metrics/compare';
@@ -74,8 +75,17 @@ export interface ReportData {
   lean: LeanSummary;
   /** When the last run finished (ISO), from the records. */
   finishedAt?: string;
-  /** Runs per outcome, per configuration (configurations in `configs` order). */
-  outcomes: { config: string; counts: Partial<Record<SweepOutcome, number>> }[];
+  /** Runs per outcome, per configuration (configurations in `configs` order). `counts.refused`
+   * holds every refused run; `refusedBy` those of them the screen did not refuse (a forged REPL
+   * reply, a screen/Lean parse disagreement: holes found, decision 0017), absent when none. */
+  outcomes: {
+    config: string;
+    counts: Partial<Record<SweepOutcome, number>>;
+    refusedBy?: Partial<Record<RefusedBy, number>>;
+    /** Runs whose equivalence check could not compare the statements (their definitions
+     * differ): not equivalent for BEq+, never "not equivalent" in words; absent when none. */
+    notComparable?: number;
+  }[];
   /** A rescore: both judges side by side and their agreement per configuration. */
   judgeAgreement?: JudgeAgreement;
   /** Runs started again by `driftline sweep retry`, per configuration (`configs` order), and of
@@ -89,6 +99,10 @@ export interface LeanSummary {
   byLean: number;
   /** Attempts the screen refused before Lean. */
   refused: number;
+  /** Attempts refused because the REPL's reply was forged (tampering) or Lean could not parse
+   * what the screen accepted (disagreement): Lean's REPL saw them; each is a hole found. */
+  tampering: number;
+  disagreement: number;
   /** Attempts not checked: no Lean configured. */
   skipped: number;
   attempts: number;
@@ -114,38 +128,74 @@ export const OUTCOME_ORDER: readonly SweepOutcome[] = [
 
 /** Who decided each attempt. Records written before attempts carried a status are read from
  * the run's own fields (checked: Lean ran; outcome `refused`: the last one was refused). */
-function attemptDecider(r: SweepRunRecord, a: SweepRunRecord['attempts'][number], last: boolean): 'lean' | 'refused' | 'skipped' {
-  if (a.status) return a.status === 'refused' ? 'refused' : a.status === 'skipped' ? 'skipped' : 'lean';
-  if (last && r.outcome === 'refused') return 'refused';
+function attemptDecider(
+  r: SweepRunRecord,
+  a: SweepRunRecord['attempts'][number],
+  last: boolean,
+): 'lean' | 'refused' | 'skipped' | RefusedBy {
+  if (a.status) return a.status === 'refused' ? (a.refusedBy ?? 'refused') : a.status === 'skipped' ? 'skipped' : 'lean';
+  if (last && r.outcome === 'refused') return r.refusedBy ?? 'refused';
   return r.checked ? 'lean' : 'skipped';
 }
 
 export function leanSummary(records: readonly SweepRunRecord[]): LeanSummary {
   const ran = records.filter(ranRecord);
-  const counts = { lean: 0, refused: 0, skipped: 0 };
+  const counts = { lean: 0, refused: 0, skipped: 0, tampering: 0, disagreement: 0 };
   for (const r of ran) r.attempts.forEach((a, i) => counts[attemptDecider(r, a, i === r.attempts.length - 1)]++);
-  const attempts = counts.lean + counts.refused + counts.skipped;
+  const holes = counts.tampering + counts.disagreement;
+  const attempts = counts.lean + counts.refused + counts.skipped + holes;
   const checkedRuns = ran.filter((r) => r.checked).length;
-  const refusedPart =
-    counts.refused > 0 ? `${counts.refused} attempt${counts.refused === 1 ? '' : 's'} refused by the screen before Lean` : '';
+  const s = (n: number) => (n === 1 ? '' : 's');
+  const refusedPart = counts.refused > 0 ? `${counts.refused} attempt${s(counts.refused)} refused by the screen before Lean` : '';
+  // Not the screen's refusals: Lean's REPL saw these texts, and each is a hole found.
+  const holeParts = [
+    ...(counts.tampering > 0 ? [`${counts.tampering} refused for tampering (the REPL's reply was forged)`] : []),
+    ...(counts.disagreement > 0
+      ? [`${counts.disagreement} refused because Lean could not parse what the screen accepted (a disagreement)`]
+      : []),
+  ];
   let line: string;
   if (ran.length === 0 || attempts === 0) line = 'never ran: no run reached a compile';
-  else if (counts.lean === 0 && counts.skipped > 0) line = `not configured, nothing was compiled${refusedPart ? ` (${refusedPart})` : ''}`;
-  else if (counts.lean === 0) line = `never ran: the screen refused every attempt before Lean (${attempts})`;
+  else if (counts.lean === 0 && holes === 0 && counts.skipped > 0)
+    line = `not configured, nothing was compiled${refusedPart ? ` (${refusedPart})` : ''}`;
+  else if (counts.lean === 0 && holes === 0) line = `never ran: the screen refused every attempt before Lean (${attempts})`;
   else {
     const parts = [`ran on ${counts.lean} of ${attempts} attempts (the last attempt of ${checkedRuns} of ${ran.length} runs)`];
     if (refusedPart) parts.push(refusedPart);
+    parts.push(...holeParts);
     if (counts.skipped > 0) parts.push(`${counts.skipped} not checked (no Lean configured)`);
     line = parts.join('; ');
   }
-  return { byLean: counts.lean, refused: counts.refused, skipped: counts.skipped, attempts, checkedRuns, runs: ran.length, line };
+  return {
+    byLean: counts.lean,
+    refused: counts.refused,
+    tampering: counts.tampering,
+    disagreement: counts.disagreement,
+    skipped: counts.skipped,
+    attempts,
+    checkedRuns,
+    runs: ran.length,
+    line,
+  };
 }
 
 function outcomeCounts(records: readonly SweepRunRecord[], configs: readonly string[]): ReportData['outcomes'] {
   return configs.map((config) => {
     const counts: Partial<Record<SweepOutcome, number>> = {};
-    for (const r of records) if (r.config === config) counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
-    return { config, counts };
+    const refusedBy: Partial<Record<RefusedBy, number>> = {};
+    let notComparable = 0;
+    for (const r of records) {
+      if (r.config !== config) continue;
+      counts[r.outcome] = (counts[r.outcome] ?? 0) + 1;
+      if (r.outcome === 'refused' && r.refusedBy) refusedBy[r.refusedBy] = (refusedBy[r.refusedBy] ?? 0) + 1;
+      if (r.notComparable) notComparable++;
+    }
+    return {
+      config,
+      counts,
+      ...(Object.keys(refusedBy).length > 0 ? { refusedBy } : {}),
+      ...(notComparable > 0 ? { notComparable } : {}),
+    };
   });
 }
 

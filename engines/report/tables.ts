@@ -1,6 +1,7 @@
 // The report's tables as data (header and rows of cells), rendered by html.ts and markdown.ts
 // alike, so the two never disagree.
 import type { Stage } from '../../common/run-types';
+import type { RefusedBy } from '../../common/lean-types';
 import { STAGE_NAMES } from '../../common/stages';
 import type { GroupMetrics } from '../metrics/sweep-metrics';
 import type { PairedComparison } from '../metrics/compare';
@@ -97,16 +98,39 @@ export const OUTCOME_LABELS: Record<SweepOutcome, string> = {
   missing: 'missing from the predictions file',
 };
 
-/** Runs per outcome and configuration: the outcomes that occur, in a fixed order. */
+/** Refusals that were not the screen's, each a hole found (decision 0017): their own columns. */
+export const REFUSED_BY_LABELS: Record<RefusedBy, string> = {
+  tampering: 'refused for tampering',
+  disagreement: 'refused: screen/Lean disagreement',
+};
+
+/** Runs per outcome and configuration: the outcomes that occur, in a fixed order. A refused run
+ * counts under the screen, or under tampering or disagreement when the screen let it through. */
 export function outcomeTable(data: ReportData): Table {
-  const present = OUTCOME_ORDER.filter((o) => data.outcomes.some((c) => (c.counts[o] ?? 0) > 0));
-  const header = ['configuration', ...present.map((o) => OUTCOME_LABELS[o])];
+  const byScreen = (c: ReportData['outcomes'][number]) =>
+    (c.counts.refused ?? 0) - (c.refusedBy?.tampering ?? 0) - (c.refusedBy?.disagreement ?? 0);
+  type Column = { title: string; value: (c: ReportData['outcomes'][number]) => number };
+  const columns: Column[] = OUTCOME_ORDER.flatMap((o): Column[] =>
+    o === 'refused'
+      ? [
+          { title: OUTCOME_LABELS.refused, value: byScreen },
+          ...(['tampering', 'disagreement'] as const).map((k) => ({
+            title: REFUSED_BY_LABELS[k],
+            value: (c: ReportData['outcomes'][number]) => c.refusedBy?.[k] ?? 0,
+          })),
+        ]
+      : [{ title: OUTCOME_LABELS[o], value: (c) => c.counts[o] ?? 0 }],
+  );
+  const present = columns.filter((col) => data.outcomes.some((c) => col.value(c) > 0));
+  const has = (title: string) => present.some((c) => c.title === title);
+  const header = ['configuration', ...present.map((c) => c.title)];
+  const notComparable = data.outcomes.filter((c) => (c.notComparable ?? 0) > 0);
   return {
     id: 'outcomes',
     title: 'Outcomes per configuration',
-    caption: `Runs per outcome. "Lean rejected": Lean reported errors on the last attempt; "refused by the screen": the statement screen refused the last attempt before Lean, which never saw it.${present.includes('missing') ? ' "Missing from the predictions file": a predictions configuration\'s file had no statement for the item and sample; nothing ran, and it counts as a failure of every rate.' : ''} Lean: ${data.lean.line}.`,
+    caption: `Runs per outcome. "Lean rejected": Lean reported errors on the last attempt; "refused by the screen": the statement screen refused the last attempt before Lean, which never saw it.${has(REFUSED_BY_LABELS.tampering) ? ' "Refused for tampering": the screen let the text through and code in it forged the Lean REPL\'s reply; the check was refused, never compiled, and each one is a hole in the screen.' : ''}${has(REFUSED_BY_LABELS.disagreement) ? ' "Screen/Lean disagreement": Lean could not parse a text the screen accepted as well formed; refused, never compiled, and each one is a hole in the screen.' : ''}${has(OUTCOME_LABELS.missing) ? ' "Missing from the predictions file": a predictions configuration\'s file had no statement for the item and sample; nothing ran, and it counts as a failure of every rate.' : ''}${notComparable.length > 0 ? ` Equivalence not comparable (the two statements' definitions differ, so neither was proved from the other; counted as not equivalent by BEq+): ${notComparable.map((c) => `${c.config} ${c.notComparable}`).join(', ')}.` : ''} Lean: ${data.lean.line}.`,
     header,
-    rows: data.outcomes.map((c) => [c.config, ...present.map((o) => String(c.counts[o] ?? 0))]),
+    rows: data.outcomes.map((c) => [c.config, ...present.map((col) => String(col.value(c)))]),
     numeric: header.map((_, i) => i).filter((i) => i > 0),
   };
 }

@@ -19,6 +19,9 @@ export const CSV_COLUMNS = [
   // Last, so the columns before them keep their places: the `sweep retry` round that wrote the
   // row; the run's time over its stages, its tokens, why the screen refused it, its Temporal page.
   'retryRound', 'totalMs', 'totalTokens', 'refusal', 'temporalUrl',
+  // Who refused a refused run when the screen did not (`tampering`, `disagreement`: a hole
+  // found, decision 0017; empty: the screen), and an equivalence check that could not compare.
+  'refusedBy', 'notComparable',
 ] as const;
 
 /** RFC 4180: quote a field when it holds a comma, quote or line break; double the quotes. */
@@ -66,6 +69,8 @@ function row(r: SweepRunRecord, runUrl?: (workflowId: string) => string): unknow
     r.usage?.totalTokens,
     r.refusal,
     runUrl?.(r.workflowId),
+    r.outcome === 'refused' ? r.refusedBy : undefined,
+    r.notComparable ? true : undefined,
   ];
 }
 

@@ -2,6 +2,7 @@
 // holds. Pure: the record activity calls it, tests call it directly.
 import type { BenchmarkItem, SweepCell, SweepRunRecord } from '../../common/sweep';
 import type { FormalizeResult } from '../../common/run-types';
+import type { EquivalenceResult } from '../../common/lean-types';
 import { refusalReason } from '../../common/verdict';
 
 export interface RunIdentity {
@@ -12,8 +13,22 @@ export interface RunIdentity {
   workflowId: string;
 }
 
+/** A record's equivalence fields. A statement the screen refused was never checked, two that
+ * cannot be compared were not compared, and a comparison a tampering or disagreement ended was
+ * not finished: not measured (null), rather than not equivalent. */
+export function equivalenceFields(e: EquivalenceResult | null): Pick<SweepRunRecord, 'equivalent' | 'notComparable'> {
+  if (!e) return { equivalent: null };
+  if (e.notComparable) return { equivalent: null, notComparable: true };
+  return { equivalent: e.refused || e.refusedBy ? null : e.equivalent };
+}
+
 export function recordFromResult(id: RunIdentity, result: FormalizeResult, finishedAt: Date): SweepRunRecord {
-  const attempts = result.attempts.map((a) => ({ round: a.round, compiled: a.compile.status === 'ok', status: a.compile.status }));
+  const attempts = result.attempts.map((a) => ({
+    round: a.round,
+    compiled: a.compile.status === 'ok',
+    status: a.compile.status,
+    ...(a.compile.status === 'refused' && a.compile.refusedBy ? { refusedBy: a.compile.refusedBy } : {}),
+  }));
   const last = result.attempts.at(-1);
   return {
     sweepId: id.sweepId,
@@ -25,8 +40,7 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     outcome: result.outcome,
     compiled: result.compiled,
     checked: result.checked,
-    // A statement the screen refused was never checked: not measured, rather than not equivalent.
-    equivalent: result.equivalence && !result.equivalence.refused ? result.equivalence.equivalent : null,
+    ...equivalenceFields(result.equivalence ?? null),
     judgeGrade: result.judge ? result.judge.grade : null,
     faithful: result.judge ? result.judge.faithful : null,
     attempts,
@@ -54,6 +68,9 @@ export function recordFromResult(id: RunIdentity, result: FormalizeResult, finis
     ...(result.source ? { source: result.source } : {}),
     ...(result.outcome === 'refused'
       ? { refusal: last?.compile.status === 'refused' ? refusalReason(last.compile) : 'refused by the screen' }
+      : {}),
+    ...(result.outcome === 'refused' && last?.compile.status === 'refused' && last.compile.refusedBy
+      ? { refusedBy: last.compile.refusedBy }
       : {}),
     finishedAt: finishedAt.toISOString(),
   };

@@ -3,7 +3,7 @@
 // judge's beside it. Pure: the record activity calls it, tests call it directly.
 import type { RejudgeResult } from '../../common/rescore';
 import type { SweepRunRecord } from '../../common/sweep';
-import { failedRecord, type RunIdentity } from './record';
+import { equivalenceFields, failedRecord, type RunIdentity } from './record';
 
 export function rescoredRecord(id: RunIdentity, source: SweepRunRecord | null, result: RejudgeResult, finishedAt: Date): SweepRunRecord {
   const note = result.rescore;
@@ -11,7 +11,7 @@ export function rescoredRecord(id: RunIdentity, source: SweepRunRecord | null, r
   // What the source had, or (no source record at all) a unit that never ran.
   const base = source ?? failedRecord(id, note.carried ?? 'the source sweep has no record of this unit', finishedAt);
   // The source's usage, cache, reuse and agent step counts describe its run, not this one.
-  const { usage: _usage, cache: _cache, reusedFrom: _reused, ...kept } = base;
+  const { usage: _usage, cache: _cache, reusedFrom: _reused, notComparable: _notComparable, ...kept } = base;
   const equivalence = result.equivalence;
   return {
     ...kept,
@@ -20,10 +20,11 @@ export function rescoredRecord(id: RunIdentity, source: SweepRunRecord | null, r
     configHash: id.cell.hash,
     workflowId: id.workflowId,
     outcome: judged ? result.outcome : base.outcome,
-    // Asked again (a judged unit with `--equivalence`): Lean's new answer, a screen refusal not
-    // measured; else (or carried over) the source's.
-    equivalent:
-      judged && equivalence !== undefined ? (equivalence && !equivalence.refused ? equivalence.equivalent : null) : base.equivalent,
+    // Asked again (a judged unit with `--equivalence`): Lean's new answer (a screen refusal or a
+    // comparison not made: not measured); else (or carried over) the source's.
+    ...(judged && equivalence !== undefined
+      ? equivalenceFields(equivalence)
+      : { equivalent: base.equivalent, ...(base.notComparable ? { notComparable: true as const } : {}) }),
     judgeGrade: judged ? result.judge!.grade : null,
     faithful: judged ? result.judge!.faithful : null,
     // Time and tokens of this unit: the judge (and equivalence check) alone.

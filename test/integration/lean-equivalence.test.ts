@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkEquivalence, EQUIVALENCE_TACTICS, statementParts } from '../../engines/lean/equivalence';
 import { ReplPool } from '../../engines/lean/repl-pool';
+import { equivalenceVerdict } from '../../common/verdict';
 import type { FakeReplScript } from '../fakes/fake-repl-rules';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 
@@ -68,6 +69,21 @@ describe('checkEquivalence', () => {
     expect(result.equivalent).toBe(false);
     expect(result.candidateToGold.proved).toBe(false);
     expect(result.candidateToGold.withoutHypothesis).toEqual(EQUIVALENCE_TACTICS.map((t) => t.name));
+  });
+
+  it('ends a comparison whose check was refused for tampering: not compared, never "not equivalent"', async () => {
+    const { pool } = setup();
+    const result = await checkEquivalence(
+      pool,
+      { candidate: 'theorem c (FORGE_REPL : ℕ) : FORGE_REPL = FORGE_REPL := by sorry', gold: 'theorem g (n : ℕ) : n = n := by sorry' },
+      { timeoutMs: 30_000 },
+    );
+    expect(result).toMatchObject({
+      equivalent: false,
+      refusedBy: 'tampering',
+      reason: expect.stringMatching(/^A check of the comparison was refused: /),
+    });
+    expect(equivalenceVerdict(result)).toMatch(/^not compared: a check of the comparison was refused for tampering: /);
   });
 
   it('says so when no tactic proves a direction', async () => {

@@ -262,15 +262,17 @@ describe('results database: helpers', () => {
     expect(csv[1]).toContain('s,drift,h1,A.x,0,s/drift/A.x/0,faithful,true');
     expect(csv[2]).toContain('"boom, ""quoted"""');
     expect(
-      csv[0]!.endsWith(',finishedAt,sourceJudgeGrade,sourceFaithful,rescoreOf,retryRound,totalMs,totalTokens,refusal,temporalUrl'),
+      csv[0]!.endsWith(
+        ',finishedAt,sourceJudgeGrade,sourceFaithful,rescoreOf,retryRound,totalMs,totalTokens,refusal,temporalUrl,refusedBy,notComparable',
+      ),
     ).toBe(true);
-    expect(csv[1]).toMatch(/,2026-11-30T07:00:00\.000Z,,,,,\d+,\d*,,$/);
-    expect(csv[2]).toMatch(/,2026-11-30T07:00:00\.000Z,,,,2,\d+,\d*,,$/);
+    expect(csv[1]).toMatch(/,2026-11-30T07:00:00\.000Z,,,,,\d+,\d*,,,,$/);
+    expect(csv[2]).toMatch(/,2026-11-30T07:00:00\.000Z,,,,2,\d+,\d*,,,,$/);
     // With the Temporal UI known, each row links its run.
     expect(
       toCsv([a], (id) => `http://ui/${id}`)
         .split('\r\n')[1]!
-        .endsWith(',http://ui/s/drift/A.x/0'),
+        .endsWith(',http://ui/s/drift/A.x/0,,'),
     ).toBe(true);
     expect(csv).toHaveLength(4); // header, two rows, trailing empty
     expect(csvField('a\nb')).toBe('"a\nb"');

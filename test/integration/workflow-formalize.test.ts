@@ -323,6 +323,18 @@ describe('formalize workflow', () => {
     expect(result.tools?.find((t) => t.tool === 'equivalence')?.output).toEqual(['not equivalent']);
   });
 
+  it('says "not comparable", never "not equivalent", when the gold has definitions the statement does not share', async () => {
+    const s = await stack();
+    s.llm.script(FAKE_MODELS.formalizer, { content: GOOD });
+    const gold = 'def twoOf : ℕ := 2\n\ntheorem gold (p : ℕ) (hp : Nat.Prime p) : twoOf ≤ p := by sorry';
+    const id = await s.start(STATEMENT, {}, { goldStatement: gold });
+    const result = await s.withWorkers(() => s.result(id));
+
+    expect(result.compiled).toBe(true);
+    expect(result.equivalence).toMatchObject({ equivalent: false, notComparable: true });
+    expect(result.tools?.find((t) => t.tool === 'equivalence')?.output).toEqual(['not comparable']);
+  });
+
   it('uses the gold premises in oracle mode and never shows an excluded name', async () => {
     const s = await stack();
     const id = await s.start(STATEMENT, { retrieval: 'oracle' }, { goldPremises: ['Nat.Prime', 'ZMod'], exclude: ['Nat.Prime.two_le'] });

@@ -165,6 +165,20 @@ describe('the record of a rescored unit', () => {
     const equivalence = { equivalent: false, candidateToGold: direction, goldToCandidate: direction, durationMs: 5 };
     expect(rescoredRecord(id, source, rejudged({ equivalence }), new Date(0)).equivalent).toBe(false);
     expect(rescoredRecord(id, source, rejudged({ equivalence: null }), new Date(0)).equivalent).toBeNull();
+    // A comparison that could not be made, or that a forged reply ended, is not measured; a
+    // source's "not comparable" does not outlive a new answer.
+    const notComparable = { ...equivalence, notComparable: true, reason: 'not comparable: definitions differ.' };
+    expect(rescoredRecord(id, source, rejudged({ equivalence: notComparable }), new Date(0))).toMatchObject({
+      equivalent: null,
+      notComparable: true,
+    });
+    expect(
+      rescoredRecord(id, source, rejudged({ equivalence: { ...equivalence, refusedBy: 'tampering' } }), new Date(0)).equivalent,
+    ).toBeNull();
+    const wasNotComparable = { ...source, equivalent: null, notComparable: true as const };
+    const again = rescoredRecord(id, wasNotComparable, rejudged({ equivalence: { ...equivalence, equivalent: true } }), new Date(0));
+    expect(again.equivalent).toBe(true);
+    expect(again.notComparable).toBeUndefined();
   });
 
   it('carries a source that was not judged or failed, with no verdict of its own', () => {
@@ -292,7 +306,7 @@ describe("the report's judges side by side", () => {
 
   it('is absent from the report of a sweep that is not a rescore', () => {
     expect(buildReportData({ sweep: { id: 'x' }, records: [runRecord({ config: 'A', item: 'i' })] }).judgeAgreement).toBeUndefined();
-    expect(toCsv([runRecord({ config: 'A', item: 'i' })]).split('\r\n')[0]).toMatch(/,temporalUrl$/);
+    expect(toCsv([runRecord({ config: 'A', item: 'i' })]).split('\r\n')[0]).toMatch(/,temporalUrl,refusedBy,notComparable$/);
   });
 
   it('refuses an empty or oversized rubric', () => {
