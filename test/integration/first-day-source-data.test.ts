@@ -25,6 +25,7 @@ import { DATA_SETS, type DataSet } from '../../infra/public-data';
 import { benchmarkRecords, publicData } from '../helpers/public-data';
 import { pullPublicData } from '../helpers/public-data-setup';
 import { startTemporal } from '../helpers/stack';
+import { recordServedLibraries } from '../../client/stack-libraries';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -92,6 +93,9 @@ function userEnv(dataDir: string): NodeJS.ProcessEnv {
 }
 
 async function sweepStart(dataDir: string, id: string) {
+  // The user's stack is running (`npm start`): its main worker has recorded the libraries it
+  // serves in the data directory, where the CLI reads them (client/stack-libraries.ts).
+  recordServedLibraries(dataDir, ['connf']);
   try {
     const { stdout, stderr } = await run(process.execPath, [CLI, 'sweep', 'start', ABLATION, '--id', id], {
       env: userEnv(dataDir),
