@@ -3,8 +3,9 @@
 // worker records its libraries in the data directory as it starts, beside its LLM providers'
 // status (engines/llm/provider-status-file.ts); a client that shares the data directory reads
 // them here. Temporal cannot be asked: libraries have no task queue of their own.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { writeJsonAtomic } from '../engines/status-file';
 
 /** What the main worker serves: its libraries, the first being the default one. */
 export interface ServedLibraries {
@@ -21,10 +22,7 @@ export function servedLibrariesFile(dataDir: string): string {
  * a reader never sees half a file. A worker that restarts with other libraries replaces them. */
 export function recordServedLibraries(dataDir: string, libraries: readonly string[]): void {
   const file = servedLibrariesFile(dataDir);
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify({ libraries: [...libraries] }, null, 2)}\n`);
-  renameSync(tmp, file);
+  writeJsonAtomic(file, { libraries: [...libraries] });
 }
 
 /** The libraries the stack recorded in `dataDir`, or undefined when no main worker has recorded

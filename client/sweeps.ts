@@ -10,7 +10,7 @@ import type { LlmCallPolicy } from '../common/llm-call-policy';
 import { configHash } from '../engines/sweeps/config-hash';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
 import type { ResultsDb, SweepRow } from '../engines/results/results-db';
-import { unitWorkflowId } from '../engines/sweeps/record';
+import { unitWorkflowId } from '../common/sweep-ledger';
 import type { PredictionSet } from '../engines/sweeps/predictions';
 
 export interface StartSweepOptions {

@@ -9,9 +9,15 @@ import type { ResultsDb } from '../engines/results/results-db';
 import type { Config } from './config';
 import { providerLimits } from './deps';
 
+/** One budget store per results connection: a store creates its table once, so reading the
+ * quota (every few seconds, per status view) does not take the write lock each time. */
+const budgetStores = new WeakMap<ResultsDb['driver'], SqlBudgetStore>();
+
 /** Every configured provider that has sent a request through the budget, by name. */
 export async function quotaSnapshots(config: Config, results: ResultsDb, now = Date.now()): Promise<QuotaSnapshot[]> {
-  const states = await new SqlBudgetStore(results.driver, () => now).states();
+  let store = budgetStores.get(results.driver);
+  if (!store) budgetStores.set(results.driver, (store = new SqlBudgetStore(results.driver)));
+  const states = await store.states();
   const out: QuotaSnapshot[] = [];
   for (const [name, state] of states) {
     const p = config.llm.providers[name];

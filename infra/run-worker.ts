@@ -58,10 +58,11 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
     });
     // The quota as the whole deployment uses it: gauges on /metrics (with the address set), and a
     // log line every half minute while requests flow.
-    const quotaResults = await openResults(config);
-    closers.push(() => quotaResults.close());
+    // One results handle: the quota reads it, and the main worker's sweeps write to it.
+    const results = await openResults(config);
+    closers.push(() => results.close());
     const stopQuota = reportQuota({
-      read: () => quotaSnapshots(config, quotaResults),
+      read: () => quotaSnapshots(config, results),
       log: quotaLog,
       ...(config.temporal.workerMetricsAddress ? { gauges: quotaGauges(Runtime.instance().metricMeter) } : {}),
     });
@@ -70,8 +71,6 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
     const activities = createActivities(deps);
     if (queue !== 'llm') {
       // Sweeps write their results here (the sweep workflow runs on the main queue).
-      const results = await openResults(config);
-      closers.push(() => results.close());
       const worker = await createMainWorker({
         connection,
         namespace,

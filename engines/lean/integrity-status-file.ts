@@ -3,10 +3,11 @@
 // directory never lose each other's counts), and the API sums them for /readyz. Worker and API
 // are separate processes; the Prometheus counter is the worker's alone. Only kinds, counts and
 // times go here: the detail and the trust domain (an API key's name) stay in the worker's log.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { IntegrityEvent } from './repl-pool';
+import { writeJsonAtomic } from '../status-file';
 
 export interface LeanIntegrityCounts {
   tampering: number;
@@ -57,8 +58,5 @@ export function recordLeanIntegrity(
   const all = readAll(file);
   const mine = all[worker] ?? { tampering: 0, disagreement: 0 };
   all[worker] = { ...mine, [kind]: count(mine[kind]) + 1, lastAt: at.toISOString(), lastKind: kind };
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`);
-  renameSync(tmp, file);
+  writeJsonAtomic(file, all);
 }

@@ -86,9 +86,6 @@ export interface PoolStats {
 
 type RetireReason = 'maxUses' | 'memory' | 'timeout' | 'crash' | 'cancelled' | 'staleEnv' | 'tampering' | 'disagreement' | 'domain';
 
-/** The trust domain of checks that name none. */
-export const DEFAULT_TRUST_DOMAIN = DRIFTLINE_DOMAIN;
-
 interface Slot {
   id: number;
   proc: ReplProcess | undefined;
@@ -194,7 +191,7 @@ export class ReplPool implements LeanRunner {
 
   /** Starts every process and imports the library header into each, in parallel. */
   async warm(): Promise<void> {
-    const source = buildCheckSource('', this.libraryHeader);
+    const source = this.librarySource;
     const idle = this.slots.filter((s) => s.state === 'idle' && !s.headerEnvs.has(source.header));
     for (const slot of idle) slot.state = 'busy';
     const results = await Promise.allSettled(
@@ -226,7 +223,7 @@ export class ReplPool implements LeanRunner {
     const source = buildCheckSource(body.value, header.value);
     const composed = screenCheckSource(source, policy); // what is sent passes the same gate
     if (composed) return refusedResult(composed, 'the composed check', started);
-    const domain = opts.domain ?? DEFAULT_TRUST_DOMAIN;
+    const domain = opts.domain ?? DRIFTLINE_DOMAIN;
     for (let attempt = 0; ; attempt++) {
       const slot = await this.acquire(source.header, domain, opts.signal);
       try {
@@ -418,7 +415,7 @@ export class ReplPool implements LeanRunner {
         // An idle slot gets a fresh process at once, a busy one when its check returns.
         onTamper: (detail) => {
           if (slot.proc !== proc) return;
-          this.integrity(slot, 'tampering', slot.domain ?? DEFAULT_TRUST_DOMAIN, 'idle', detail);
+          this.integrity(slot, 'tampering', slot.domain ?? DRIFTLINE_DOMAIN, 'idle', detail);
           if (slot.state === 'idle' && !this.closed && (this.settings.eagerReplace ?? true)) this.rewarm(slot);
         },
       });
@@ -527,7 +524,7 @@ export class ReplPool implements LeanRunner {
   /** A fresh process for the slot, importing the library header before it takes checks. */
   private rewarm(slot: Slot): void {
     slot.state = 'warming';
-    const source = buildCheckSource('', this.libraryHeader);
+    const source = this.librarySource;
     void this.headerEnv(slot, source)
       .then(() => {
         this.warmOk = true;

@@ -29,8 +29,8 @@ export const STATEMENT_TACTICS: ReadonlySet<string> = new Set([
   'measurability', 'aesop', 'tauto', 'use', 'use!', 'existsi', 'refine\'', 'push_neg', 'contrapose',
   'contrapose!', 'by_contra!', 'choose', 'interval_cases', 'fin_cases', 'filter_upwards', 'nth_rw',
   'nth_rewrite', 'simp_rw', 'zify', 'qify', 'rify', 'lift', 'split_ifs', 'cancel_denoms', 'compute_degree',
-  'monicity', 'apply_fun', 'cases\'', 'induction\'', 'rintro', 'set', 'norm_num1', 'linarith!', 'nlinarith!',
-  'positivity', 'mono', 'tfae_have', 'tfae_finish', 'constructorm', 'casesm', 'subsingleton', 'trans',
-  'calc', 'convert', 'convert_to', 'congr!', 'exact_mod_cast', 'assumption_mod_cast', 'ring1', 'abel_nf',
+  'monicity', 'apply_fun', 'cases\'', 'induction\'', 'set', 'norm_num1', 'linarith!', 'nlinarith!',
+  'mono', 'tfae_have', 'tfae_finish', 'constructorm', 'casesm', 'subsingleton', 'trans',
+  'convert', 'convert_to', 'congr!', 'assumption_mod_cast', 'ring1', 'abel_nf',
   'reduce_mod_char', 'clear_value', 'rsuffices', 'peel', 'wlog', 'inhabit',
 ]);

@@ -1,9 +1,10 @@
 // What the main worker learnt about each LLM provider, as a small JSON file keyed by provider
 // name, written whenever it learns something and read by the API for /readyz: they are separate
 // processes. Two providers may share a base URL and still differ (another model behind it).
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { ProviderStatus } from './provider';
+import { writeJsonAtomic } from '../status-file';
 
 /** The file in a data directory: the main worker writes it, the API and the CLI read it. */
 export function providerStatusFile(dataDir: string): string {
@@ -24,8 +25,5 @@ export function readProviderStatuses(file: string): Record<string, ProviderStatu
 export function writeProviderStatus(file: string, provider: string, status: ProviderStatus): void {
   const all = readProviderStatuses(file);
   all[provider] = status;
-  mkdirSync(dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, `${JSON.stringify(all, null, 2)}\n`);
-  renameSync(tmp, file);
+  writeJsonAtomic(file, all);
 }

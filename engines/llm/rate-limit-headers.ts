@@ -73,11 +73,6 @@ export function readRateLimitHeaders(headers: HeaderSource, now = Date.now()): R
   return out;
 }
 
-/** True when the headers say anything about limits at all. */
-export function saysAnything(h: RateLimitHeaders): boolean {
-  return Object.keys(h).length > 0;
-}
-
 /** A duration written as OpenAI writes it: `6m0s`, `1s`, `20ms`. */
 export function formatResetDuration(ms: number): string {
   if (ms < 1000) return `${Math.max(0, Math.ceil(ms))}ms`;

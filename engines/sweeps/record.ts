@@ -112,8 +112,3 @@ export function missingRecord(id: RunIdentity, finishedAt: Date): SweepRunRecord
     source: 'predictions',
   };
 }
-
-/** The child workflow ID of a unit: `<sweep>/<config>/<item>/<sample>`. */
-export function unitWorkflowId(sweepId: string, config: string, item: string, sample: number): string {
-  return `${sweepId}/${config}/${item}/${sample}`;
-}
