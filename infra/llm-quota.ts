@@ -13,7 +13,9 @@ import { providerLimits } from './deps';
  * quota (every few seconds, per status view) does not take the write lock each time. */
 const budgetStores = new WeakMap<ResultsDb['driver'], SqlBudgetStore>();
 
-/** Every configured provider that has sent a request through the budget, by name. */
+/** Every provider that has sent a request through the budget, by name, with the limits this
+ * process configures for it or else those the workers recorded in the budget (the stack decides
+ * what its providers are, not the shell a client runs in). */
 export async function quotaSnapshots(config: Config, results: ResultsDb, now = Date.now()): Promise<QuotaSnapshot[]> {
   let store = budgetStores.get(results.driver);
   if (!store) budgetStores.set(results.driver, (store = new SqlBudgetStore(results.driver)));
@@ -21,8 +23,9 @@ export async function quotaSnapshots(config: Config, results: ResultsDb, now = D
   const out: QuotaSnapshot[] = [];
   for (const [name, state] of states) {
     const p = config.llm.providers[name];
-    if (!p || state.sent === 0) continue;
-    out.push(snapshot(name, state, providerLimits(p), now));
+    const limits = p ? providerLimits(p) : state.configured;
+    if (!limits || state.sent === 0) continue;
+    out.push(snapshot(name, state, limits, now));
   }
   return out;
 }

@@ -36,6 +36,9 @@ export interface BudgetState {
   learnedTokensPerMinute?: number;
   learnedRequestsPerMinute?: number;
   guessed?: boolean;
+  /** The limits the workers were configured with, as the last step saw them: a reader whose own
+   * environment does not configure the provider (the CLI in a second shell) reports with these. */
+  configured?: ProviderLimits;
   /** Share of the limits used, lowered by each 429 and raised again by answers (0.5..1). */
   factor: number;
   slots: Slot[];
@@ -112,6 +115,7 @@ function capacity(perMinute: number): number {
 
 /** Refills both buckets for the time since the last step, and rolls the minute counters. */
 function advance(s: BudgetState, limits: ProviderLimits, now: number): void {
+  s.configured = limits;
   const eff = effectiveLimits(s, limits);
   const dt = Math.max(0, now - s.at);
   s.tokens = refill(s.tokens, eff.tokensPerMinute, dt);

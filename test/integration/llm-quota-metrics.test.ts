@@ -86,6 +86,12 @@ describe("the LLM quota on the worker's /metrics", () => {
     }
     const expected = (await quotaSnapshots(config, results))[0]!;
     expect(expected.binding).toBe('tokens');
+    // A client whose own environment configures no provider (the CLI in a second shell) reads
+    // the stack's quota with the limits the workers recorded in the budget.
+    const bareShell = { ...config, llm: { ...config.llm, providers: {} } };
+    const fromBareShell = await quotaSnapshots(bareShell, results);
+    expect(fromBareShell.map((q) => [q.provider, q.binding])).toEqual([['default', 'tokens']]);
+    expect(fromBareShell[0]!.tokensPerMinute.configured).toBe(expected.tokensPerMinute.configured);
 
     const logged: string[] = [];
     stop = reportQuota({
