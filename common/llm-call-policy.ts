@@ -2,6 +2,7 @@
 // one LLM activity may therefore run, so that a call with all its re-asks fits: the activity's
 // start-to-close timeout is the workflow's, the per-call timeout the worker's, and the two must
 // agree. Pure: the workflow imports it.
+import type { LlmBatchPolicy } from './llm-batch';
 import type { LlmRole } from './llm-roles';
 
 /** The LLM call settings a run is started with (from the deployment's configuration), on which
@@ -16,6 +17,9 @@ export interface LlmCallPolicy {
    * role's activities are scheduled on its provider's task queue (`llm-<provider>`), where the
    * provider's rate limit holds; absent (older runs): on the workflow's own queue. */
   providers?: Partial<Record<LlmRole, string>>;
+  /** Set for the runs of a batch-mode sweep (common/llm-batch.ts); absent otherwise, so runs
+   * without it schedule what they always did. */
+  batch?: LlmBatchPolicy;
 }
 
 export const DEFAULT_LLM_CALL_POLICY: LlmCallPolicy = { timeoutMs: 120_000, maxReasks: 2 };
@@ -35,5 +39,7 @@ export function llmCallsPerActivity(policy: LlmCallPolicy): number {
 }
 
 export function llmActivityTimeoutMs(policy: LlmCallPolicy = DEFAULT_LLM_CALL_POLICY): number {
-  return llmCallsPerActivity(policy) * policy.timeoutMs + LLM_ACTIVITY_SLACK_MS;
+  // In batch mode each call may wait for its batch before it is answered.
+  const perCall = policy.timeoutMs + (policy.batch?.waitMs ?? 0);
+  return llmCallsPerActivity(policy) * perCall + LLM_ACTIVITY_SLACK_MS;
 }

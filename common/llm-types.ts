@@ -1,5 +1,6 @@
 // What runs and activities know of LLM calls: roles, the meter a run hands its LLM activities
 // (reply cache, ledger, budgets), and token usage.
+import type { LlmBatchPolicy } from './llm-batch';
 import type { LlmRole } from './llm-roles';
 
 /** The roles an LLM plays; each may have its own model. */
@@ -16,6 +17,8 @@ export interface LlmMeter {
   /** Stop before a call once the run's calls used this many tokens. */
   tokenBudget?: number;
   costBudgetUsd?: number;
+  /** Batch mode: the calls to a batch-capable provider go to this sweep's batchers. */
+  batch?: LlmBatchPolicy;
 }
 
 /** Token usage of a run's LLM calls, summed (cached replies count: they are the run's replies). */

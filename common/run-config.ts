@@ -65,6 +65,7 @@ export function llmMeterFor(config: RunConfig, sample = 0, llm?: LlmCallPolicy):
     ...(config.temperature !== undefined ? { temperature: config.temperature } : {}),
     ...(config.mode === 'pipeline' ? { tokenBudget: config.tokenBudget } : {}),
     ...(config.costBudgetUsd !== undefined ? { costBudgetUsd: config.costBudgetUsd } : {}),
+    ...(llm?.batch ? { batch: llm.batch } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import type { CheckItemResult } from './checks';
 import type { CompileResult, EquivalenceResult } from './lean-types';
 import { STAGE_NAMES, type Stage } from './stages';
 import type { SweepProgress, SweepStatus } from './sweep';
+import { PROVIDER_BATCH_STATUSES, type SweepBatchCounts } from './llm-batch';
 
 /** A union of the literals of a list, typed as the list's union. */
 export function literalUnion<const T extends readonly string[]>(
@@ -236,6 +237,36 @@ export const LlmQuotaSchema = Type.Object(
 );
 export type LlmQuotaView = Static<typeof LlmQuotaSchema>;
 
+/** A batch-mode sweep's provider batches (common/llm-batch.ts), beside its status (API, web
+ * card, `sweep status --json` `batches`). */
+export const SweepBatchesSchema = Type.Object(
+  {
+    inFlight: Type.Integer({ description: 'batches at the provider not yet ended' }),
+    submitted: Type.Integer({ description: 'batches submitted' }),
+    completed: Type.Integer({ description: 'batches that came back completed (some lines may have failed)' }),
+    failed: Type.Integer({ description: 'batches that failed, expired or were cancelled' }),
+    requests: Type.Integer({ description: 'request lines submitted, resubmissions included' }),
+    resubmitted: Type.Integer({ description: 'lines sent again after a failed or expired batch or an error line' }),
+    synchronous: Type.Integer({ description: 'calls answered one at a time after their resubmissions ran out' }),
+    batches: Type.Array(
+      Type.Object(
+        {
+          id: Type.String(),
+          provider: Type.String(),
+          model: Type.String(),
+          status: literalUnion(PROVIDER_BATCH_STATUSES),
+          requests: Type.Integer(),
+          since: Type.String({ description: 'ISO time the batch was submitted' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'the batches in flight' },
+    ),
+  },
+  { additionalProperties: false },
+);
+export type SweepBatchesView = Static<typeof SweepBatchesSchema>;
+
 const LeanMessageSchema = Type.Object(
   {
     severity: literalUnion(['error', 'warning', 'info'] as const),
@@ -284,4 +315,5 @@ export const WIRE_MATCHES_TYPES: {
   sweepStatus: Same<Stated<typeof SweepProgressProperties.status>, SweepStatus>;
   leanMessage: Same<Stated<typeof LeanMessageSchema>, CompileResult['messages'][number]>;
   checkResult: Same<Stated<typeof CheckResultSchema>, CheckItemResult>;
-} = { progress: true, sweep: true, sweepStatus: true, leanMessage: true, checkResult: true };
+  sweepBatches: Same<Stated<typeof SweepBatchesSchema>, SweepBatchCounts>;
+} = { progress: true, sweep: true, sweepStatus: true, leanMessage: true, checkResult: true, sweepBatches: true };
