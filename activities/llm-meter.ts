@@ -3,6 +3,7 @@
 // reply is for, and refuse to start a call once the run's token or cost budget is spent.
 import { Context } from '@temporalio/activity';
 import { LLM_FAILURE } from '../common/failures';
+import { DEFAULT_BATCH_RESUBMITS } from '../common/llm-batch';
 import type { LlmMeter, LlmUsageReport } from '../common/llm-types';
 import { withLlmCallContext } from '../engines/llm/call-context';
 import type { LlmTotals } from '../engines/results/llm-ledger';
@@ -44,6 +45,18 @@ export async function meteredCall<T>(ledger: LedgerTotals | undefined, meter: Ll
       ...(meter?.models ? { models: meter.models } : {}),
       ...(meter?.providers ? { providers: meter.providers } : {}),
       ...(meter?.temperature !== undefined ? { temperature: meter.temperature } : {}),
+      ...(meter?.batch
+        ? {
+            batch: {
+              sweep: meter.batch.sweep,
+              waitMs: meter.batch.waitMs,
+              resubmits: meter.batch.resubmits ?? DEFAULT_BATCH_RESUBMITS,
+              // The same in every retry of this activity: the run, its execution, the stage, the attempt.
+              requestPrefix: `${runId}@${(info.workflowExecution?.runId ?? '').slice(0, 8)}/${info.activityType}/${info.activityId}`,
+              seen: new Map<string, number>(),
+            },
+          }
+        : {}),
     },
     work,
   );

@@ -1,5 +1,6 @@
 // `driftline sweep …`: start a benchmark sweep from a sweep file, watch it (a live progress bar
 // with rate and ETA), pause, resume or cancel it, list sweeps, export its runs, write its report.
+import { sweepBatchCounts } from '../engines/results/llm-batches';
 import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
@@ -61,7 +62,10 @@ export function formatDuration(seconds: number | null): string {
   return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${sec}` : `${m}:${sec}`;
 }
 
-async function startCommand(file: string, opts: { id?: string; reuse?: string; json?: boolean; historyLimit?: number }): Promise<void> {
+async function startCommand(
+  file: string,
+  opts: { id?: string; reuse?: string; json?: boolean; historyLimit?: number; batch?: boolean },
+): Promise<void> {
   const cfg = loadCfg({ skipFileChecks: true });
   let spec: SweepSpec;
   try {
@@ -69,6 +73,8 @@ async function startCommand(file: string, opts: { id?: string; reuse?: string; j
   } catch (err) {
     fail((err as Error).message);
   }
+  // --batch: as the file's `llm: {batch: true}`.
+  if (opts.batch) spec.llm = { ...spec.llm, batch: true };
   await withServices(async (_cfg, db, client) => {
     // The rules every door applies (client/sweep-prepare.ts), on the stack's libraries and LLM providers.
     const asked = spec.configurations.flatMap((c) => Object.values(c.config.providers ?? {}));
@@ -148,7 +154,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     };
     if (opts.json) {
       const p = await read();
-      process.stdout.write(`${JSON.stringify({ ...p, llmQuota: await quota() })}\n`);
+      process.stdout.write(`${JSON.stringify({ ...p, llmQuota: await quota(), batches: await sweepBatchCounts(db.driver, id) })}\n`);
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
@@ -368,6 +374,10 @@ export function registerSweepCommands(program: Command): void {
     .option('--id <id>', 'the sweep ID (default: the file\'s "id", else sweep-<time>-<random>); an existing ID answers with that sweep')
     .option('--reuse <sweep>', 're-use finished cells of an earlier sweep with the same configuration hash, items and index version')
     .option('--json', 'print {id, existing, total, cells, reused} as JSON')
+    .option(
+      '--batch',
+      "batch mode, as the file's `llm: {batch: true}`: LLM calls to batch-capable providers (DRIFTLINE_LLM_BATCH) go in provider batches, at the batch price, answered within hours",
+    )
     .addOption(new Option('--history-limit <events>', 'continue as new past this many history events').argParser(positive).hideHelp())
     .action(startCommand);
   registerRescoreCommand(sweep);

@@ -6,7 +6,8 @@ import { TypedSearchAttributes } from '@temporalio/common';
 import { LIBRARY_KEY, SWEEP_KEY } from '../common/search-attributes';
 import type { BenchmarkItem, SweepCell, SweepCounts, SweepInput, SweepProgress, SweepStatus } from '../common/sweep';
 import { MAIN_TASK_QUEUE } from '../common/activities';
-import type { LlmCallPolicy } from '../common/llm-call-policy';
+import { DEFAULT_LLM_CALL_POLICY, type LlmCallPolicy } from '../common/llm-call-policy';
+import { DEFAULT_BATCH_WAIT_MS, LLM_BATCH_SIGNALS, LLM_BATCHER_WORKFLOW, type LlmBatchPolicy } from '../common/llm-batch';
 import { configHash } from '../engines/sweeps/config-hash';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
 import type { ResultsDb, SweepRow } from '../engines/results/results-db';
@@ -48,6 +49,18 @@ export class SweepRequestError extends Error {
 }
 
 export const SWEEP_ID = /^[A-Za-z0-9][A-Za-z0-9._+=,-]{0,99}$/;
+
+/** The LLM policy every run of the sweep is handed: the workers' settings, and in batch mode
+ * the sweep's batchers. */
+function runLlmPolicy(id: string, spec: SweepSpec, llm: LlmCallPolicy | undefined): { llm?: LlmCallPolicy } {
+  if (!spec.llm?.batch) return llm ? { llm } : {};
+  const batch: LlmBatchPolicy = {
+    sweep: id,
+    waitMs: DEFAULT_BATCH_WAIT_MS,
+    ...(spec.llm.resubmits !== undefined ? { resubmits: spec.llm.resubmits } : {}),
+  };
+  return { llm: { ...(llm ?? DEFAULT_LLM_CALL_POLICY), batch } };
+}
 
 export function newSweepId(now = new Date()): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
@@ -176,7 +189,7 @@ export async function startSweep(
     ...(options.taskQueue ? { taskQueue: options.taskQueue } : {}),
     ...(options.leanTaskQueue ? { leanTaskQueue: options.leanTaskQueue } : {}),
     ...(options.historyLimit ? { historyLimit: options.historyLimit } : {}),
-    ...(options.llm ? { llm: options.llm } : {}),
+    ...runLlmPolicy(id, spec, options.llm),
     ...(reused.length ? { reusedCells: reused } : {}),
     ...(spec.budget ? { budget: spec.budget } : {}),
   };
@@ -318,9 +331,23 @@ export class SweepEndedError extends Error {
   override name = 'SweepEndedError';
 }
 
+/** A cancelled sweep's batches are cancelled at the provider: its batchers are told (the
+ * withdrawn calls of its cancelled runs would tell them too, one by one). */
+async function cancelSweepBatchers(client: Client, id: string): Promise<void> {
+  if (!SWEEP_ID.test(id)) return;
+  const query = `WorkflowType = '${LLM_BATCHER_WORKFLOW}' AND ${SWEEP_KEY.name} = '${id}' AND ExecutionStatus = 'Running'`;
+  for await (const batcher of client.workflow.list({ query })) {
+    await client.workflow
+      .getHandle(batcher.workflowId)
+      .signal(LLM_BATCH_SIGNALS.cancel)
+      .catch(() => undefined); // it ended meanwhile
+  }
+}
+
 export async function signalSweep(client: Client, id: string, signal: 'pause' | 'resume' | 'cancel'): Promise<void> {
   try {
     await client.workflow.getHandle(id).signal(signal);
+    if (signal === 'cancel') await cancelSweepBatchers(client, id);
   } catch (err) {
     // Callers check the status first; a resumed sweep may still finish before the signal lands.
     if (err instanceof WorkflowNotFoundError) throw new SweepEndedError(`sweep "${id}" has ended (just now); it cannot ${signal}`);

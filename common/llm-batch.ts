@@ -12,7 +12,12 @@ export interface LlmBatchPolicy {
   /** How long one call may wait for its batch to come back (the provider's completion window
    * and the batcher's age limit, with room for resubmissions); LLM activities' timeouts grow by it. */
   waitMs: number;
+  /** How many times a line that failed (a failed or expired batch, an error line) is sent in a
+   * new batch before it is sent one at a time; default DEFAULT_BATCH_RESUBMITS. */
+  resubmits?: number;
 }
+
+export const DEFAULT_BATCH_RESUBMITS = 2;
 
 /** The provider's completion window asked for (the Batch API knows only this one). */
 export const BATCH_COMPLETION_WINDOW = '24h';
@@ -21,6 +26,9 @@ export const BATCH_COMPLETION_WINDOW = '24h';
 export const DEFAULT_BATCH_WAIT_MS = (2 * 24 + 1) * 3600_000;
 
 export const LLM_BATCHER_WORKFLOW = 'llmBatcher';
+
+/** The batcher's signals: a call's request to collect, a call that stopped waiting, the sweep cancelled. */
+export const LLM_BATCH_SIGNALS = { collect: 'llmBatchCollect', withdraw: 'llmBatchWithdraw', cancel: 'llmBatchCancel' } as const;
 
 /** One batcher per sweep, provider and model: a batch holds one model's requests, and a sweep's
  * batches are its own, so cancelling the sweep cancels only them. */
@@ -75,4 +83,101 @@ export interface SweepBatchCounts {
   synchronous: number;
   /** The batches in flight. */
   batches: BatchInFlight[];
+}
+
+/** The task queue of a batch-mode run's LLM activities: they mostly wait for their batch, so
+ * they get a worker of their own with many slots, apart from the providers' rate-limited queues (`llm-<provider>`, whose names this one cannot take). */
+export const LLM_BATCH_TASK_QUEUE = 'driftline-llm-batch';
+
+/** How a batcher flushes and polls (the deployment's settings, handed over when it starts). */
+export interface BatcherSettings {
+  /** Flush when this many requests are collected. */
+  maxRequests: number;
+  /** Flush when the oldest collected request is this old. */
+  maxAgeMs: number;
+  /** Between two looks at a batch in flight. */
+  pollMs: number;
+  /** The batcher ends after this long with nothing collected and nothing in flight (a later
+   * request starts it again). */
+  idleMs: number;
+}
+
+export interface BatcherInput extends BatcherSettings {
+  sweep: string;
+  provider: string;
+  model: string;
+  /** Resubmissions of a failed line before it goes one at a time. */
+  resubmits: number;
+  /** What a batcher that continued as new carries over. */
+  carried?: BatcherState;
+}
+
+export interface BatchInFlightState {
+  id: string;
+  flushId: string;
+  customIds: string[];
+  status: ProviderBatchStatus;
+  /** ms since the epoch (workflow time). */
+  since: number;
+}
+
+/** The batcher's state: what it has collected and what is at the provider. */
+export interface BatcherState {
+  pending: string[];
+  /** Workflow time the oldest pending request arrived. */
+  pendingSince: number | null;
+  /** Submissions so far of lines that failed at least once. */
+  failures: Record<string, number>;
+  inFlight: BatchInFlightState[];
+  /** Requests whose callers stopped waiting while their batch was in flight. */
+  withdrawn: string[];
+  /** Batches this batcher (in all its runs) has flushed: numbers the next flush. */
+  flushes: number;
+  counts: { submitted: number; completed: number; failed: number; requests: number; resubmitted: number; synchronous: number };
+}
+
+export interface SubmitBatchInput {
+  sweep: string;
+  batcher: string;
+  provider: string;
+  model: string;
+  /** Unique per flush, the same in every retry: the provider is asked for it before a batch is made. */
+  flushId: string;
+  customIds: string[];
+}
+
+export interface SubmitBatchResult {
+  /** null: none of the requests still waited for a batch. */
+  batchId: string | null;
+  status: ProviderBatchStatus;
+  /** The requests the batch carries. */
+  customIds: string[];
+  /** Of those, how many had been sent before. */
+  resubmitted: number;
+}
+
+export interface CollectBatchInput {
+  provider: string;
+  batchId: string;
+  customIds: string[];
+  /** Lines that will not be sent again if they fail now (their resubmissions ran out, or nobody waits). */
+  lastTry: string[];
+}
+
+export interface CollectBatchResult {
+  answered: number;
+  /** Lines that failed and go back to the batcher. */
+  failed: string[];
+  /** Lines that failed for the last time: their callers send them one at a time. */
+  synchronous: string[];
+}
+
+/** The batcher's activities (main task queue). */
+export interface LlmBatchActivities {
+  submitLlmBatch(input: SubmitBatchInput): Promise<SubmitBatchResult>;
+  pollLlmBatch(input: { provider: string; batchId: string }): Promise<{ status: ProviderBatchStatus }>;
+  collectLlmBatch(input: CollectBatchInput): Promise<CollectBatchResult>;
+  cancelLlmBatch(input: { provider: string; batchId: string }): Promise<void>;
+  /** Requests nobody will wait for any more (the sweep was cancelled). */
+  withdrawLlmRequests(input: { customIds: string[] }): Promise<void>;
 }

@@ -61,8 +61,14 @@ const ProviderSchema = z
     maxInFlight: z.number().int().min(1).optional(),
     structuredOutput: z.enum(['auto', 'json_schema', 'json_object', 'prompt']).optional(),
     foldSystemPrompt: z.boolean().optional(),
+    /** The provider serves the Batch API (`/v1/files`, `/v1/batches`): batch-mode sweeps send it batches. */
+    batch: z.boolean().optional(),
   })
   .strict()
+  .refine((p) => !(p.kind === 'local' && p.batch), {
+    message: 'a local GGUF provider serves no Batch API; `batch` is for OpenAI-compatible endpoints',
+    path: ['batch'],
+  })
   .refine((p) => p.kind === 'local' || p.baseURL !== undefined, {
     message: 'a provider needs baseURL, an OpenAI-compatible URL such as https://api.openai.com/v1',
     path: ['baseURL'],
@@ -251,6 +257,41 @@ export const ConfigSchema = z.object({
       z.coerce.number().positive().optional(),
       "the `default` provider's requests per minute, for the whole deployment (its task queue's rate, with `DRIFTLINE_LLM_REQUESTS_PER_SECOND` the lower of the two, and the shared budget's)",
       { unset: "no limit but the provider's own (its `x-ratelimit-*` headers and 429s)" },
+    ),
+    batchCapable: setting(
+      'DRIFTLINE_LLM_BATCH',
+      booleanSetting.default(false),
+      'the `default` provider serves the Batch API (`/v1/files`, `/v1/batches`, as OpenAI\'s): a sweep asking for batch mode (`llm: {batch: true}` or `sweep start --batch`) sends its calls to it in batches, at the batch price (`batchFactor` in `DRIFTLINE_LLM_PRICES`); other providers: `"batch": true` in `DRIFTLINE_PROVIDERS`',
+    ),
+    batchMaxRequests: setting(
+      'DRIFTLINE_LLM_BATCH_MAX_REQUESTS',
+      z.coerce.number().int().min(1).max(5000).default(1000),
+      "a batch is sent when this many requests of one sweep and model are collected (kept well under the provider's 50,000 so one batch's bookkeeping stays small)",
+    ),
+    batchMaxAgeMs: setting(
+      'DRIFTLINE_LLM_BATCH_MAX_AGE_MS',
+      z.coerce.number().int().min(10).default(60_000),
+      'a batch is sent when its oldest request has waited this long, however few were collected',
+    ),
+    batchPollMs: setting(
+      'DRIFTLINE_LLM_BATCH_POLL_MS',
+      z.coerce.number().int().min(10).default(60_000),
+      'how often the batcher asks the provider about a batch in flight (a durable timer, not a busy activity)',
+    ),
+    batchIdleMs: setting(
+      'DRIFTLINE_LLM_BATCH_IDLE_MS',
+      z.coerce.number().int().min(10).default(600_000),
+      'a batcher with nothing collected and nothing in flight ends after this long (the next request starts it again)',
+    ),
+    batchReadMs: setting(
+      'DRIFTLINE_LLM_BATCH_READ_MS',
+      z.coerce.number().int().min(10).default(2_000),
+      "how often a waiting call reads the results database for its batch's answer",
+    ),
+    batchSlots: setting(
+      'DRIFTLINE_LLM_BATCH_SLOTS',
+      z.coerce.number().int().min(1).default(500),
+      "calls of batch-mode runs that one main worker process holds while they wait for their batches (the `driftline-llm-batch` task queue's slots); a sweep's `window` above this waits for slots",
     ),
     maxInFlight: setting(
       'DRIFTLINE_LLM_MAX_IN_FLIGHT',
@@ -815,6 +856,7 @@ function resolveProviders(config: Config, root: string, skipFileChecks: boolean)
       ...(llm.seed !== undefined ? { seed: llm.seed } : {}),
       ...(llm.requestsPerSecond !== undefined ? { requestsPerSecond: llm.requestsPerSecond } : {}),
       ...quotaOf(llm),
+      ...(llm.batchCapable ? { batch: true } : {}),
     };
   }
   const t = config.translator;

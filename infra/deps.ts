@@ -10,6 +10,14 @@ import { SqlReplyLedger } from '../engines/results/llm-ledger';
 import { SqlBudgetStore } from '../engines/results/llm-budget';
 import type { BudgetStore, ProviderLimits } from '../engines/llm/budget';
 import { budgetedFetch, type BudgetEvent } from '../engines/llm/budgeted-fetch';
+import { batchFetch, type BatchMailbox } from '../engines/llm/batch-fetch';
+import { BatchApi } from '../engines/llm/batch-api';
+import { SqlBatchStore } from '../engines/results/llm-batches';
+import { temporalBatchMailbox } from '../activities/llm-batch-mailbox';
+import type { LlmBatchActivityDeps, ProviderBatchApi } from '../activities/llm-batch';
+import type { BatcherSettings } from '../common/llm-batch';
+import type { Client } from '@temporalio/client';
+import { connectClient } from './connect';
 import { budgetRequestsPerMinute } from './config';
 import { openResults } from './results';
 import { IndexRegistry, type IndexLog } from '../engines/retrieval/index-registry';
@@ -136,7 +144,7 @@ export async function closeLocalModels(): Promise<void> {
  * a GGUF model in process behind the same chat-completions protocol (local-fetch.ts), so caching,
  * accounting and reply parsing are the same code for every kind.
  */
-export function createConfiguredLlm(config: Config, ledger?: ReplyLedger, quota?: LlmQuota): LlmClient {
+export function createConfiguredLlm(config: Config, ledger?: ReplyLedger, quota?: LlmQuota, batches?: BatchMailbox): LlmClient {
   const file = providerStatusPath(config);
   const onProviderChange = (status: ProviderStatus, provider: string) => writeProviderStatus(file, provider, status);
   // With no provider the client is unconfigured (runs fail at once saying what to set) but still
@@ -155,12 +163,19 @@ export function createConfiguredLlm(config: Config, ledger?: ReplyLedger, quota?
     busyBackoffMs: config.llm.busyBackoffMs,
     onProviderChange,
     roles,
-    providers: Object.fromEntries(providers.map(([name, p]) => [name, providerSettings(config, name, p, ledger, quota)])),
+    providers: Object.fromEntries(providers.map(([name, p]) => [name, providerSettings(config, name, p, ledger, quota, batches)])),
   });
 }
 
 /** How one configured provider's requests are sent: over HTTP, or to a GGUF model in process. */
-function providerSettings(config: Config, name: string, p: ProviderConfig, ledger?: ReplyLedger, quota?: LlmQuota): ProviderSettings {
+function providerSettings(
+  config: Config,
+  name: string,
+  p: ProviderConfig,
+  ledger?: ReplyLedger,
+  quota?: LlmQuota,
+  batches?: BatchMailbox,
+): ProviderSettings {
   const {
     kind: _kind,
     modelPath: _path,
@@ -170,6 +185,7 @@ function providerSettings(config: Config, name: string, p: ProviderConfig, ledge
     tokensPerMinute: _tpm,
     requestsPerMinute: _rpm,
     maxInFlight: _slots,
+    batch: _batch,
     ...common
   } = p;
   if (p.kind === 'local') {
@@ -205,9 +221,14 @@ function providerSettings(config: Config, name: string, p: ProviderConfig, ledge
         ...(quota.onEvent ? { onEvent: quota.onEvent } : {}),
       })
     : undefined;
+  // Batch mode's calls wait for their batch instead (batch-fetch.ts), and cost no synchronous quota.
+  const batched =
+    p.batch && batches
+      ? batchFetch({ provider: name, mailbox: batches, pollMs: config.llm.batchReadMs, ...(network ? { fetch: network } : {}) })
+      : network;
   const transport = ledger
-    ? meteredFetch({ provider: p.baseURL!, ledger, prices: config.llm.prices, ...(network ? { fetch: network } : {}) })
-    : network;
+    ? meteredFetch({ provider: p.baseURL!, ledger, prices: config.llm.prices, ...(batched ? { fetch: batched } : {}) })
+    : batched;
   return {
     ...common,
     baseURL: p.baseURL!,
@@ -248,22 +269,71 @@ function translatorFor(config: Config, llm: LlmClient): LlmClient {
   return config.llm.roles.translator ? llm : createLlmClient(null);
 }
 
+/** The main worker's deps: its activities', the batchers', and what to close at shutdown. */
+export interface MainWorkerDeps extends MainActivityDeps {
+  batch: LlmBatchActivityDeps;
+  close(): Promise<void>;
+}
+
 /** The main worker's deps: the LLM client and `buildRetrieval`'s registry. */
 export async function buildMainWorkerDeps(
   config: Config,
   log?: IndexLog,
   onBudgetEvent?: (event: BudgetEvent) => void,
-): Promise<MainActivityDeps> {
+): Promise<MainWorkerDeps> {
   const { registry } = await buildRetrieval(config, log);
   // The reply cache and the call ledger live in the results database.
   const results = await openResults(config);
   const ledger = new SqlReplyLedger(results.driver);
+  // Batch mode's requests and answers too; its batchers are signalled through a client of its own.
+  const batchStore = new SqlBatchStore(results.driver);
+  let client: Promise<Client> | undefined;
+  const batchClient = () => (client ??= connectClient(config));
+  const mailbox = temporalBatchMailbox(batchStore, batchClient, batcherSettings(config));
   // Each provider's quota is shared with every other worker process through the same database.
-  const llm = createConfiguredLlm(config, ledger, {
-    store: new SqlBudgetStore(results.driver),
-    ...(onBudgetEvent ? { onEvent: onBudgetEvent } : {}),
-  });
-  return { llm, translator: translatorFor(config, llm), indexes: registry, ledger };
+  const llm = createConfiguredLlm(
+    config,
+    ledger,
+    {
+      store: new SqlBudgetStore(results.driver),
+      ...(onBudgetEvent ? { onEvent: onBudgetEvent } : {}),
+    },
+    mailbox,
+  );
+  return {
+    llm,
+    translator: translatorFor(config, llm),
+    indexes: registry,
+    ledger,
+    batch: { store: batchStore, apis: batchApis(config) },
+    close: async () => {
+      if (client) await (await client.catch(() => undefined))?.connection.close();
+    },
+  };
+}
+
+/** How the deployment's batchers flush and poll (handed to a batcher when it starts). */
+export function batcherSettings(config: Config): BatcherSettings {
+  return {
+    maxRequests: config.llm.batchMaxRequests,
+    maxAgeMs: config.llm.batchMaxAgeMs,
+    pollMs: config.llm.batchPollMs,
+    idleMs: config.llm.batchIdleMs,
+  };
+}
+
+/** The Batch API of every batch-capable provider, by name. */
+function batchApis(config: Config): Record<string, ProviderBatchApi> {
+  const apis: Record<string, ProviderBatchApi> = {};
+  for (const [name, p] of Object.entries(config.llm.providers)) {
+    if (!p.batch || !p.baseURL) continue;
+    apis[name] = new BatchApi({
+      baseURL: p.baseURL,
+      ...(p.apiKey !== undefined ? { apiKey: p.apiKey } : {}),
+      timeoutMs: config.llm.timeoutMs,
+    });
+  }
+  return apis;
 }
 
 /** The REPL's sandbox from the LEAN_* settings (engines/lean/sandbox.ts). */

@@ -5,6 +5,8 @@ import { Runtime } from '@temporalio/worker';
 import { createLogger, workerLogger } from './logging';
 import { createActivities, createLeanActivities } from '../activities';
 import { createSweepActivities } from '../activities/sweep';
+import { createLlmBatchActivities } from '../activities/llm-batch';
+import { LLM_BATCH_TASK_QUEUE } from '../common/llm-batch';
 import { openResults } from './results';
 import type { Config } from './config';
 import { connectWorker } from './connect';
@@ -68,13 +70,14 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
     });
     closers.push(async () => stopQuota());
     closers.push(() => deps.indexes.close());
+    closers.push(() => deps.close());
     const activities = createActivities(deps);
     if (queue !== 'llm') {
       // Sweeps write their results here (the sweep workflow runs on the main queue).
       const worker = await createMainWorker({
         connection,
         namespace,
-        activities: { ...activities, ...createSweepActivities({ results }) },
+        activities: { ...activities, ...createSweepActivities({ results }), ...createLlmBatchActivities(deps.batch) },
         ...(config.temporal.workflowBundle ? { workflowBundle: { codePath: config.temporal.workflowBundle } } : {}),
       });
       runs.push(worker.run());
@@ -97,6 +100,18 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
       });
       runs.push(worker.run());
     }
+    // Batch-mode runs' LLM calls mostly wait for their batch: many slots, no provider rate limit
+    // (the batch requests take none of the synchronous quota; a fallback sent one at a time
+    // still passes the shared budget).
+    const batchWorker = await createLlmWorker({
+      connection,
+      namespace,
+      activities,
+      provider: 'batch',
+      taskQueue: LLM_BATCH_TASK_QUEUE,
+      maxConcurrentActivityTaskExecutions: config.llm.batchSlots,
+    });
+    runs.push(batchWorker.run());
     // Which structured-output mode each provider takes, learnt once now rather than from the
     // first refused request; calls that need it meanwhile wait for the answer.
     const llmLog = createLogger('driftline-llm');

@@ -6,3 +6,4 @@ export { sweep, sweepProgressQuery, pauseSignal, resumeSignal, cancelSignal } fr
 export { checkStatements, checkProgressQuery } from './check-statements';
 export { evaluateStatement } from './evaluate-statement';
 export { rejudge } from './rejudge';
+export { llmBatcher, llmBatcherStateQuery, llmBatchCollectSignal, llmBatchWithdrawSignal, llmBatchCancelSignal } from './llm-batcher';

@@ -19,6 +19,7 @@ import { runCurrentDetails, type RunState } from '../common/run-metadata';
 import { refusalLabel, refusalReason, runOutcome } from '../common/verdict';
 import { llmQueueFor, resolveRunConfig } from '../common/run-config';
 import { DEFAULT_LLM_CALL_POLICY, llmActivityTimeoutMs } from '../common/llm-call-policy';
+import { LLM_BATCH_TASK_QUEUE } from '../common/llm-batch';
 import type { LeanActivities, MainActivities } from '../common/activities';
 import type { CompileResult, EquivalenceResult, RefusedBy } from '../common/lean-types';
 import type { LlmMeter } from '../common/llm-types';
@@ -60,7 +61,8 @@ const LLM_RETRY = {
 // on the LLM, so a dead worker is still noticed in seconds rather than after the whole budget.
 // On the provider's task queue when the run has one for the role (its rate limit holds there).
 function llmActivities(input: FormalizeInput, config: RunConfig, role: LlmRole) {
-  const taskQueue = llmQueueFor(role, config, input.llm);
+  // Batch mode: the calls mostly wait for their batch, on a queue with many slots.
+  const taskQueue = input.llm?.batch ? LLM_BATCH_TASK_QUEUE : llmQueueFor(role, config, input.llm);
   return proxyActivities<MainActivities>({
     ...(taskQueue ? { taskQueue } : {}),
     startToCloseTimeout: llmActivityTimeoutMs(input.llm ?? DEFAULT_LLM_CALL_POLICY),

@@ -19,6 +19,24 @@ export interface LlmCallContext {
   /** Per-run provider choices by role (provider names of the configuration). */
   providers?: Partial<Record<LlmRole, string>>;
   temperature?: number;
+  /** Batch mode (a batch-mode sweep's run): calls to a batch-capable provider wait for a batch. */
+  batch?: BatchCallContext;
+}
+
+/** What a call in batch mode needs to name its request and find its batcher. */
+export interface BatchCallContext {
+  /** The sweep whose batchers collect the call. */
+  sweep: string;
+  /** How long the call may wait for its answer. */
+  waitMs: number;
+  /** Resubmissions of a failed line before it is sent one at a time (the sweep's limit). */
+  resubmits: number;
+  /** `<workflow ID>@<run>/<stage>/<activity ID>`: the run, the stage and the attempt, the same
+   * in every retry of the activity, so a retried call finds the request it made before. */
+  requestPrefix: string;
+  /** How many times each request was made in this activity so far (identical requests, e.g.
+   * with the reply cache off, are different lines). */
+  seen: Map<string, number>;
 }
 
 const storage = new AsyncLocalStorage<LlmCallContext>();

@@ -291,7 +291,7 @@ export class LlmClient {
       ...(req.responseFormat ? { response_format: req.responseFormat } : {}),
       ...(req.grammar && !req.responseFormat && endpoint.settings.acceptsGrammar ? { grammar: req.grammar } : {}),
     } as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming;
-    const completion = await endpoint.openai.chat.completions.create(body, req.signal ? { signal: req.signal } : undefined);
+    const completion = await endpoint.openai.chat.completions.create(body, requestOptions(req.signal));
     const choice = completion.choices[0];
     return { content: choice?.message?.content ?? '', finishReason: choice?.finish_reason ?? 'stop', maxTokens: req.maxTokens };
   }
@@ -419,7 +419,7 @@ export class LlmClient {
       ...(tools.length ? { tools, tool_choice: 'auto' as const, parallel_tool_calls: false } : {}),
     };
     try {
-      const completion = await endpoint.openai.chat.completions.create(body, opts.signal ? { signal: opts.signal } : undefined);
+      const completion = await endpoint.openai.chat.completions.create(body, requestOptions(opts.signal));
       provider.answered();
       const choice = completion.choices[0];
       const message = choice?.message;
@@ -439,6 +439,14 @@ export class LlmClient {
       throw toLlmError(err, target, opts.signal, () => provider.timedOut(this.settings.timeoutMs));
     }
   }
+}
+
+/** The SDK's options for one request: the caller's signal, and in batch mode a timeout that
+ * lets the call wait for its batch (batch-fetch.ts) on top of its own time. */
+function requestOptions(signal: AbortSignal | undefined): { signal?: AbortSignal; timeout?: number } | undefined {
+  const batch = currentLlmCallContext()?.batch;
+  if (!signal && !batch) return undefined;
+  return { ...(signal ? { signal } : {}), ...(batch ? { timeout: batch.waitMs } : {}) };
 }
 
 async function waitAtMost(work: Promise<unknown>, ms: number): Promise<void> {

@@ -1,5 +1,6 @@
 // The results schema, by version. A database is brought up to the newest version in one
 // transaction per step; versions already applied are never run again. Documented in docs/sweeps.md.
+import { LLM_BATCH_SCHEMA } from './llm-batches';
 import type { SqlDriver } from './driver';
 import { LLM_LEDGER_SCHEMA } from './llm-ledger';
 
@@ -85,6 +86,11 @@ export const MIGRATIONS: Migration[] = [
     version: 5,
     description: 'runs.retry_round: the `driftline sweep retry` round that rewrote a failed run (0: never retried)',
     statements: ['ALTER TABLE runs ADD COLUMN retry_round INTEGER NOT NULL DEFAULT 0'],
+  },
+  {
+    version: 6,
+    description: "batch mode: each request collected for a provider batch, and the sweep's batches (llm_batch_requests, llm_batches)",
+    statements: LLM_BATCH_SCHEMA,
   },
 ];
 

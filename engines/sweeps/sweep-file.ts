@@ -188,6 +188,15 @@ export const SweepFileSchema = z
       .strict()
       .refine((b) => b.tokens !== undefined || b.costUsd !== undefined, { message: 'a budget names "tokens", "costUsd" or both' })
       .optional(),
+    /** Batch mode: the runs' calls to batch-capable providers go in provider batches (common/llm-batch.ts). */
+    llm: z
+      .object({
+        batch: z.boolean().default(false),
+        /** Times a failed line is sent in a new batch before it is sent one at a time. */
+        resubmits: z.number().int().min(0).max(10).optional(),
+      })
+      .strict()
+      .optional(),
     configurations: z.record(z.string().regex(NAME, nameMessage), ConfigurationSchema).optional(),
     factorial: FactorialSchema.optional(),
   })
@@ -242,6 +251,13 @@ export interface SweepSpec {
   configurations: NamedConfig[];
   /** The sweep's LLM budget (tokens and/or USD over all its runs). */
   budget?: SweepBudget;
+  /** Batch mode (the sweep file's `llm`, or `sweep start --batch`). */
+  llm?: SweepLlmMode;
+}
+
+export interface SweepLlmMode {
+  batch: boolean;
+  resubmits?: number;
 }
 
 export class SweepFileError extends Error {
@@ -367,6 +383,7 @@ export function parseSweep(raw: unknown, file: string, options: ParseOptions): S
     maxAttempts: f.retry.maxAttempts,
     leaveOut: f.leaveOut,
     ...(f.budget ? { budget: f.budget } : {}),
+    ...(f.llm?.batch ? { llm: { batch: true, ...(f.llm.resubmits !== undefined ? { resubmits: f.llm.resubmits } : {}) } } : {}),
     configurations,
   };
 }

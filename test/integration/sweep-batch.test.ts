@@ -1,0 +1,174 @@
+// Batch mode end to end, with the real worker process (`driftline worker --queue all`) and a
+// Temporal dev server, against the fake provider's Batch API: a batch-mode sweep's calls go in
+// batches (none one at a time), each custom_id is submitted once, the runs' records equal those
+// of the same sweep run synchronously, and the ledger prices the batch calls at the batch factor.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { Client, type Connection } from '@temporalio/client';
+import { connectTemporal } from '../../infra/temporal-connection';
+import type { SweepProgress, SweepRunRecord } from '../../common/sweep';
+import { startSweep } from '../../client/sweeps';
+import { ResultsDb, resultsLocation } from '../../engines/results/results-db';
+import { sweepBatchCounts } from '../../engines/results/llm-batches';
+import { loadBenchmarks } from '../../engines/benchmarks/load';
+import { startDevServer, type DevServer } from '../../infra/temporal-server';
+import { requireTemporalCli } from '../../infra/temporal-cli';
+import { FIXTURE_CORPUS, FIXTURE_LIBRARY } from '../helpers/stack';
+import { defaultBrain, FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
+import { waitFor } from '../helpers/sweep';
+import type { SweepSpec } from '../../engines/sweeps/sweep-file';
+import { freePort } from '../helpers/ports';
+
+const CLI = fileURLToPath(new URL('../../bin/cli.ts', import.meta.url));
+const ITEMS = 12;
+
+let dir: string;
+let server: DevServer;
+let llm: FakeOpenAI;
+let repl: FakeRepl;
+let results: ResultsDb;
+let connection: Connection;
+let client: Client;
+let worker: ChildProcess;
+
+const PRICES = {
+  [FAKE_MODELS.decomposer]: { prompt: 1, completion: 2 },
+  [FAKE_MODELS.formalizer]: { prompt: 3, completion: 6 },
+  [FAKE_MODELS.judge]: { prompt: 1, completion: 1 },
+};
+
+function writeBenchmark(file: string): void {
+  const kinds = [
+    (i: number) => `If p is a prime number larger than ${i} then p is at least 2.`,
+    (i: number) => `Twice the number ${i} is even.`,
+    (i: number) => `The square of the real number ${i} is nonnegative.`,
+  ];
+  const lines = Array.from({ length: ITEMS }, (_, i) =>
+    JSON.stringify({
+      full_name: `Batch.item_${i}`,
+      informal_stmt: kinds[i % 3]!(i),
+      formal_stmt: `theorem thm_P : True := by sorry`,
+      mathlib_dependencies: i % 3 === 0 ? ['Nat.Prime'] : [],
+      source: 'A',
+    }),
+  );
+  writeFileSync(file, `${lines.join('\n')}\n`);
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'driftline-sweep-batch-'));
+  llm = await startFakeOpenAI({ handler: defaultBrain, batches: { delayMs: 300 } });
+  repl = fakeRepl({ typeMismatchPatterns: ['Even \\(2 \\* n\\)'] });
+  server = await startDevServer({
+    cli: requireTemporalCli(),
+    port: await freePort(),
+    uiPort: await freePort(),
+    dbFile: join(dir, 'temporal.db'),
+    namespace: 'default',
+    logFile: join(dir, 'temporal.log'),
+  });
+  connection = await connectTemporal({ address: server.address });
+  client = new Client({ connection });
+  results = await ResultsDb.open(resultsLocation(join(dir, 'data')));
+  worker = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', 'all'], {
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: server.address,
+      DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`,
+      DRIFTLINE_DATA_DIR: join(dir, 'data'),
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'test-key',
+      DRIFTLINE_MODEL_DECOMPOSER: FAKE_MODELS.decomposer,
+      DRIFTLINE_MODEL_FORMALIZER: FAKE_MODELS.formalizer,
+      DRIFTLINE_MODEL_JUDGE: FAKE_MODELS.judge,
+      DRIFTLINE_LLM_PRICES: JSON.stringify(PRICES),
+      DRIFTLINE_LLM_BATCH: '1',
+      DRIFTLINE_LLM_BATCH_MAX_AGE_MS: '400',
+      DRIFTLINE_LLM_BATCH_POLL_MS: '200',
+      DRIFTLINE_LLM_BATCH_READ_MS: '100',
+      DRIFTLINE_LLM_BATCH_IDLE_MS: '3000',
+      LEAN_REPL_CMD: repl.command,
+      ...repl.sandboxEnv,
+      LEAN_POOL_SIZE: '2',
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  worker.stderr!.on('data', (d: Buffer) => (err = (err + d.toString()).slice(-4000)));
+  worker.once('exit', (code) => {
+    if (code) console.error(`worker exited ${code}: ${err}`);
+  });
+});
+
+afterAll(async () => {
+  worker?.kill('SIGKILL');
+  await results?.close();
+  await connection?.close();
+  await server?.stop();
+  await llm?.close();
+  repl?.cleanup();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function spec(benchmark: string, batch: boolean): SweepSpec {
+  return {
+    benchmarks: [{ path: benchmark, format: 'rautoformalizer' }],
+    library: FIXTURE_LIBRARY,
+    samples: 1,
+    window: ITEMS,
+    maxAttempts: 2,
+    leaveOut: 'item',
+    configurations: [{ name: 'drift', config: { repairRounds: 1, cache: false } }],
+    ...(batch ? { llm: { batch: true } } : {}),
+  };
+}
+
+function essence(r: SweepRunRecord) {
+  return { item: r.item, outcome: r.outcome, compiled: r.compiled, judgeGrade: r.judgeGrade, faithful: r.faithful, attempts: r.attempts };
+}
+
+async function finish(id: string): Promise<SweepProgress> {
+  return (await waitFor(
+    `sweep ${id} to complete`,
+    async () =>
+      client.workflow
+        .getHandle(id)
+        .result()
+        .catch(() => undefined) as Promise<SweepProgress | undefined>,
+    180_000,
+  ))!;
+}
+
+it('sends a batch-mode sweep through the Batch API: every call once, the same records, the batch price', async () => {
+  const benchmark = join(dir, 'batch.dev.jsonl');
+  writeBenchmark(benchmark);
+  const items = await loadBenchmarks(spec(benchmark, false).benchmarks);
+
+  await startSweep(client, results, spec(benchmark, false), items, { id: 'sync' });
+  expect(await finish('sync')).toMatchObject({ status: 'completed', done: ITEMS, failed: 0 });
+  const syncRequests = llm.requests.length;
+  expect(llm.batches.stats().batchesCreated).toBe(0);
+
+  await startSweep(client, results, spec(benchmark, true), items, { id: 'batched' });
+  expect(await finish('batched')).toMatchObject({ status: 'completed', done: ITEMS, failed: 0 });
+  // Nothing went one at a time: every request of the second sweep came in a batch line.
+  const later = llm.requests.slice(syncRequests);
+  expect(later.filter((r) => r.batch === undefined)).toEqual([]);
+  const counts = llm.batches.stats();
+  expect(counts.batchesCreated).toBeGreaterThan(0);
+  expect(counts.duplicateSubmissions).toBe(0);
+  expect(counts.resubmissions).toBe(0);
+  // The same records as one at a time.
+  const byItem = (rs: SweepRunRecord[]) => rs.map(essence).sort((a, b) => a.item.localeCompare(b.item));
+  expect(byItem(await results.runs('batched'))).toEqual(byItem(await results.runs('sync')));
+
+  const batches = await sweepBatchCounts(results.driver, 'batched');
+  expect(batches).toMatchObject({ inFlight: 0, failed: 0, resubmitted: 0, synchronous: 0 });
+  expect(batches.submitted).toBe(counts.batchesCreated);
+  expect(batches.requests).toBe(counts.firstSubmissions);
+}, 400_000);
