@@ -73,7 +73,12 @@ interface BatchError {
 }
 
 interface BatchRecord {
-  wire: Record<string, unknown> & { id: string; status: BatchStatus; request_counts: { total: number; completed: number; failed: number } };
+  wire: Record<string, unknown> & {
+    id: string;
+    status: BatchStatus;
+    request_counts: { total: number; completed: number; failed: number };
+    usage: { input_tokens: number; output_tokens: number; total_tokens: number } & Record<string, unknown>;
+  };
   lines: InputLine[];
   /** Validation problems found at creation: the batch fails when validation ends. */
   problems: BatchError[];
@@ -362,6 +367,14 @@ export class FakeBatches {
         cancelling_at: null,
         cancelled_at: null,
         request_counts: { total: 0, completed: 0, failed: 0 },
+        // The tokens of the lines answered (the real API reports them for batches since 2025).
+        usage: {
+          input_tokens: 0,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens: 0,
+          output_tokens_details: { reasoning_tokens: 0 },
+          total_tokens: 0,
+        },
         metadata: (metadata as Record<string, string> | undefined) ?? null,
       },
       lines,
@@ -482,7 +495,10 @@ export class FakeBatches {
     const fault = batch.fault;
     const hit = fault ? Math.min(n, fault.lines ?? (fault.kind === 'expired' ? Math.max(1, Math.floor(n / 2)) : 1)) : 0;
     const runs = fault?.kind === 'expired' ? n - hit : n;
+    // The lines are spread over half the delay; a line's turn is a time, not a pause after the
+    // one before, so a large batch keeps its pace though timers cannot wait under a millisecond.
     const perLine = delay / 2 / Math.max(n, 1);
+    const started = Date.now();
     for (let i = 0; i < runs && !batch.cancelRequested && !this.closed; i++) {
       const line = batch.lines[i]!;
       if (fault?.kind === 'partial' && i < hit) {
@@ -496,7 +512,9 @@ export class FakeBatches {
         }
         this.write(batch, line, answer.statusCode, answer.body);
       }
-      await this.wait(perLine);
+      const ahead = started + (i + 1) * perLine - Date.now();
+      if (ahead >= 1) await this.wait(ahead);
+      else if (i % 50 === 49) await new Promise((r) => setImmediate(r)); // let HTTP in (a cancel)
     }
     if (this.closed) return;
     if (batch.cancelRequested) {
@@ -534,6 +552,13 @@ export class FakeBatches {
     });
     const ok = statusCode === 200;
     (ok ? batch.output : batch.errors).push(text);
+    const usage = ok ? (body as { usage?: { prompt_tokens?: number; completion_tokens?: number } }).usage : undefined;
+    if (usage) {
+      const u = batch.wire.usage;
+      u.input_tokens += usage.prompt_tokens ?? 0;
+      u.output_tokens += usage.completion_tokens ?? 0;
+      u.total_tokens = u.input_tokens + u.output_tokens;
+    }
     batch.wire.request_counts[ok ? 'completed' : 'failed']++;
     this.lineState.set(line.custom_id, ok ? 'answered' : 'failed');
   }

@@ -1,7 +1,7 @@
 // The fake OpenAI-compatible server in a process of its own, for measuring the request rate a
 // provider sees: in the test's own process, requests would be timestamped whenever that busy
 // event loop (workflows, sweep, Lean) got round to them, bunched together. Started with IPC; it
-// sends `{url}` once listening and answers `stats` with the arrival times of chat completions.
+// sends `{url}` once listening and answers `stats` with the arrival times of synchronous chat completions.
 // FAKE_REFUSE_EVERY=10 FAKE_REFUSE_AT=2,5,8: requests numbered 2, 5, 8 of every ten get 429 with
 // `Retry-After: FAKE_RETRY_AFTER` seconds (default 1). FAKE_LIMITS (JSON, FakeLimits) gives it an
 // account's rate limits; `{limits}` changes them, and `quota` answers with what each request was
@@ -37,7 +37,7 @@ const fake = await startFakeOpenAI({
 });
 process.send!({ url: fake.url });
 process.on('message', (msg: unknown) => {
-  if (msg === 'stats') process.send!({ times: fake.requests.map((r) => r.at), statuses: n });
+  if (msg === 'stats') process.send!({ times: fake.requests.filter((r) => !r.batch).map((r) => r.at), statuses: n });
   if (msg === 'quota') process.send!({ quota: fake.quota?.log ?? [] });
   if (msg === 'batches') process.send!({ batches: fake.batches.stats() });
   if (typeof msg === 'object' && msg !== null && 'limits' in msg) {

@@ -126,7 +126,12 @@ describe('BatchApi against the fake provider', () => {
     // The fake answered each line once, through the same handler, and billed it as a batch's.
     const answered = fake.requests.filter((r) => r.batch === submitted.id);
     expect(answered.map((r) => r.model)).toEqual(lines.map((l) => l.body.model));
-    expect(fake.usageServed.filter((u) => u.batch === submitted.id)).toHaveLength(9);
+    const billed = fake.usageServed.filter((u) => u.batch === submitted.id);
+    expect(billed).toHaveLength(9);
+    // The batch object's usage is its lines' (as the real API reports it).
+    const { usage } = await sync.batches.retrieve(submitted.id);
+    expect(usage?.input_tokens).toBe(billed.reduce((n, u) => n + u.prompt_tokens, 0));
+    expect(usage?.output_tokens).toBe(billed.reduce((n, u) => n + u.completion_tokens, 0));
     const after = fake.batches.stats();
     expect(after.batchesCreated - before.batchesCreated).toBe(1);
     expect(after.linesPerBatch.at(-1)).toBe(9);
@@ -264,6 +269,18 @@ describe('BatchApi against the fake provider', () => {
     expect(done.length).toBeLessThan(30);
     expect(done).toEqual(ids.slice(0, done.length));
     expect(results.at(-1)).toMatchObject({ ok: false, error: 'no answer in the batch (batch cancelled)' });
+  });
+
+  it('a large batch keeps the configured pace', async () => {
+    fake.batches.setDelay(400);
+    const lines = requests('large', 2000);
+    const started = Date.now();
+    const batch = await api.submit('flush-large', lines);
+    expect((await untilEnded(batch.id)).at(-1)).toBe('completed');
+    const took = Date.now() - started;
+    expect(took).toBeGreaterThanOrEqual(400);
+    expect(took).toBeLessThan(4000);
+    expect(await api.state(batch.id)).toMatchObject({ total: 2000, completed: 2000 });
   });
 
   it('a batch ID the provider does not know is a 404 no retry mends; a bad ID never reaches it', async () => {
