@@ -29,6 +29,9 @@ export interface CallTarget {
   model: string;
   baseURL: string;
   timeoutMs: number;
+  /** How messages name the call when it is not a model's (a Batch API request); default
+   * `model "M" at URL`. */
+  where?: string;
 }
 
 function unavailable(message: string, cause: Error, retryAfterMs?: number): EngineError {
@@ -44,7 +47,7 @@ function rejected(type: (typeof LLM_FAILURE)[keyof typeof LLM_FAILURE], message:
  * through untouched so Temporal sees the activity as cancelled, not failed.
  */
 export function toLlmError(err: unknown, target: CallTarget, signal?: AbortSignal, onTimeout?: () => TimeoutNote): unknown {
-  const where = `model "${target.model}" at ${target.baseURL}`;
+  const where = target.where ?? `model "${target.model}" at ${target.baseURL}`;
   const e = classifyApiError(err, signal);
   switch (e.kind) {
     case 'cancelled':

@@ -4,8 +4,11 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeQuota, type FakeLimits } from './openai-quota';
+import { errorBody, readBody, sendError, sendJson, sleep } from './fake-http';
+import { FakeBatches, type FakeBatchOptions, type LineAnswer } from './openai-batches';
 
 export type { FakeLimits, QuotaRecord } from './openai-quota';
+export type { FakeBatchCounts, FakeBatchFault, FakeBatchOptions, FakeBatches } from './openai-batches';
 
 export interface FakeToolCall {
   id: string;
@@ -37,6 +40,8 @@ export interface FakeRequest {
   authorization?: string;
   /** When the request arrived (ms since the epoch), e.g. to measure the rate a provider sees. */
   at: number;
+  /** The batch whose line this request was; absent for a synchronous request. */
+  batch?: string;
 }
 
 /** A tool call the fake makes; `arguments` given as an object is sent as its JSON text, a string
@@ -180,15 +185,18 @@ export interface FakeOpenAIOptions {
   /** An account's rate limits and a reply latency that grows with the tokens generated
    * (openai-quota.ts): requests over a limit get 429 with OpenAI's headers. */
   limits?: FakeLimits;
+  /** The Batch API's pace and faults (openai-batches.ts). */
+  batches?: FakeBatchOptions;
 }
 
 export interface FakeOpenAI {
   /** Base URL ending in `/v1`. */
   url: string;
-  /** Every chat-completions request received, in order. */
+  /** Every chat-completions request received, in order, batch lines included (`batch` set). */
   requests: FakeRequest[];
-  /** The `usage` of every successful chat completion sent, in order (what a provider bills). */
-  usageServed: { model: string; prompt_tokens: number; completion_tokens: number }[];
+  /** The `usage` of every successful chat completion sent, in order (what a provider bills);
+   * `batch` marks a batch line's. */
+  usageServed: { model: string; prompt_tokens: number; completion_tokens: number; batch?: string }[];
   /** Every `/v1/embeddings` request received, in order. */
   embeddingRequests: FakeEmbeddingRequest[];
   /** Queues replies for embeddings requests (any model), served before the toy embedding. */
@@ -200,6 +208,8 @@ export interface FakeOpenAI {
   /** The rate limits in force (with `limits`): what each chat completion was charged and how it
    * ended; `set` changes them from now on. */
   quota: FakeQuota | undefined;
+  /** The files and batches endpoints: faults on demand (`failNext`), pace, submission counts. */
+  batches: FakeBatches;
   close(): Promise<void>;
 }
 
@@ -387,17 +397,6 @@ function strictSchemaProblem(node: unknown, path = '$'): string | null {
 
 // ---- HTTP ----
 
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  if (res.destroyed) return;
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-function sendError(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-  const type = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
-  sendJson(res, status, { error: { message, type, param: null, code: null } }, headers);
-}
-
 /** A scripted hang-up or HTTP error, sent as a real provider would; false for a normal reply. */
 function sendScriptedFault<R extends object>(res: ServerResponse, reply: R): reply is Extract<R, { hangUp: true } | { status: number }> {
   if ('hangUp' in reply) {
@@ -414,14 +413,6 @@ function sendScriptedFault<R extends object>(res: ServerResponse, reply: R): rep
   }
   return false;
 }
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 let completionCounter = 0;
 let toolCallCounter = 0;
@@ -476,9 +467,13 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   const queues = new Map<string, FakeReply[]>();
   const requests: FakeRequest[] = [];
   const usageServed: FakeOpenAI['usageServed'] = [];
-  const served = <U extends { prompt_tokens: number; completion_tokens: number }>(model: string, usage: U): U => {
-    usageServed.push({ model, prompt_tokens: usage.prompt_tokens, completion_tokens: usage.completion_tokens });
-    return usage;
+  const served = (model: string, usage: { prompt_tokens: number; completion_tokens: number }, batch?: string): void => {
+    usageServed.push({
+      model,
+      prompt_tokens: usage.prompt_tokens,
+      completion_tokens: usage.completion_tokens,
+      ...(batch ? { batch } : {}),
+    });
   };
   const script = (model: string, ...replies: FakeReply[]) => {
     queues.set(model, [...(queues.get(model) ?? []), ...replies]);
@@ -537,15 +532,132 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
   };
   const next = async (req: FakeRequest): Promise<FakeReply> => take(queues.get(req.model)) ?? take(queues.get('*')) ?? handler(req);
 
+  /** The request as the fake reads a chat-completions body (`batch`: the batch of a batch line). */
+  const chatRequest = (body: Record<string, unknown>, authorization: string | undefined, at: number, batch?: string): FakeRequest => ({
+    model: String(body.model ?? ''),
+    messages: ((Array.isArray(body.messages) ? body.messages : []) as Array<Omit<FakeMessage, 'content'> & { content: string | null }>).map(
+      (m) => ({ ...m, content: m.content ?? '' }),
+    ),
+    response_format: body.response_format as FakeRequest['response_format'],
+    ...(body.tools !== undefined ? { tools: body.tools as FakeToolDefinition[] } : {}),
+    body,
+    authorization,
+    at,
+    ...(batch !== undefined ? { batch } : {}),
+  });
+
+  const llama = opts.llamaCpp;
+  /** What a provider refuses before answering: a schema it cannot take, a broken tool protocol. */
+  const refusalOf = (request: FakeRequest): { status: number; message: string } | null => {
+    const format = request.response_format;
+    if (llama?.refuseJsonSchema && format && format.type !== 'text' && format.type !== 'json_object') {
+      return { status: 500, message: LLAMA_CPP_JSON_SCHEMA_ERROR };
+    }
+    if (format?.type === 'json_schema' && format.json_schema?.strict) {
+      const problem = strictSchemaProblem(format.json_schema.schema);
+      if (problem) return { status: 400, message: `Invalid schema for response_format '${format.json_schema.name}': ${problem}` };
+    }
+    const protocolProblem = toolProtocolProblem(request);
+    return protocolProblem ? { status: 400, message: protocolProblem } : null;
+  };
+
+  /** The reply chosen for a request: scripts, then the handler; without a system role in the
+   * template, the instructions are gone and the model answers as one told nothing. */
+  const replyTo = async (request: FakeRequest): Promise<FakeReply> => {
+    const droppedSystem = Boolean(llama?.dropSystem) && request.messages.some((m) => m.role === 'system');
+    return droppedSystem ? { content: 'Sure! What would you like me to do?' } : next(request);
+  };
+
+  /** The chat.completion for a reply that is no fault, its usage, and how long a llama-cpp
+   * server would take to generate it. */
+  const completionOf = (
+    request: FakeRequest,
+    reply: Extract<FakeReply, { content: string } | { toolCalls: ScriptedToolCall[] }>,
+  ): {
+    completion: Record<string, unknown>;
+    usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
+    generationMs: number;
+  } => {
+    const envelope = (
+      message: Record<string, unknown>,
+      finishReason: string,
+      usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number },
+    ) => ({
+      id: `chatcmpl-fake-${++completionCounter}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: request.model,
+      choices: [{ index: 0, message: { role: 'assistant', ...message, refusal: null }, logprobs: null, finish_reason: finishReason }],
+      usage,
+    });
+    if ('toolCalls' in reply) {
+      const toolCalls: FakeToolCall[] = reply.toolCalls.map((c) => ({
+        id: c.id ?? `call_fake_${++toolCallCounter}`,
+        type: 'function',
+        function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
+      }));
+      const usage = usageOf(request, JSON.stringify(toolCalls));
+      return {
+        completion: envelope({ content: reply.content ?? null, tool_calls: toolCalls }, 'tool_calls', usage),
+        usage,
+        generationMs: 0,
+      };
+    }
+    const format = request.response_format;
+    const promptTokens = fakeTokens(JSON.stringify(request.messages));
+    const maxTokens = typeof request.body.max_tokens === 'number' ? request.body.max_tokens : undefined;
+    let content = reply.content;
+    let finishReason = reply.finishReason ?? 'stop';
+    // Constrained decoding ends with the JSON object; free text from a model that never
+    // stops runs on until the limit.
+    const constrained = llama?.refuseJsonSchema && format?.type === 'json_object' && format.schema !== undefined;
+    if (llama?.neverStops && !constrained) {
+      const limit = maxTokens ?? Math.max(0, (llama.contextTokens ?? 6000) - promptTokens);
+      while (fakeTokens(content) < limit) content += '\nAnd furthermore, as noted above, the statement holds.';
+      finishReason = 'length';
+    }
+    if (maxTokens !== undefined && fakeTokens(content) > maxTokens) {
+      content = content.slice(0, maxTokens * 4);
+      finishReason = 'length';
+    }
+    const usage = { ...usageOf(request, content), completion_tokens: fakeTokens(content) };
+    const generationMs = llama ? fakeTokens(content) * (llama.msPerToken ?? 0.5) : 0;
+    return { completion: envelope({ content }, finishReason, usage), usage, generationMs };
+  };
+
+  /** One batch line, answered as the same synchronous request would be (no rate limits, no
+   * scripted delays: the batch's own pace stands for them). */
+  const answerBatchLine = async (body: Record<string, unknown>, batch: string): Promise<LineAnswer> => {
+    const request = chatRequest(body, undefined, Date.now(), batch);
+    requests.push(request);
+    const refused = refusalOf(request);
+    if (refused) return { statusCode: refused.status, body: errorBody(refused.status, refused.message) };
+    const reply = await replyTo(request);
+    if ('hangUp' in reply) return { statusCode: 500, body: errorBody(500, 'The server had an error while processing your request.') };
+    if ('status' in reply)
+      return { statusCode: reply.status, body: errorBody(reply.status, reply.message ?? `Scripted HTTP ${reply.status}`) };
+    const { completion, usage } = completionOf(request, reply);
+    served(request.model, usage, batch);
+    return { statusCode: 200, body: completion };
+  };
+  const batches = new FakeBatches(opts.batches ?? {}, answerBatchLine);
+
   const server = createServer(async (req, res) => {
     const at = Date.now();
     // A request admitted by the quota that ends without a reply (a scripted fault, a failure):
     // its slot is free again, its charge stands.
     let releaseQuota = () => {};
     try {
-      const path = (req.url ?? '').split('?')[0];
-      if (req.method === 'POST' && path === '/v1/embeddings') return await answerEmbeddings(req, res);
-      if (req.method !== 'POST' || path !== '/v1/chat/completions') {
+      const [path = '', search = ''] = (req.url ?? '').split('?');
+      const method = req.method ?? '';
+      if (method === 'POST' && path === '/v1/embeddings') return await answerEmbeddings(req, res);
+      if (/^\/v1\/(files|batches)(\/|$)/.test(path)) {
+        if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+          return sendError(res, 401, 'Incorrect API key provided.');
+        }
+        if (await batches.route(req, res, method, path, new URLSearchParams(search))) return;
+      }
+      if (method !== 'POST' || path !== '/v1/chat/completions') {
         return sendError(res, 404, `No route for ${req.method} ${req.url}`);
       }
       let body: Record<string, unknown>;
@@ -554,37 +666,14 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
       } catch {
         return sendError(res, 400, 'Request body is not valid JSON');
       }
-      const request: FakeRequest = {
-        model: String(body.model ?? ''),
-        messages: ((body.messages ?? []) as Array<Omit<FakeMessage, 'content'> & { content: string | null }>).map((m) => ({
-          ...m,
-          content: m.content ?? '',
-        })),
-        response_format: body.response_format as FakeRequest['response_format'],
-        ...(body.tools !== undefined ? { tools: body.tools as FakeToolDefinition[] } : {}),
-        body,
-        authorization: req.headers.authorization,
-        at,
-      };
+      const request = chatRequest(body, req.headers.authorization, at);
       requests.push(request);
 
       if (opts.apiKey !== undefined && request.authorization !== `Bearer ${opts.apiKey}`) {
         return sendError(res, 401, 'Incorrect API key provided.');
       }
-      const format = request.response_format;
-      const llama = opts.llamaCpp;
-      if (llama?.refuseJsonSchema && format && format.type !== 'text' && format.type !== 'json_object') {
-        return sendError(res, 500, LLAMA_CPP_JSON_SCHEMA_ERROR);
-      }
-      // What the model sees: without a system role in the template, the instructions are gone.
-      const droppedSystem = Boolean(llama?.dropSystem) && request.messages.some((m) => m.role === 'system');
-      if (format?.type === 'json_schema' && format.json_schema?.strict) {
-        const problem = strictSchemaProblem(format.json_schema.schema);
-        if (problem) return sendError(res, 400, `Invalid schema for response_format '${format.json_schema.name}': ${problem}`);
-      }
-
-      const protocolProblem = toolProtocolProblem(request);
-      if (protocolProblem) return sendError(res, 400, protocolProblem);
+      const refused = refusalOf(request);
+      if (refused) return sendError(res, refused.status, refused.message);
 
       // The account's limits: charged the prompt and max_tokens now, corrected to the usage when
       // done; the reply takes longer the more tokens it generates.
@@ -606,78 +695,14 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
         quotaOpen = false;
         return quota.done(charge, usage.prompt_tokens + usage.completion_tokens, at);
       };
-      const reply = droppedSystem ? { content: 'Sure! What would you like me to do?' } : await next(request);
+      const reply = await replyTo(request);
       if (reply.delayMs) await sleep(reply.delayMs);
       if (sendScriptedFault(res, reply)) return releaseQuota();
-      if ('toolCalls' in reply) {
-        const toolCalls: FakeToolCall[] = reply.toolCalls.map((c) => ({
-          id: c.id ?? `call_fake_${++toolCallCounter}`,
-          type: 'function',
-          function: { name: c.name, arguments: typeof c.arguments === 'string' ? c.arguments : JSON.stringify(c.arguments) },
-        }));
-        const text = JSON.stringify(toolCalls);
-        const usage = served(request.model, usageOf(request, text));
-        const headers = await quotaDone(usage);
-        return sendJson(
-          res,
-          200,
-          {
-            id: `chatcmpl-fake-${++completionCounter}`,
-            object: 'chat.completion',
-            created: Math.floor(Date.now() / 1000),
-            model: request.model,
-            choices: [
-              {
-                index: 0,
-                message: { role: 'assistant', content: reply.content ?? null, refusal: null, tool_calls: toolCalls },
-                logprobs: null,
-                finish_reason: 'tool_calls',
-              },
-            ],
-            usage,
-          },
-          headers,
-        );
-      }
-      const promptTokens = fakeTokens(JSON.stringify(request.messages));
-      const maxTokens = typeof body.max_tokens === 'number' ? body.max_tokens : undefined;
-      let content = reply.content;
-      let finishReason = reply.finishReason ?? 'stop';
-      // Constrained decoding ends with the JSON object; free text from a model that never
-      // stops runs on until the limit.
-      const constrained = llama?.refuseJsonSchema && format?.type === 'json_object' && format.schema !== undefined;
-      if (llama?.neverStops && !constrained) {
-        const limit = maxTokens ?? Math.max(0, (llama.contextTokens ?? 6000) - promptTokens);
-        while (fakeTokens(content) < limit) content += '\nAnd furthermore, as noted above, the statement holds.';
-        finishReason = 'length';
-      }
-      if (maxTokens !== undefined && fakeTokens(content) > maxTokens) {
-        content = content.slice(0, maxTokens * 4);
-        finishReason = 'length';
-      }
-      if (llama) await sleep(fakeTokens(content) * (llama.msPerToken ?? 0.5));
-      const usage = served(request.model, { ...usageOf(request, content), completion_tokens: fakeTokens(content) });
+      const { completion, usage, generationMs } = completionOf(request, reply);
+      if (generationMs) await sleep(generationMs);
+      served(request.model, usage);
       const headers = await quotaDone(usage);
-      sendJson(
-        res,
-        200,
-        {
-          id: `chatcmpl-fake-${++completionCounter}`,
-          object: 'chat.completion',
-          created: Math.floor(Date.now() / 1000),
-          model: request.model,
-          choices: [
-            {
-              index: 0,
-              message: { role: 'assistant', content, refusal: null },
-              logprobs: null,
-              finish_reason: finishReason,
-            },
-          ],
-          usage,
-        },
-        headers,
-      );
+      sendJson(res, 200, completion, headers);
     } catch (err) {
       releaseQuota();
       sendError(res, 500, `Fake server failure: ${(err as Error).message}`);
@@ -696,8 +721,10 @@ export async function startFakeOpenAI(opts: FakeOpenAIOptions = {}): Promise<Fak
     script,
     callsTo: (model) => requests.filter((r) => r.model === model).length,
     quota,
+    batches,
     close: () =>
       new Promise<void>((resolve, reject) => {
+        batches.close();
         // Slow scripted replies may still hold sockets open; don't wait for them.
         server.closeAllConnections();
         server.close((err) => (err ? reject(err) : resolve()));
