@@ -17,7 +17,13 @@ import type { BatchCallContext } from '../engines/llm/call-context';
 import type { CollectedRequest, SqlBatchStore } from '../engines/results/llm-batches';
 
 /** `client` is asked for on the first batch-mode call: a worker that never sees one never connects twice. */
-export function temporalBatchMailbox(store: SqlBatchStore, client: () => Promise<Client>, settings: BatcherSettings): BatchMailbox {
+export function temporalBatchMailbox(
+  store: SqlBatchStore,
+  client: () => Promise<Client>,
+  settings: BatcherSettings,
+  /** Where batchers run: the main queue (tests name their own). */
+  taskQueue: string = MAIN_TASK_QUEUE,
+): BatchMailbox {
   return {
     async post(req: CollectedRequest, ctx: BatchCallContext): Promise<void> {
       await store.collect(req);
@@ -32,7 +38,7 @@ export function temporalBatchMailbox(store: SqlBatchStore, client: () => Promise
         await client()
       ).workflow.signalWithStart(LLM_BATCHER_WORKFLOW, {
         workflowId: req.batcher,
-        taskQueue: MAIN_TASK_QUEUE,
+        taskQueue,
         args: [input],
         signal: LLM_BATCH_SIGNALS.collect,
         signalArgs: [{ customId: req.customId }],

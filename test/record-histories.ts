@@ -13,6 +13,7 @@ import { startChecks } from '../client/checks';
 import { retrySweep } from '../client/sweep-retry';
 import { startRescore } from '../client/sweep-rescore';
 import { indexBuildWorkflowId, type BuildIndexInput } from '../common/index-build';
+import { batcherWorkflowId } from '../common/llm-batch';
 import type { SweepProgress } from '../common/sweep';
 import { versionForCorpus } from '../engines/retrieval/stores/build';
 import type { PredictionSet } from '../engines/sweeps/predictions';
@@ -139,6 +140,26 @@ const SCENARIOS: Record<string, Scenario> = {
       if (final.generation < 1) throw new Error('the sweep did not continue as new');
       const first = await firstRunId(s, started.id);
       return { 'sweep-completed': `${started.id}@${first}`, 'sweep-completed-last-run': started.id };
+    },
+  },
+  'sweep-batch': {
+    about:
+      'a batch-mode sweep: its runs\u2019 LLM calls on the batch queue, and the batcher: flushes, polls, a partial batch whose failed line is sent again, the idle end',
+    stack: { repl: REPL, batch: {} },
+    async run(s) {
+      s.llm.batches.failNext({ kind: 'partial', lines: 1 });
+      const id = 'rec-sweep-batch';
+      const spec = miniSpec({
+        configurations: [{ name: 'drift', config: { repairRounds: 1 } }],
+        window: 8,
+        llm: { batch: true },
+      });
+      await startOnStack(s, spec, { id });
+      await result(s, id);
+      const batcher = batcherWorkflowId(id, 'default', FAKE_MODELS.decomposer);
+      await s.client.workflow.getHandle(batcher).result();
+      const [first] = await loadBenchmark({ path: MINI_BENCHMARK, format: 'rautoformalizer', limit: 1 });
+      return { 'sweep-batch-run': `${id}/drift/${first!.id}/0`, 'llm-batcher': batcher };
     },
   },
   'sweep-retry': {

@@ -10,8 +10,14 @@ import { Client } from '@temporalio/client';
 import { connectTemporal } from '../../infra/temporal-connection';
 import { createActivities, createLeanActivities } from '../../activities';
 import { createSweepActivities } from '../../activities/sweep';
+import { createLlmBatchActivities } from '../../activities/llm-batch';
+import { temporalBatchMailbox } from '../../activities/llm-batch-mailbox';
+import { LLM_BATCH_TASK_QUEUE, type BatcherSettings } from '../../common/llm-batch';
+import { batchFetch } from '../../engines/llm/batch-fetch';
+import { BatchApi } from '../../engines/llm/batch-api';
+import { SqlBatchStore } from '../../engines/results/llm-batches';
 import { ResultsDb, resultsLocation } from '../../engines/results/results-db';
-import { createLlmClient, type LlmClient, type LlmSettings } from '../../engines/llm/client';
+import { createLlmClient, DEFAULT_PROVIDER, type LlmClient, type LlmSettings } from '../../engines/llm/client';
 import { IndexRegistry } from '../../engines/retrieval/index-registry';
 import { createLeanRunner } from '../../engines/lean/create-runner';
 import type { LeanRunner } from '../../engines/lean/runner-contract';
@@ -121,6 +127,9 @@ export interface StackOptions {
   maxCachedWorkflows?: number;
   /** Wraps the Lean worker's activities (a test double of one of them, e.g. `compile`). */
   wrapLean?: (activities: LeanActivities) => LeanActivities;
+  /** Batch mode as the main worker serves it (infra/deps.ts): the fake as the batch-capable
+   * `default` provider, batchers on the stack's main queue, the batch-mode calls' worker. */
+  batch?: { settings?: Partial<BatcherSettings>; readMs?: number };
 }
 
 export interface TestStack {
@@ -184,6 +193,19 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
   const settings = llmSettings(llm.url, options.llmSettings);
   const results = await ResultsDb.open(resultsLocation(dataDir));
   const ledger = options.ledger ? new SqlReplyLedger(results.driver) : undefined;
+  const batchStore = options.batch ? new SqlBatchStore(results.driver) : undefined;
+  const batched = batchStore
+    ? batchFetch({
+        provider: DEFAULT_PROVIDER,
+        mailbox: temporalBatchMailbox(
+          batchStore,
+          async () => env.client,
+          { maxRequests: 100, maxAgeMs: 200, pollMs: 100, idleMs: 1000, ...options.batch!.settings },
+          mainQueue,
+        ),
+        pollMs: options.batch!.readMs ?? 50,
+      })
+    : undefined;
   const llmClient = options.llmClient
     ? options.llmClient(ledger)
     : createLlmClient(
@@ -192,8 +214,17 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
           : {
               ...settings,
               ...(ledger
-                ? { fetch: meteredFetch({ provider: llm.url, ledger, ...(options.prices ? { prices: options.prices } : {}) }) }
-                : {}),
+                ? {
+                    fetch: meteredFetch({
+                      provider: llm.url,
+                      ledger,
+                      ...(options.prices ? { prices: options.prices } : {}),
+                      ...(batched ? { fetch: batched } : {}),
+                    }),
+                  }
+                : batched
+                  ? { fetch: batched }
+                  : {}),
             },
       );
   const runSettings = options.llmClient ? llmClient.settings : settings;
@@ -207,6 +238,9 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
         : {}),
     }),
     ...createSweepActivities({ results }),
+    ...(batchStore
+      ? createLlmBatchActivities({ store: batchStore, apis: { [DEFAULT_PROVIDER]: new BatchApi({ baseURL: llm.url, timeoutMs: 20_000 }) } })
+      : {}),
   };
   const names = new NameDirectory([library]);
   const baseLean = createLeanActivities({ lean, timeoutMs: 20_000, names });
@@ -238,6 +272,18 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
             }),
           ),
         )),
+    ...(which === 'lean' || !batchStore
+      ? []
+      : [
+          await createLlmWorker({
+            connection: env.nativeConnection,
+            namespace: env.namespace ?? 'default',
+            activities,
+            provider: 'batch',
+            taskQueue: LLM_BATCH_TASK_QUEUE,
+            maxConcurrentActivityTaskExecutions: 100,
+          }),
+        ]),
     ...(which === 'main'
       ? []
       : [

@@ -138,9 +138,16 @@ describe('replay of recorded histories', () => {
       'sweep-retry',
       'sweep-predictions',
       'sweep-rescore',
+      'sweep-batch-run',
+      'llm-batcher',
       'build-index',
     ])
       expect(have(name), name).toBe(true);
+    // The batcher's whole cycle: a flush, polls on timers, an ended batch written, a failed line
+    // sent again in a second batch.
+    const batcher = recorded.find((h) => h.file === 'llm-batcher.json')!;
+    expect(batcher.type).toBe('llmBatcher');
+    for (const a of ['submitLlmBatch', 'pollLlmBatch', 'collectLlmBatch']) expect(batcher.activities.has(a), a).toBe(true);
     const byType = (type: string) => recorded.filter((h) => h.type === type);
     // The pipeline's current stages: `formalize` and `repair` activities, with the marker.
     expect(
