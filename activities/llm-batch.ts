@@ -104,8 +104,8 @@ export function createLlmBatchActivities(deps: LlmBatchActivityDeps): LlmBatchAc
       return call(() => api(provider).cancel(batchId));
     },
 
-    async withdrawLlmRequests({ customIds }): Promise<void> {
-      return call(() => deps.store.withdraw(customIds, { inFlightToo: true }));
+    async releaseLlmRequests({ customIds, to }): Promise<void> {
+      return call(() => deps.store.release(customIds, to));
     },
   };
 }

@@ -178,6 +178,8 @@ export interface LlmBatchActivities {
   pollLlmBatch(input: { provider: string; batchId: string }): Promise<{ status: ProviderBatchStatus }>;
   collectLlmBatch(input: CollectBatchInput): Promise<CollectBatchResult>;
   cancelLlmBatch(input: { provider: string; batchId: string }): Promise<void>;
-  /** Requests nobody will wait for any more (the sweep was cancelled). */
-  withdrawLlmRequests(input: { customIds: string[] }): Promise<void>;
+  /** Requests the batcher lets go: nobody waits for them any more (`withdrawn`: the sweep was
+   * cancelled), or their callers send them one at a time (`synchronous`: the provider refused
+   * their batch for good). */
+  releaseLlmRequests(input: { customIds: string[]; to: 'withdrawn' | 'synchronous' }): Promise<void>;
 }

@@ -7,6 +7,7 @@
 // keeps a retried submission from making a second batch. Lines that fail are collected again, up
 // to the sweep's limit, then handed back to their callers to send one at a time.
 import {
+  ActivityFailure,
   condition,
   continueAsNew,
   defineQuery,
@@ -61,13 +62,19 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
   let cancelled = false;
   let changed = false;
 
+  const collect = (customId: string): void => {
+    known.add(customId);
+    state.pending.push(customId);
+    // The loop sleeps until the oldest request is due: only the first one moves that time.
+    if (state.pendingSince === null) {
+      state.pendingSince = Date.now();
+      changed = true;
+    }
+  };
   setHandler(llmBatchCollectSignal, ({ customId }) => {
     withdrawn.delete(customId);
     if (known.has(customId)) return; // a retried call re-signals what it asked before
-    known.add(customId);
-    state.pending.push(customId);
-    state.pendingSince ??= Date.now();
-    changed = true;
+    collect(customId);
   });
   setHandler(llmBatchWithdrawSignal, ({ customId }) => {
     const at = state.pending.indexOf(customId);
@@ -76,7 +83,6 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
       known.delete(customId);
       if (state.pending.length === 0) state.pendingSince = null;
     } else if (known.has(customId)) withdrawn.add(customId);
-    changed = true;
   });
   setHandler(llmBatchCancelSignal, () => {
     cancelled = true;
@@ -102,14 +108,23 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
     const ids = state.pending.splice(0, input.maxRequests);
     state.pendingSince = state.pending.length ? Date.now() : null;
     const flushId = `${workflowInfo().workflowId}#${workflowInfo().runId}#${state.flushes++}`;
-    const sent = await provider.submitLlmBatch({
-      sweep: input.sweep,
-      batcher: workflowInfo().workflowId,
-      provider: input.provider,
-      model: input.model,
-      flushId,
-      customIds: ids,
-    });
+    let sent;
+    try {
+      sent = await provider.submitLlmBatch({
+        sweep: input.sweep,
+        batcher: workflowInfo().workflowId,
+        provider: input.provider,
+        model: input.model,
+        flushId,
+        customIds: ids,
+      });
+    } catch (err) {
+      // Refused for good (a transient fault is retried inside the activity): the callers send
+      // their requests one at a time rather than wait for a batch that will not come.
+      if (!(err instanceof ActivityFailure)) throw err;
+      await handBack(ids);
+      return;
+    }
     const carried = new Set(sent.customIds);
     // Requests no longer waiting (answered meanwhile, or withdrawn) are forgotten.
     for (const id of ids) if (!carried.has(id)) known.delete(id);
@@ -120,22 +135,36 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
     state.counts.resubmitted += sent.resubmitted;
   };
 
+  /** Requests whose batch cannot be made or read: their callers send them one at a time. */
+  const handBack = async (ids: string[]): Promise<void> => {
+    await provider.releaseLlmRequests({ customIds: ids, to: 'synchronous' });
+    state.counts.synchronous += ids.length;
+    for (const id of ids) {
+      known.delete(id);
+      delete state.failures[id];
+    }
+  };
+
+  const forget = (batch: BatchInFlightState): void => {
+    state.inFlight.splice(state.inFlight.indexOf(batch), 1);
+    for (const id of batch.customIds) known.delete(id);
+  };
+
   const settle = async (batch: BatchInFlightState): Promise<void> => {
     const lastTry = batch.customIds.filter((id) => withdrawn.has(id) || (state.failures[id] ?? 0) >= input.resubmits);
     const got = await provider.collectLlmBatch({ provider: input.provider, batchId: batch.id, customIds: batch.customIds, lastTry });
     if (batch.status === 'completed') state.counts.completed++;
     else state.counts.failed++;
-    state.inFlight.splice(state.inFlight.indexOf(batch), 1);
-    for (const id of batch.customIds) known.delete(id);
+    forget(batch);
+    const failed = new Set(got.failed);
     for (const id of got.failed) {
       if (withdrawn.has(id)) continue;
       state.failures[id] = (state.failures[id] ?? 0) + 1;
-      known.add(id);
-      state.pending.push(id);
-      state.pendingSince ??= Date.now();
+      collect(id);
     }
     state.counts.synchronous += got.synchronous.length;
-    for (const id of [...got.synchronous, ...batch.customIds.filter((id) => !got.failed.includes(id))]) {
+    for (const id of batch.customIds) {
+      if (failed.has(id)) continue;
       delete state.failures[id];
       withdrawn.delete(id);
     }
@@ -143,12 +172,21 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
 
   const poll = async (): Promise<void> => {
     for (const batch of [...state.inFlight]) {
-      // Nobody waits for any of its lines: the provider stops working on it.
-      if (batch.customIds.every((id) => withdrawn.has(id)) && !batchEnded(batch.status) && batch.status !== 'cancelling') {
-        await provider.cancelLlmBatch({ provider: input.provider, batchId: batch.id });
+      try {
+        // Nobody waits for any of its lines: the provider stops working on it.
+        if (batch.customIds.every((id) => withdrawn.has(id)) && !batchEnded(batch.status) && batch.status !== 'cancelling') {
+          await provider.cancelLlmBatch({ provider: input.provider, batchId: batch.id });
+        }
+        batch.status = (await provider.pollLlmBatch({ provider: input.provider, batchId: batch.id })).status;
+        if (batchEnded(batch.status)) await settle(batch);
+      } catch (err) {
+        // The provider refuses for good to say how the batch went (it lost it): its lines go
+        // one at a time.
+        if (!(err instanceof ActivityFailure)) throw err;
+        state.counts.failed++;
+        forget(batch);
+        await handBack(batch.customIds.filter((id) => !withdrawn.has(id)));
       }
-      batch.status = (await provider.pollLlmBatch({ provider: input.provider, batchId: batch.id })).status;
-      if (batchEnded(batch.status)) await settle(batch);
     }
   };
 
@@ -190,7 +228,7 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
       if (!batchEnded(batch.status)) await provider.cancelLlmBatch({ provider: input.provider, batchId: batch.id });
     }
     const left = [...state.pending, ...state.inFlight.flatMap((b) => b.customIds)];
-    if (left.length) await provider.withdrawLlmRequests({ customIds: left });
+    if (left.length) await provider.releaseLlmRequests({ customIds: left, to: 'withdrawn' });
     state.pending = [];
     state.pendingSince = null;
   }

@@ -195,15 +195,23 @@ export class SqlBatchStore {
     });
   }
 
-  /** Nobody waits for these any more. A caller that stopped waiting withdraws only what is not
-   * yet at the provider (a retry of its activity may still want the batch's answer); a cancelled
-   * sweep withdraws what is in flight too. */
-  async withdraw(customIds: string[], opts: { inFlightToo?: boolean } = {}): Promise<void> {
-    const states = opts.inFlightToo ? "('collected', 'submitted')" : "('collected')";
+  /** A caller stopped waiting: what is not yet at the provider is withdrawn (a retry of its
+   * activity may still want the answer of what is). */
+  async withdraw(customIds: string[]): Promise<void> {
+    await this.setState(customIds, 'withdrawn', "('collected')");
+  }
+
+  /** The batcher lets requests go, wherever they are: nobody waits for them (a cancelled sweep),
+   * or their callers send them one at a time. */
+  async release(customIds: string[], to: 'withdrawn' | 'synchronous'): Promise<void> {
+    await this.setState(customIds, to, "('collected', 'submitted')");
+  }
+
+  private async setState(customIds: string[], to: BatchRequestState, from: string): Promise<void> {
     for (const part of slices(customIds)) {
       await this.db.run(
-        `UPDATE llm_batch_requests SET state = 'withdrawn', updated_at = ? WHERE state IN ${states} AND custom_id IN (${marks(part.length)})`,
-        [now(), ...part],
+        `UPDATE llm_batch_requests SET state = ?, updated_at = ? WHERE state IN ${from} AND custom_id IN (${marks(part.length)})`,
+        [to, now(), ...part],
       );
     }
   }
