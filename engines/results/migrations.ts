@@ -1,7 +1,7 @@
 // The results schema, by version. A database is brought up to the newest version in one
 // transaction per step; versions already applied are never run again. Documented in docs/sweeps.md.
 import type { SqlDriver } from './driver';
-import { LLM_LEDGER_SCHEMA } from './llm-ledger';
+import { LLM_LEDGER_BATCH_COLUMNS, LLM_LEDGER_SCHEMA } from './llm-ledger';
 
 export interface Migration {
   version: number;
@@ -85,6 +85,12 @@ export const MIGRATIONS: Migration[] = [
     version: 5,
     description: 'runs.retry_round: the `driftline sweep retry` round that rewrote a failed run (0: never retried)',
     statements: ['ALTER TABLE runs ADD COLUMN retry_round INTEGER NOT NULL DEFAULT 0'],
+  },
+  {
+    version: 6,
+    description:
+      'llm_calls.batch and llm_calls.cost_if_sync_usd: calls answered through a provider batch, and what each would have cost one at a time',
+    statements: LLM_LEDGER_BATCH_COLUMNS,
   },
 ];
 
