@@ -146,6 +146,7 @@ export async function sweepReportInput(
       informal: Object.fromEntries((await db.items(id)).map((item) => [item.id, item.informal])),
     },
     records: await db.runs(id),
+    llmCosts: await ledger.sweepRunCosts(id),
     ...(opts.temporalUi ? { temporalUi: opts.temporalUi } : {}),
   };
 }

@@ -8,6 +8,8 @@ import { compareConfigurations, type PairedComparison } from '../metrics/compare
 import { designCells, factorialAnalysis, factorialResponses, type FactorialAnalysis } from '../metrics/factorial';
 import { computeSweepMetrics, type SweepMetrics } from '../metrics/sweep-metrics';
 import { judgeAgreement, rescoreLine, type JudgeAgreement, type RescoreMeta } from './judge-agreement';
+import { costLine, sweepCost, type SweepCost } from './sweep-cost';
+import type { RunLlmCost } from '../results/llm-ledger';
 
 /** What the sweep says about itself; every field but `id` is optional and shown when given. */
 export interface SweepReportMeta {
@@ -46,6 +48,9 @@ export interface SweepReportMeta {
 export interface SweepReportInput {
   sweep: SweepReportMeta;
   records: readonly SweepRunRecord[];
+  /** What each of the sweep's runs' LLM calls cost (the ledger's `sweepRunCosts`); the report
+   * states the sweep's cost when given. */
+  llmCosts?: readonly RunLlmCost[];
   /** The Temporal Web UI (base URL, e.g. http://localhost:8233) and the runs' namespace; runs
    * link to it. Both come from the caller (client/runs.ts `temporalUiOf`, infra/config.ts): the
    * report has no default of its own. */
@@ -91,6 +96,9 @@ export interface ReportData {
   /** Runs started again by `driftline sweep retry`, per configuration (`configs` order), and of
    * those how many failed again; absent when the sweep was never retried. */
   retried?: { config: string; runs: number; failedAgain: number }[];
+  /** What the sweep's LLM calls cost, and what they would have cost sent one at a time (null
+   * where a model has no price); absent when the report was not given the ledger. */
+  cost?: SweepCost;
 }
 
 /** Who decided about the sweep's attempts: Lean, the screen before Lean, or nobody (no Lean). */
@@ -214,6 +222,7 @@ export function protocolRows(data: ReportData): [string, string][] {
     ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
     ['items / runs', `${data.items} / ${data.runs}`],
     ['Lean', data.lean.line],
+    ['LLM cost', data.cost ? costLine(data.cost) : undefined],
     ['screen', s.screen],
     [
       'models',
@@ -266,6 +275,7 @@ export function buildReportData(input: SweepReportInput): ReportData {
     outcomes: [],
   };
   data.outcomes = outcomeCounts(records, data.configs);
+  if (input.llmCosts) data.cost = sweepCost(input.llmCosts, records, data.configs);
   if (input.sweep.rescore) data.judgeAgreement = judgeAgreement(records, input.sweep.rescore, opts);
   if (records.some((r) => r.retryRound))
     data.retried = data.configs.map((config) => {
