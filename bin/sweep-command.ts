@@ -26,6 +26,11 @@ import { registerRescoreCommand } from './sweep-rescore-command';
 import { printedJsonOrExisting } from './sweep-started-output';
 import { EXIT, EXIT_HELP, sweepStatusExitCode } from './exit-codes';
 import { quotaSection, quotaSnapshots } from '../infra/llm-quota';
+import { sweepBatchesLines } from '../common/sweep-batches-text';
+import type { SweepBatchesView } from '../common/wire';
+
+/** Reads a sweep's provider batches (batch mode; undefined for a sweep without any). */
+export type SweepBatchesReader = (client: Client, sweepId: string) => Promise<SweepBatchesView | undefined>;
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
 
@@ -135,12 +140,18 @@ async function retryCommand(id: string, opts: { json?: boolean; historyLimit?: n
   });
 }
 
-async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean }): Promise<void> {
+async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean }, readBatches?: SweepBatchesReader): Promise<void> {
   await withServices(async (cfg, db, client) => {
     // Each LLM provider's quota over the last minute, for the whole deployment (additive to the
     // sweep's own lines: infra/llm-quota.ts).
     const quota = () => quotaSnapshots(cfg, db).catch(() => []);
-    const writeQuota = async () => process.stdout.write(quotaSection(await quota()));
+    // The sweep's provider batches, when it has any; a status is still shown when they cannot be read.
+    const batches = async () => (readBatches ? await readBatches(client, id).catch(() => undefined) : undefined);
+    // Under the sweep's own lines: its batches, then the providers' quota.
+    const writeSections = async () => {
+      const lines = sweepBatchesLines(await batches());
+      process.stdout.write(`${lines.map((l) => `  ${l}\n`).join('')}${quotaSection(await quota())}`);
+    };
     const read = async () => {
       const p = await getSweepProgress(client, db, id);
       if (!p) fail(`no sweep "${id}" (not in Temporal, not in the results database)`);
@@ -148,14 +159,15 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     };
     if (opts.json) {
       const p = await read();
-      process.stdout.write(`${JSON.stringify({ ...p, llmQuota: await quota() })}\n`);
+      const b = await batches();
+      process.stdout.write(`${JSON.stringify({ ...p, llmQuota: await quota(), ...(b ? { batches: b } : {}) })}\n`);
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
     let p = await read();
     if (!opts.watch || FINAL.has(p.status)) {
       process.stdout.write(describe(p));
-      await writeQuota();
+      await writeSections();
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
@@ -172,7 +184,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
         p = await read();
       }
       process.stdout.write(describe(p));
-      await writeQuota();
+      await writeSections();
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
@@ -215,7 +227,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     bars.stop();
     process.removeListener('SIGINT', stop);
     process.stdout.write(describe(p));
-    await writeQuota();
+    await writeSections();
     process.exitCode = sweepStatusExitCode(p);
   });
 }
@@ -356,7 +368,9 @@ async function reportCommand(id: string, opts: { out?: string; format: 'html' | 
   });
 }
 
-export function registerSweepCommands(program: Command): void {
+/** `batches`: how `sweep status` reads a sweep's provider batches (shown with --json as
+ * `batches`, and as lines under the configurations); without it no batches are shown. */
+export function registerSweepCommands(program: Command, opts: { batches?: SweepBatchesReader } = {}): void {
   const sweep = program
     .command('sweep')
     .description('benchmark sweeps: a benchmark × configurations × samples, as one durable workflow')
@@ -379,7 +393,7 @@ export function registerSweepCommands(program: Command): void {
     .option('--watch', 'follow the sweep until it ends: live bars on a terminal, one line per change otherwise')
     .addOption(new Option('--once', 'the default: print the progress once').hideHelp())
     .addHelpText('after', EXIT_HELP.sweepStatus)
-    .action(statusCommand);
+    .action((id: string, o: { json?: boolean; watch?: boolean }) => statusCommand(id, o, opts.batches));
   sweep
     .command('retry')
     .description(
