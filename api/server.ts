@@ -65,7 +65,7 @@ export interface ApiOptions {
   webRoot?: string;
   /** Benchmark sweeps (the results database and where benchmarks are); without it the sweep
    * routes are absent. */
-  sweeps?: Pick<SweepRoutesOptions, 'results' | 'dataDir' | 'currentIndexVersion' | 'leanTaskQueue' | 'llmQuota'>;
+  sweeps?: Pick<SweepRoutesOptions, 'results' | 'dataDir' | 'currentIndexVersion' | 'leanTaskQueue' | 'llmQuota' | 'batches'>;
 }
 
 export async function buildServer(options: ApiOptions): Promise<FastifyInstance> {

@@ -27,6 +27,7 @@ import { registerRescoreCommand } from './sweep-rescore-command';
 import { printedJsonOrExisting } from './sweep-started-output';
 import { EXIT, EXIT_HELP, sweepStatusExitCode } from './exit-codes';
 import { quotaSection, quotaSnapshots } from '../infra/llm-quota';
+import { sweepBatchesLines } from '../common/sweep-batches-text';
 
 const FINAL = new Set(['completed', 'cancelled', 'failed', 'budget-exhausted']);
 
@@ -146,7 +147,15 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     // Each LLM provider's quota over the last minute, for the whole deployment (additive to the
     // sweep's own lines: infra/llm-quota.ts).
     const quota = () => quotaSnapshots(cfg, db).catch(() => []);
-    const writeQuota = async () => process.stdout.write(quotaSection(await quota()));
+    // The sweep's provider batches (batch mode; all zero otherwise); a status is still shown
+    // when they cannot be read.
+    const batches = () => sweepBatchCounts(db.driver, id).catch(() => undefined);
+    // Under the sweep's own lines: its batches (when it sent any), then the providers' quota.
+    const writeSections = async () => {
+      const b = await batches();
+      const lines = sweepBatchesLines(b && (b.submitted > 0 || b.synchronous > 0) ? b : undefined);
+      process.stdout.write(`${lines.map((l) => `  ${l}\n`).join('')}${quotaSection(await quota())}`);
+    };
     const read = async () => {
       const p = await getSweepProgress(client, db, id);
       if (!p) fail(`no sweep "${id}" (not in Temporal, not in the results database)`);
@@ -154,14 +163,14 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     };
     if (opts.json) {
       const p = await read();
-      process.stdout.write(`${JSON.stringify({ ...p, llmQuota: await quota(), batches: await sweepBatchCounts(db.driver, id) })}\n`);
+      process.stdout.write(`${JSON.stringify({ ...p, llmQuota: await quota(), batches: (await batches()) ?? null })}\n`);
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
     let p = await read();
     if (!opts.watch || FINAL.has(p.status)) {
       process.stdout.write(describe(p));
-      await writeQuota();
+      await writeSections();
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
@@ -178,7 +187,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
         p = await read();
       }
       process.stdout.write(describe(p));
-      await writeQuota();
+      await writeSections();
       process.exitCode = sweepStatusExitCode(p);
       return;
     }
@@ -221,7 +230,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     bars.stop();
     process.removeListener('SIGINT', stop);
     process.stdout.write(describe(p));
-    await writeQuota();
+    await writeSections();
     process.exitCode = sweepStatusExitCode(p);
   });
 }
@@ -389,7 +398,7 @@ export function registerSweepCommands(program: Command): void {
     .option('--watch', 'follow the sweep until it ends: live bars on a terminal, one line per change otherwise')
     .addOption(new Option('--once', 'the default: print the progress once').hideHelp())
     .addHelpText('after', EXIT_HELP.sweepStatus)
-    .action(statusCommand);
+    .action((id: string, o: { json?: boolean; watch?: boolean }) => statusCommand(id, o));
   sweep
     .command('retry')
     .description(

@@ -1,6 +1,7 @@
 // What a sweep's report is made from: its row in the results database (benchmark, library,
 // index version, configurations, factorial design) and its finished runs. Shared by
 // `driftline sweep report` and `GET /v1/sweeps/:id/report`.
+import { sweepBatchCounts } from '../engines/results/llm-batches';
 import type { FactorialDesign, SweepCell } from '../common/sweep';
 import type { ResultsDb, SweepRow } from '../engines/results/results-db';
 import type { SweepReportInput } from '../engines/report/write-report';
@@ -146,6 +147,8 @@ export async function sweepReportInput(
       informal: Object.fromEntries((await db.items(id)).map((item) => [item.id, item.informal])),
     },
     records: await db.runs(id),
+    llmCosts: await ledger.sweepRunCosts(id),
+    batches: await sweepBatchCounts(db.driver, id),
     ...(opts.temporalUi ? { temporalUi: opts.temporalUi } : {}),
   };
 }

@@ -1,6 +1,7 @@
 // What the API server and its readiness check are built from, read from the configuration once
 // for both ways of running the API: `npm start` (infra/start.ts, the whole stack) and
 // `driftline api` (infra/serve.ts, the API alone beside workers elsewhere).
+import { sweepBatchCounts } from '../engines/results/llm-batches';
 import type { Client } from '@temporalio/client';
 import type { ApiOptions } from '../api/server';
 import { createReadinessCheck, type ReadinessDeps } from '../api/readiness';
@@ -76,6 +77,11 @@ export function apiOptionsFor(
       dataDir: publicDataDir(config),
       currentIndexVersion: services.currentIndexVersion,
       llmQuota: () => quotaViews(config, services.results),
+      // Shown for sweeps that sent batches (batch mode).
+      batches: async (id) => {
+        const b = await sweepBatchCounts(services.results.driver, id);
+        return b.submitted > 0 || b.synchronous > 0 ? b : undefined;
+      },
     },
   };
 }

@@ -9,6 +9,7 @@ import { PROVIDER_NAME_PATTERN } from '../common/run-config-schema';
 import { DEFAULT_MAX_TOKENS, LLM_ROLE_DESCRIPTIONS, LLM_ROLES, type LlmRole } from '../common/llm-roles';
 import { envForKey, envSettings, setting, settingPerKey } from './config-env';
 import type { LlmCallPolicy } from '../common/llm-call-policy';
+import { DEFAULT_BATCH_FACTOR } from '../engines/llm/usage';
 import { DEFAULT_MAX_ADDRESS_SPACE_MB, DEFAULT_MAX_PROCESSES, DEFAULT_SANDBOX_UID, refusedEnvName } from '../engines/lean/sandbox';
 
 /** The roles an LLM provider serves: the chat roles of runs (common/llm-roles.ts), the second
@@ -21,6 +22,9 @@ const PROVIDER_ROLE_DESCRIPTIONS: Record<ProviderRole, string> = {
   judge2: 'judges a second time in `driftline eval judge`',
   embedder: 'embeds premises and queries; `DRIFTLINE_EMBEDDER=openai` still chooses it, this gives it its endpoint and model',
 };
+
+/** What a price's `batchFactor` is, said when one is out of range. */
+const BATCH_FACTOR_RULE = 'batchFactor is the batch price as a fraction of the synchronous one, a number above 0 and at most 1';
 
 /** JSON from the environment, objects as they are from the config file. */
 const jsonSetting = (v: unknown) => {
@@ -313,7 +317,7 @@ export const ConfigSchema = z.object({
         )
         .default({}),
       'more LLM providers by name, as JSON (`llm.providers` in the config file): `{"local": {"baseURL": "http://127.0.0.1:8000/v1", "apiKey": "…", "model": "qwen2.5-7b", ' +
-        '"temperature": 0.7, "maxTokens": 2048, "seed": 1, "requestsPerSecond": 2, "tokensPerMinute": 200000, "requestsPerMinute": 500, "maxInFlight": 4, "structuredOutput": "json_object", "foldSystemPrompt": false}}`; only `baseURL` is required ' +
+        '"temperature": 0.7, "maxTokens": 2048, "seed": 1, "requestsPerSecond": 2, "tokensPerMinute": 200000, "requestsPerMinute": 500, "maxInFlight": 4, "structuredOutput": "json_object", "foldSystemPrompt": false, "batch": true}}`; only `baseURL` is required ' +
         '(or `"kind": "local"` with `modelPath`, `contextSize`, `threads`: a GGUF model in the worker); `maxTokens` replaces the role\'s `DRIFTLINE_MAX_TOKENS_*` on that provider',
     ),
     roles: settingPerKey(
@@ -415,11 +419,18 @@ export const ConfigSchema = z.object({
           jsonSetting,
           z.record(
             z.string(),
-            z.object({ prompt: z.number().min(0), completion: z.number().min(0), cachedPrompt: z.number().min(0).optional() }).strict(),
+            z
+              .object({
+                prompt: z.number().min(0),
+                completion: z.number().min(0),
+                cachedPrompt: z.number().min(0).optional(),
+                batchFactor: z.number({ message: BATCH_FACTOR_RULE }).gt(0, BATCH_FACTOR_RULE).max(1, BATCH_FACTOR_RULE).optional(),
+              })
+              .strict(),
           ),
         )
         .default({}),
-      'USD per million tokens by model, as JSON: `{"gpt-4.1": {"prompt": 2, "completion": 8, "cachedPrompt": 0.5}}`; runs report `usage.costUsd` for priced models',
+      `USD per million tokens by model, as JSON: \`{"gpt-4.1": {"prompt": 2, "completion": 8, "cachedPrompt": 0.5, "batchFactor": 0.5}}\`; runs report \`usage.costUsd\` for priced models. \`batchFactor\` (default ${DEFAULT_BATCH_FACTOR}): ${BATCH_FACTOR_RULE}; a call answered through a provider batch is recorded at that fraction of the price`,
     ),
   }),
   translator: z.object({
@@ -781,7 +792,11 @@ export function loadConfig(options: LoadOptions = {}): Config {
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
       const path = issue.path.join('.');
-      const envName = ENV_BY_PATH[path] ?? ENV_BY_PATH[path.split('.').slice(0, -1).join('.')] ?? ENV_BY_PATH[String(issue.path[0])];
+      // The setting that holds the bad value: the longest part of its path a variable names
+      // (a price's field is inside DRIFTLINE_LLM_PRICES's JSON).
+      const envName = issue.path
+        .map((_, i) => ENV_BY_PATH[issue.path.slice(0, issue.path.length - i).join('.')])
+        .find((name) => name !== undefined);
       return `- ${envName ? `${envName} (${path})` : path || 'config'}: ${issue.message}`;
     });
     throw new ConfigError(`Invalid configuration:\n${problems.join('\n')}`);

@@ -1,8 +1,8 @@
 // The routes the page uses, typed. Errors are problem+json (`detail`) or `{message}`.
 import type { RunConfig } from '../common/run-config-schema';
 import type { SweepProgress } from '../common/sweep';
-import type { LlmQuotaView, RunEvent, RunSummary as WireRunSummary, RunView as WireRunView } from '../common/wire';
-export type { LlmQuotaView };
+import type { LlmQuotaView, RunEvent, RunSummary as WireRunSummary, RunView as WireRunView, SweepBatchesView } from '../common/wire';
+export type { LlmQuotaView, SweepBatchesView };
 
 export interface WebConfig {
   libraries: string[];
@@ -38,7 +38,9 @@ export interface SweepLinks {
   temporalUiRuns: string;
 }
 
-export type SweepView = SweepProgress & { links: SweepLinks; llmQuota?: LlmQuotaView[] };
+/** A sweep as `GET /v1/sweeps/:id` answers it: its progress, links, the deployment's LLM quota
+ * while it goes, and its provider batches in batch mode. */
+export type SweepView = SweepProgress & { links: SweepLinks; llmQuota?: LlmQuotaView[]; batches?: SweepBatchesView };
 /** What a sweep's buttons ask: the three signals, and `retry` (POST …/retry: start the failed
  * runs of an ended sweep again). */
 export type SweepSignal = 'pause' | 'resume' | 'cancel' | 'retry';

@@ -1,7 +1,9 @@
 // The sweeps panel: each sweep's progress per configuration (done, failed, running, rate, ETA),
-// pause, resume and cancel, a retry of an ended sweep's failed runs, and links to its report and to its runs in the Temporal UI. It polls
+// pause, resume and cancel, a retry of an ended sweep's failed runs, its provider batches in batch
+// mode, and links to its report and to its runs in the Temporal UI. It polls
 // while any sweep is still going. Text from the server goes in as text only (render.ts's h).
 import { configRate } from '../common/sweep';
+import { batchCountsText, batchInFlightText } from '../common/sweep-batches-text';
 import { api, ApiError, type SweepSignal, type SweepView, type WebConfig } from './api';
 import { breakableId } from './inline-text';
 import { h } from './render';
@@ -140,6 +142,7 @@ export class SweepsPanel {
         ' · ',
         h('a', { href: view.links.temporalUi, target: '_blank', rel: 'noopener' }, 'The sweep workflow'),
       ),
+      ...batchesSection(view),
       ...quotaLines(view),
       h('p', { class: 'error sweep-error', role: 'alert', hidden: '' }),
     );
@@ -168,6 +171,39 @@ export class SweepsPanel {
       this.busy = false;
     }
   }
+}
+
+/** A batch-mode sweep's provider batches: the counts, and each batch in flight (its provider and
+ * model, ID, status at the provider, requests, since when). Nothing for a sweep without any. */
+function batchesSection(view: SweepView): HTMLElement[] {
+  const b = view.batches;
+  if (!b) return [];
+  const now = Date.now();
+  return [
+    h(
+      'section',
+      { class: 'sweep-batches', 'aria-label': `LLM batches of sweep ${view.sweepId}` },
+      h('p', { class: 'sweep-batch-counts' }, `LLM batches · ${batchCountsText(b)}`),
+      ...(b.batches.length > 0
+        ? [
+            h(
+              'ul',
+              { class: 'sweep-batch-list' },
+              ...b.batches.map((x) =>
+                h(
+                  'li',
+                  { 'data-batch': x.id, 'data-status': x.status },
+                  h('code', {}, ...breakableId(`${x.provider}/${x.model}`)),
+                  ' ',
+                  h('code', {}, ...breakableId(x.id)),
+                  `: ${batchInFlightText(x, now)}`,
+                ),
+              ),
+            ),
+          ]
+        : []),
+    ),
+  ];
 }
 
 /** Each LLM provider's quota (the limit that binds, how close to it), under a sweep still going. */

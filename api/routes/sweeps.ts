@@ -9,7 +9,7 @@ import { getSweepProgress, signalSweep, startSweep, SweepEndedError, SweepReques
 import { retrySweep, SweepRetryError } from '../../client/sweep-retry';
 import { sweepReportInput } from '../../client/sweep-report';
 import { temporalUiLink } from '../../client/runs';
-import { LlmQuotaSchema, SweepProgressProperties } from '../../common/wire';
+import { LlmQuotaSchema, SweepBatchesSchema, SweepProgressProperties, type SweepBatchesView } from '../../common/wire';
 import { HttpProblem, problemResponses } from '../problem';
 import { BenchmarkError, contentFreeMessage } from '../../engines/benchmarks/load';
 import { parseSweep, sweepFileJsonSchema, SweepFileError, type SweepSpec } from '../../engines/sweeps/sweep-file';
@@ -38,6 +38,9 @@ export interface SweepRoutesOptions {
   /** Each LLM provider's quota over the last minute, for the whole deployment (shown with the
    * sweeps still running; infra/llm-quota.ts). */
   llmQuota?: () => Promise<Static<typeof LlmQuotaSchema>[]>;
+  /** A sweep's provider batches (batch mode): counts and the batches in flight; undefined for a
+   * sweep that has none. */
+  batches?: (sweepId: string) => Promise<SweepBatchesView | undefined>;
   namespace: string;
 }
 
@@ -84,14 +87,20 @@ const SweepLinks = Type.Object(
   },
   { additionalProperties: false },
 );
-// A sweep's status is defined once (common/wire.ts); the API adds its links and, while the sweep
-// is going, the deployment's LLM quota.
+// A sweep's status is defined once (common/wire.ts); the API adds its links, its provider batches
+// (batch mode) and, while the sweep is going, the deployment's LLM quota.
 const SweepViewSchema = Type.Object(
   {
     ...SweepProgressProperties,
     llmQuota: Type.Optional(
       Type.Array(LlmQuotaSchema, {
         description: "each LLM provider's quota over the last minute, for the whole deployment (a sweep that is running or paused)",
+      }),
+    ),
+    batches: Type.Optional(
+      Type.Unsafe<SweepBatchesView>({
+        ...SweepBatchesSchema,
+        description: "batch mode: the sweep's provider batches, counted, and the batches in flight (absent for a sweep without any)",
       }),
     ),
     links: SweepLinks,
@@ -265,6 +274,17 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
     const quota = await options.llmQuota().catch(() => []);
     if (quota.length > 0) for (const v of going) v!.llmQuota = quota;
   };
+  // Each sweep's provider batches (batch mode), read per sweep; a view without them is still an answer.
+  const withBatches = async (views: ({ sweepId: string; batches?: SweepBatchesView } | null)[]): Promise<void> => {
+    const read = options.batches;
+    if (!read) return;
+    await Promise.all(
+      views.map(async (v) => {
+        const b = v ? await read(v.sweepId).catch(() => undefined) : undefined;
+        if (b) v!.batches = b;
+      }),
+    );
+  };
   // The sweep file itself says what is wrong with it (the same messages as `driftline sweep
   // start`); its JSON Schema is in the body's schema for the OpenAPI document only.
   const bodyFile = join(options.dataDir, 'request');
@@ -406,7 +426,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
           return progress ? { ...progress, links: links(row.id) } : null;
         }),
       );
-      await withQuota(views);
+      await Promise.all([withQuota(views), withBatches(views)]);
       return { items: views.filter((v) => v !== null) };
     },
   );
@@ -429,7 +449,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       const progress = (await results.getSweep(id)) ? await getSweepProgress(temporal, results, id) : null;
       if (!progress) throw new HttpProblem(404, `no sweep "${id}"`, { id });
       const view = { ...progress, links: links(id) };
-      await withQuota([view]);
+      await Promise.all([withQuota([view]), withBatches([view])]);
       return view;
     },
   );

@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { batcherWorkflowId } from '../../common/llm-batch';
 import type { BatchRequestRow, CollectedRequest } from '../results/llm-batches';
 import { currentLlmCallContext, type BatchCallContext } from './call-context';
+import { BATCH_REPLY_HEADER } from './metered-fetch';
 
 /** Where batch requests are handed over and their answers read (activities/llm-batch-mailbox.ts). */
 export interface BatchMailbox {
@@ -80,7 +81,7 @@ export function batchFetch(opts: BatchFetchOptions): typeof fetch {
     }
     for (;;) {
       if (row?.state === 'answered' && row.reply !== null) {
-        return new Response(row.reply, { status: 200, headers: { 'content-type': 'application/json', 'x-driftline-batch': '1' } });
+        return new Response(row.reply, { status: 200, headers: { 'content-type': 'application/json', [BATCH_REPLY_HEADER]: '1' } });
       }
       if (row?.state === 'synchronous') return inner(input, init);
       try {

@@ -2,7 +2,8 @@
 // completion the service makes passes through here, whatever stage or tool asked for it. A
 // request already answered (same provider, model, messages, tools, parameters and sample index)
 // is answered from the cache at no cost; identical requests in flight at once are sent once; every
-// reply used is recorded with its tokens and price. Errors are never cached.
+// reply used is recorded with its tokens and price (the batch price for a reply that came back
+// through a provider batch, and what it would have cost sent alone). Errors are never cached.
 import { currentLlmCallContext } from './call-context';
 import { replyKey } from './reply-key';
 import { SingleFlight } from './single-flight';
@@ -22,8 +23,17 @@ export interface LlmCallRecord {
   usage: TokenUsage;
   /** USD actually paid for this call: 0 for a cache hit, undefined when the model has no price. */
   costUsd: number | undefined;
+  /** USD the call would have cost sent one at a time: costUsd for a synchronous call, the full
+   * price for a batch call, 0 for a cache hit, undefined when the model has no price. */
+  costIfSyncUsd: number | undefined;
   cacheHit: boolean;
+  /** The reply came back through a provider batch (and costUsd is the batch price). */
+  batch: boolean;
 }
+
+/** The header the batch transport sets, to "1", on a reply that came back through a provider
+ * batch: the ledger prices such a call at the model's batch factor. */
+export const BATCH_REPLY_HEADER = 'x-driftline-batch';
 
 /** Where replies and calls are kept (the results database). */
 export interface ReplyLedger {
@@ -43,6 +53,12 @@ export interface MeteredFetchOptions {
 
 type Fetch = typeof fetch;
 
+/** A reply as the transport gave it, and whether it came through a provider batch. */
+interface Sent {
+  reply: StoredReply;
+  batch: boolean;
+}
+
 /** Token usage as an OpenAI-compatible reply reports it. */
 export function usageOf(body: unknown): TokenUsage {
   const u = (body as { usage?: Record<string, unknown> } | null)?.usage ?? {};
@@ -57,7 +73,7 @@ function jsonResponse(reply: StoredReply, headers: Record<string, string> = {}):
 
 export function meteredFetch(opts: MeteredFetchOptions): Fetch {
   const inner: Fetch = opts.fetch ?? globalThis.fetch;
-  const flights = new SingleFlight<StoredReply | Response>();
+  const flights = new SingleFlight<Sent | Response>();
   const prices = opts.prices ?? {};
 
   return async (input, init) => {
@@ -78,8 +94,9 @@ export function meteredFetch(opts: MeteredFetchOptions): Fetch {
       sample: ctx?.sample ?? 0,
     });
     const useCache = ctx?.cache ?? true;
-    const record = (reply: StoredReply, cacheHit: boolean) => {
+    const record = (reply: StoredReply, cacheHit: boolean, batch: boolean) => {
       const usage = usageOf(JSON.parse(reply.body));
+      const full = cacheHit ? 0 : costOf(String(model), usage, prices);
       return opts.ledger.recordCall({
         runId: ctx?.runId ?? null,
         stage: ctx?.stage ?? null,
@@ -87,24 +104,26 @@ export function meteredFetch(opts: MeteredFetchOptions): Fetch {
         model: String(model),
         key,
         usage,
-        costUsd: cacheHit ? 0 : costOf(String(model), usage, prices),
+        costUsd: batch ? costOf(String(model), usage, prices, { batch }) : full,
+        costIfSyncUsd: full,
         cacheHit,
+        batch,
       });
     };
 
     if (useCache) {
       const hit = await opts.ledger.getReply(key);
       if (hit) {
-        await record(hit, true);
+        await record(hit, true, false);
         return jsonResponse(hit, { 'x-driftline-cache': 'hit' });
       }
     }
-    const send = async (): Promise<StoredReply | Response> => {
+    const send = async (): Promise<Sent | Response> => {
       const res = await inner(input, init);
       if (!res.ok) return res;
       const reply = { status: res.status, body: await res.text() };
       if (useCache) await opts.ledger.putReply(key, reply);
-      return reply;
+      return { reply, batch: res.headers.get(BATCH_REPLY_HEADER) === '1' };
     };
     // Only cacheable requests share a flight: with the cache off, each caller pays for its own.
     const { result, shared } = useCache ? flights.run(key, send) : { result: send(), shared: false };
@@ -113,7 +132,8 @@ export function meteredFetch(opts: MeteredFetchOptions): Fetch {
       // An error answer is the caller's to see; a shared one is re-sent as a fresh request.
       return shared ? inner(input, init) : got;
     }
-    await record(got, shared);
-    return jsonResponse(got, shared ? { 'x-driftline-cache': 'shared' } : {});
+    // A caller that shared another's flight paid nothing, whichever way the reply came.
+    await record(got.reply, shared, got.batch && !shared);
+    return jsonResponse(got.reply, shared ? { 'x-driftline-cache': 'shared' } : {});
   };
 }

@@ -1,5 +1,6 @@
 // Token usage and its price. Prices come from configuration (a table per model, in US dollars
-// per million tokens); a model without a price has no cost, never a guessed one.
+// per million tokens); a model without a price has no cost, never a guessed one. A call sent in a
+// provider batch costs the synchronous price times the model's batch factor.
 
 export interface TokenUsage {
   promptTokens: number;
@@ -15,7 +16,13 @@ export interface ModelPrice {
   completion: number;
   /** USD per million cached prompt tokens; default: the prompt price. */
   cachedPrompt?: number;
+  /** The batch price as a fraction of the synchronous one, in (0, 1]; default DEFAULT_BATCH_FACTOR. */
+  batchFactor?: number;
 }
+
+/** What the OpenAI Batch API charges against a synchronous call (and most providers that serve
+ * the same protocol). */
+export const DEFAULT_BATCH_FACTOR = 0.5;
 
 export type PriceTable = Record<string, ModelPrice>;
 
@@ -27,11 +34,13 @@ export function addUsage(a: TokenUsage, b: TokenUsage): TokenUsage {
   };
 }
 
-/** The cost of one call's usage in USD, or undefined when the model has no price. */
-export function costOf(model: string, usage: TokenUsage, prices: PriceTable): number | undefined {
+/** The cost of one call's usage in USD, or undefined when the model has no price; with
+ * `batch`, the price of the same call answered through a provider batch. */
+export function costOf(model: string, usage: TokenUsage, prices: PriceTable, opts: { batch?: boolean } = {}): number | undefined {
   const p = prices[model];
   if (!p) return undefined;
   const cached = Math.min(usage.cachedTokens, usage.promptTokens);
   const fresh = usage.promptTokens - cached;
-  return (fresh * p.prompt + cached * (p.cachedPrompt ?? p.prompt) + usage.completionTokens * p.completion) / 1e6;
+  const sync = (fresh * p.prompt + cached * (p.cachedPrompt ?? p.prompt) + usage.completionTokens * p.completion) / 1e6;
+  return opts.batch ? sync * (p.batchFactor ?? DEFAULT_BATCH_FACTOR) : sync;
 }

@@ -46,6 +46,20 @@ function metricRows(g: GroupMetrics): (string | number)[][] {
   return rows;
 }
 
+/** Batch mode: each configuration's calls, paid and had they been sent one at a time. */
+function costRows(data: ReportData): (string | number)[][] {
+  const c = data.cost;
+  if (!c || c.batchCalls === 0) return [];
+  return c.perConfig.flatMap((p) =>
+    p.usd === null || p.usdIfSynchronous === null
+      ? []
+      : [
+          [p.config, '', '', 'llm_batch_calls', p.batchCalls, '', '', p.calls],
+          [p.config, '', '', 'cost_usd_if_synchronous', p.usdIfSynchronous, '', '', p.calls],
+        ],
+  );
+}
+
 /** A rescore's agreement per configuration: kappa and weighted kappa (empty where undefined). */
 function agreementRows(data: ReportData): (string | number)[][] {
   return (data.judgeAgreement?.configs ?? []).flatMap((c) =>
@@ -63,6 +77,6 @@ export function metricsCsv(data: ReportData): string {
   const groups = [...data.metrics.configs, ...data.metrics.byTag];
   return csvLines(
     ['config', 'tag_key', 'tag_value', 'metric', 'estimate', 'lo', 'hi', 'n'],
-    [...groups.flatMap(metricRows), ...agreementRows(data)],
+    [...groups.flatMap(metricRows), ...agreementRows(data), ...costRows(data)],
   );
 }

@@ -8,6 +8,10 @@ import { compareConfigurations, type PairedComparison } from '../metrics/compare
 import { designCells, factorialAnalysis, factorialResponses, type FactorialAnalysis } from '../metrics/factorial';
 import { computeSweepMetrics, type SweepMetrics } from '../metrics/sweep-metrics';
 import { judgeAgreement, rescoreLine, type JudgeAgreement, type RescoreMeta } from './judge-agreement';
+import { costLine, sweepCost, type SweepCost } from './sweep-cost';
+import type { SweepBatchCounts } from '../../common/llm-batch';
+import { batchCountsText } from '../../common/sweep-batches-text';
+import type { RunLlmCost } from '../results/llm-ledger';
 
 /** What the sweep says about itself; every field but `id` is optional and shown when given. */
 export interface SweepReportMeta {
@@ -46,6 +50,12 @@ export interface SweepReportMeta {
 export interface SweepReportInput {
   sweep: SweepReportMeta;
   records: readonly SweepRunRecord[];
+  /** What each of the sweep's runs' LLM calls cost (the ledger's `sweepRunCosts`); the report
+   * states the sweep's cost when given. */
+  llmCosts?: readonly RunLlmCost[];
+  /** The sweep's provider batches (batch mode: engines/results/llm-batches.ts); stated when it
+   * sent any. */
+  batches?: SweepBatchCounts;
   /** The Temporal Web UI (base URL, e.g. http://localhost:8233) and the runs' namespace; runs
    * link to it. Both come from the caller (client/runs.ts `temporalUiOf`, infra/config.ts): the
    * report has no default of its own. */
@@ -91,6 +101,12 @@ export interface ReportData {
   /** Runs started again by `driftline sweep retry`, per configuration (`configs` order), and of
    * those how many failed again; absent when the sweep was never retried. */
   retried?: { config: string; runs: number; failedAgain: number }[];
+  /** What the sweep's LLM calls cost, and what they would have cost sent one at a time (null
+   * where a model has no price); absent when the report was not given the ledger. */
+  cost?: SweepCost;
+  /** Batch mode: the sweep's provider batches, the lines sent again after a failed or expired
+   * batch or an error line, and those sent one at a time after their resubmissions ran out. */
+  batches?: Omit<SweepBatchCounts, 'batches'>;
 }
 
 /** Who decided about the sweep's attempts: Lean, the screen before Lean, or nobody (no Lean). */
@@ -214,6 +230,8 @@ export function protocolRows(data: ReportData): [string, string][] {
     ['samples per item', s.samples !== undefined ? String(s.samples) : undefined],
     ['items / runs', `${data.items} / ${data.runs}`],
     ['Lean', data.lean.line],
+    ['LLM cost', data.cost ? costLine(data.cost) : undefined],
+    ['LLM batches', data.batches ? batchCountsText({ ...data.batches, batches: [] }) : undefined],
     ['screen', s.screen],
     [
       'models',
@@ -266,6 +284,11 @@ export function buildReportData(input: SweepReportInput): ReportData {
     outcomes: [],
   };
   data.outcomes = outcomeCounts(records, data.configs);
+  if (input.llmCosts) data.cost = sweepCost(input.llmCosts, records, data.configs);
+  if (input.batches && (input.batches.submitted > 0 || input.batches.synchronous > 0)) {
+    const { batches: _inFlight, ...counts } = input.batches;
+    data.batches = counts;
+  }
   if (input.sweep.rescore) data.judgeAgreement = judgeAgreement(records, input.sweep.rescore, opts);
   if (records.some((r) => r.retryRound))
     data.retried = data.configs.map((config) => {

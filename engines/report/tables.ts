@@ -10,6 +10,7 @@ import type { FactorialDesign, SweepOutcome } from '../../common/sweep';
 import type { RateName } from '../metrics/item-outcomes';
 import type { ReportData } from './report-data';
 import { OUTCOME_ORDER } from './report-data';
+import { usdAmount } from './sweep-cost';
 import { ms, num, pct, pctInterval, plainInterval, ptsInterval, pValue, rateLabel, rateTitle } from './format';
 
 export type Cell = string | { text: string; href?: string; cls?: string; title?: string };
@@ -146,6 +147,9 @@ export function detailTable(data: ReportData): Table {
   if (usage) header.push('tokens / run', 'tokens');
   if (cached) header.push('LLM calls from cache');
   if (cost) header.push('cost (USD)');
+  // Batch mode: what each configuration's calls would have cost sent one at a time (the ledger's).
+  const batchCost = data.cost && data.cost.batchCalls > 0 ? new Map(data.cost.perConfig.map((c) => [c.config, c])) : undefined;
+  if (batchCost) header.push('calls in batches', 'cost one at a time (USD)');
   const rows = groups.map((g) => {
     const row: Cell[] = [
       g.config,
@@ -162,6 +166,13 @@ export function detailTable(data: ReportData): Table {
       row.push(g.usage?.cacheHits !== undefined ? `${g.usage.cacheHits} of ${g.usage.cacheHits + (g.usage.cacheMisses ?? 0)}` : '–');
     if (cost)
       row.push(g.usage?.totalCostUsd !== undefined ? `${g.usage.totalCostUsd.toFixed(2)} (${g.usage.meanCostUsd!.toFixed(4)}/run)` : '–');
+    if (batchCost) {
+      const c = batchCost.get(g.config);
+      row.push(
+        c ? `${c.batchCalls} of ${c.calls}` : '–',
+        c && c.usd !== null && c.usdIfSynchronous !== null ? `${usdAmount(c.usdIfSynchronous)} (paid ${usdAmount(c.usd)})` : '–',
+      );
+    }
     return row;
   });
   return {

@@ -1,6 +1,7 @@
 // The LLM reply cache and the call ledger, in the results database beside the sweeps: replies by
 // content key (written once; a second writer of the same key changes nothing) and one row per
-// reply a run used, with its tokens, its price and whether it came from the cache.
+// reply a run used, with its tokens, its price, whether it came from the cache, and whether it came
+// through a provider batch (with what it would have cost sent one at a time).
 import { randomUUID } from 'node:crypto';
 import type { LlmCallRecord, ReplyLedger, StoredReply } from '../llm/metered-fetch';
 import type { SqlExecutor } from './driver';
@@ -14,6 +15,20 @@ export interface LlmTotals {
   costUsd?: number;
   hits: number;
   misses: number;
+}
+
+/** What one run's LLM calls cost: paid, and had each been sent one at a time. */
+export interface RunLlmCost {
+  runId: string;
+  calls: number;
+  /** Calls answered through a provider batch. */
+  batchCalls: number;
+  /** Calls paid for (not from the cache) whose model has no price: the sums below leave them out. */
+  unpricedCalls: number;
+  /** USD paid for the priced calls. */
+  costUsd: number;
+  /** USD the priced calls would have cost sent one at a time. */
+  costIfSyncUsd: number;
 }
 
 interface TotalsRow {
@@ -53,8 +68,9 @@ export class SqlReplyLedger implements ReplyLedger {
 
   async recordCall(call: LlmCallRecord): Promise<void> {
     await this.db.run(
-      `INSERT INTO llm_calls (id, run_id, stage, provider, model, reply_key, prompt_tokens, completion_tokens, cached_tokens, cost_usd, cache_hit, at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO llm_calls (id, run_id, stage, provider, model, reply_key, prompt_tokens, completion_tokens, cached_tokens, cost_usd, cache_hit, at,
+                              batch, cost_if_sync_usd)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         randomUUID(),
         call.runId,
@@ -68,6 +84,8 @@ export class SqlReplyLedger implements ReplyLedger {
         call.costUsd ?? null,
         call.cacheHit ? 1 : 0,
         new Date().toISOString(),
+        call.batch ? 1 : 0,
+        call.costIfSyncUsd ?? null,
       ],
     );
   }
@@ -118,6 +136,34 @@ export class SqlReplyLedger implements ReplyLedger {
     }));
   }
 
+  /** What each run of a sweep cost, paid and had every call been sent one at a time (runs with
+   * no calls are absent). */
+  async sweepRunCosts(sweepId: string): Promise<RunLlmCost[]> {
+    const rows = await this.db.all<{
+      run_id: string;
+      calls: unknown;
+      batch: unknown;
+      unpriced: unknown;
+      cost: unknown;
+      sync: unknown;
+    }>(
+      `SELECT run_id, COUNT(*) AS calls, SUM(batch) AS batch,
+              SUM(CASE WHEN cache_hit = 0 AND cost_usd IS NULL THEN 1 ELSE 0 END) AS unpriced,
+              SUM(cost_usd) AS cost, SUM(cost_if_sync_usd) AS sync
+       FROM llm_calls WHERE run_id LIKE ? ESCAPE '\\' GROUP BY run_id ORDER BY run_id`,
+      [prefixPattern(sweepId)],
+    );
+    const n = (v: unknown) => Number(v ?? 0);
+    return rows.map((r) => ({
+      runId: r.run_id,
+      calls: n(r.calls),
+      batchCalls: n(r.batch),
+      unpricedCalls: n(r.unpriced),
+      costUsd: n(r.cost),
+      costIfSyncUsd: n(r.sync),
+    }));
+  }
+
   /** What every run of a sweep (IDs `<sweepId>/…`) used and cost. */
   sweepTotals(sweepId: string): Promise<LlmTotals> {
     return this.totals("run_id LIKE ? ESCAPE '\\'", [prefixPattern(sweepId)]);
@@ -147,4 +193,13 @@ export const LLM_LEDGER_SCHEMA = [
     at TEXT NOT NULL
   )`,
   `CREATE INDEX llm_calls_run ON llm_calls (run_id)`,
+];
+
+/** Migration statements for batch calls (results schema version 6): which calls came through a
+ * provider batch, and what each would have cost sent one at a time (for the calls recorded
+ * before, all synchronous, what they cost). */
+export const LLM_LEDGER_BATCH_COLUMNS = [
+  'ALTER TABLE llm_calls ADD COLUMN batch INTEGER NOT NULL DEFAULT 0',
+  'ALTER TABLE llm_calls ADD COLUMN cost_if_sync_usd DOUBLE PRECISION',
+  'UPDATE llm_calls SET cost_if_sync_usd = cost_usd',
 ];

@@ -2,7 +2,7 @@
 // transaction per step; versions already applied are never run again. Documented in docs/sweeps.md.
 import { LLM_BATCH_SCHEMA } from './llm-batches';
 import type { SqlDriver } from './driver';
-import { LLM_LEDGER_SCHEMA } from './llm-ledger';
+import { LLM_LEDGER_BATCH_COLUMNS, LLM_LEDGER_SCHEMA } from './llm-ledger';
 
 export interface Migration {
   version: number;
@@ -89,6 +89,12 @@ export const MIGRATIONS: Migration[] = [
   },
   {
     version: 6,
+    description:
+      'llm_calls.batch and llm_calls.cost_if_sync_usd: calls answered through a provider batch, and what each would have cost one at a time',
+    statements: LLM_LEDGER_BATCH_COLUMNS,
+  },
+  {
+    version: 7,
     description: "batch mode: each request collected for a provider batch, and the sweep's batches (llm_batch_requests, llm_batches)",
     statements: LLM_BATCH_SCHEMA,
   },

@@ -10,6 +10,8 @@ import { buildServer, type ApiOptions } from '../../api/server';
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { MINI_BENCHMARK, waitFor } from '../helpers/sweep';
 import { staleFirstDescribe } from '../helpers/stale-client';
+import { FAKE_MODELS } from '../fakes/openai-server';
+import type { SweepBatchesView } from '../../common/wire';
 
 const UI = 'http://ui.example:8233';
 
@@ -36,9 +38,40 @@ function serverOptions(): ApiOptions {
     temporalUiUrl: UI,
     providerNames: ['default'],
     // Benchmark paths resolve against the data directory: the fixtures' here.
-    sweeps: { results: stack.results, dataDir: dirname(MINI_BENCHMARK), llmQuota: async () => [QUOTA] },
+    sweeps: {
+      results: stack.results,
+      dataDir: dirname(MINI_BENCHMARK),
+      llmQuota: async () => [QUOTA],
+      // Batch mode's reader (the batchers' in production): `api-sweep` has batches; reading
+      // `api-cancel`'s fails, which must not fail its view.
+      batches: async (id) => {
+        if (id === 'api-cancel') throw new Error('the batchers cannot be read');
+        return id === 'api-sweep' ? BATCHES : undefined;
+      },
+    },
   };
 }
+
+/** A sweep's provider batches as the batchers would report them. */
+const BATCHES: SweepBatchesView = {
+  inFlight: 1,
+  submitted: 3,
+  completed: 1,
+  failed: 1,
+  requests: 130,
+  resubmitted: 12,
+  synchronous: 2,
+  batches: [
+    {
+      id: 'batch_1',
+      provider: 'default',
+      model: FAKE_MODELS.judge,
+      status: 'in_progress',
+      requests: 40,
+      since: '2026-12-06T21:00:00.000Z',
+    },
+  ],
+};
 
 /** What the deployment's LLM quota reads (infra/llm-quota.ts in production). */
 const QUOTA = { provider: 'default', binding: 'tokens' as const, utilisation: 0.93, summary: 'default: tokens binds at 93%' };
@@ -146,6 +179,11 @@ describe('POST /v1/sweeps refuses', () => {
     const report = doc.paths['/v1/sweeps/{id}/report'].get.responses['200'].content;
     expect(Object.keys(report).sort()).toEqual(['application/json', 'text/csv', 'text/html', 'text/markdown']);
     for (const signal of ['pause', 'resume', 'cancel']) expect(doc.paths[`/v1/sweeps/{id}/${signal}`].post.responses['202']).toBeDefined();
+    // A sweep's view documents its provider batches.
+    const view = doc.paths['/v1/sweeps/{id}'].get.responses['200'].content['application/json'].schema;
+    expect(Object.keys(view.properties.batches.properties)).toEqual(
+      expect.arrayContaining(['inFlight', 'submitted', 'completed', 'failed', 'requests', 'resubmitted', 'synchronous', 'batches']),
+    );
   });
 });
 
@@ -190,6 +228,9 @@ describe('a sweep over HTTP', () => {
       llmQuota: [QUOTA],
     });
     expect((await get('/v1/sweeps')).json().items.find((v: { sweepId: string }) => v.sweepId === 'api-sweep').llmQuota).toEqual([QUOTA]);
+    // …and its provider batches, as read, in both answers.
+    expect((await get('/v1/sweeps/api-sweep')).json().batches).toEqual(BATCHES);
+    expect((await get('/v1/sweeps')).json().items.find((v: { sweepId: string }) => v.sweepId === 'api-sweep').batches).toEqual(BATCHES);
     expectProblem(await get('/v1/sweeps/api-sweep/report'), 409, /no finished runs yet/);
 
     // Paused before any worker runs it: nothing starts until it is resumed.
@@ -200,6 +241,10 @@ describe('a sweep over HTTP', () => {
     });
     expect((await post('/v1/sweeps', sweepFile({ id: 'api-cancel' }))).statusCode).toBe(202);
     expect((await post('/v1/sweeps/api-cancel/cancel')).statusCode).toBe(202);
+    // Batches that cannot be read leave them out of the view, not the view out of the answer.
+    const cancelView = await get('/v1/sweeps/api-cancel');
+    expect(cancelView.statusCode).toBe(200);
+    expect(cancelView.json().batches).toBeUndefined();
     // A retry waits for the sweep to end.
     expectProblem(await post('/v1/sweeps/api-sweep/retry'), 409, /still (running|paused)/);
 

@@ -2,7 +2,8 @@
 // Temporal dev server, workers and fakes: the page lists sweeps with their progress per
 // configuration as it changes, pauses, resumes and cancels them with its buttons (and retries an
 // ended sweep's failed runs), links the
-// report and the sweep's runs in the Temporal UI; the recent runs show what a person knows a
+// report and the sweep's runs in the Temporal UI, shows a batch-mode sweep's provider batches at a
+// desktop's and a phone's width; the recent runs show what a person knows a
 // run by (its statement's first words, its configuration, how long it took).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -19,6 +20,7 @@ import { browserAvailable, launchBrowser, screenshotPath } from '../helpers/brow
 import { createStack, FIXTURE_LIBRARY, startTemporal, type TestStack } from '../helpers/stack';
 import { MINI_BENCHMARK, miniSpec, progressOf, startOnStack, waitFor } from '../helpers/sweep';
 import { startFormalization } from '../../client/runs';
+import type { SweepBatchesView } from '../../common/wire';
 
 const describeInBrowser = browserAvailable ? describe : describe.skip;
 const STATEMENT = 'Every prime number greater than two is odd, and so is its square.';
@@ -31,6 +33,8 @@ let base: string;
 let webRoot: string;
 let stopWorkers: (() => Promise<void>) | undefined;
 let refuse: string | undefined;
+/** What the API's batches reader answers, by sweep (the batchers' in production). */
+const batchesBy = new Map<string, SweepBatchesView>();
 
 beforeAll(async () => {
   if (!browserAvailable) return;
@@ -63,7 +67,12 @@ beforeAll(async () => {
     temporalUiUrl: 'http://127.0.0.1:8233',
     namespace: env.namespace ?? 'default',
     webRoot,
-    sweeps: { results: stack.results, dataDir: dirname(MINI_BENCHMARK), leanTaskQueue: stack.leanQueue },
+    sweeps: {
+      results: stack.results,
+      dataDir: dirname(MINI_BENCHMARK),
+      leanTaskQueue: stack.leanQueue,
+      batches: async (id) => batchesBy.get(id),
+    },
     pressure: { maxEventLoopDelayMs: 0 },
   });
   base = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -223,4 +232,78 @@ describeInBrowser('sweeps on the web page', () => {
     expect(cells[5]).toMatch(/^\d+ (s|min)$/);
     await page.close();
   }, 120_000);
+
+  it("shows a batch-mode sweep's batches in flight and their counts on its card, at 1200 and 390 px", async () => {
+    const started = await startOnStack(
+      stack,
+      miniSpec({
+        id: 'page-batches',
+        window: 1,
+        samples: 1,
+        benchmarks: [{ path: MINI_BENCHMARK, format: 'rautoformalizer', limit: 2 }],
+        configurations: [{ name: 'drift', config: {} }],
+      }),
+    );
+    const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
+    batchesBy.set(started.id, {
+      inFlight: 2,
+      submitted: 5,
+      completed: 2,
+      failed: 1,
+      requests: 410,
+      resubmitted: 12,
+      synchronous: 1,
+      batches: [
+        {
+          id: 'batch_6751a2b3c4d5e6f7a8b9c0d1e2f3a4b5',
+          provider: 'default',
+          model: FAKE_MODELS.judge,
+          status: 'in_progress',
+          requests: 200,
+          since: minutesAgo(12),
+        },
+        {
+          id: 'batch_0f1e2d3c4b5a69788796a5b4c3d2e1f0',
+          provider: 'default',
+          model: FAKE_MODELS.formalizer,
+          status: 'validating',
+          requests: 10,
+          since: minutesAgo(0.5),
+        },
+      ],
+    });
+    for (const width of [1200, 390]) {
+      const page = await browser.newPage({ viewport: { width, height: 900 } });
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(err.message));
+      await page.goto(`${base}/`);
+      const section = page.locator(`article[data-sweep="${started.id}"] section.sweep-batches`);
+      await section.waitFor({ timeout: 30_000 });
+      expect(await section.getAttribute('aria-label')).toBe(`LLM batches of sweep ${started.id}`);
+      expect(await section.locator('.sweep-batch-counts').textContent()).toBe(
+        'LLM batches · 2 in flight; 5 submitted, 2 completed, 1 failed; 410 requests, 12 resubmitted, 1 sent one at a time',
+      );
+      const items = section.locator('li[data-batch]');
+      expect(await items.evaluateAll((li) => li.map((x) => (x as HTMLElement).dataset.status))).toEqual(['in_progress', 'validating']);
+      expect(await items.first().textContent()).toMatch(
+        new RegExp(
+          `^default/${FAKE_MODELS.judge} batch_6751a2b3c4d5e6f7a8b9c0d1e2f3a4b5: in_progress at the provider, 200 requests, for 1[12] min \\(since `,
+        ),
+      );
+      expect(await items.nth(1).textContent()).toMatch(/: validating at the provider, 10 requests, for \d+ s \(since /);
+      // Nothing runs off the side of a phone's screen.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth)).toBe(true);
+      await page.locator(`article[data-sweep="${started.id}"]`).screenshot({ path: screenshotPath(`page-sweep-batches-${width}.png`) });
+      expect(errors).toEqual([]);
+      await page.close();
+    }
+    // A sweep the reader has no batches for shows none.
+    batchesBy.delete(started.id);
+    const page = await browser.newPage();
+    await page.goto(`${base}/`);
+    await page.locator(`article[data-sweep="${started.id}"]`).waitFor({ timeout: 30_000 });
+    expect(await page.locator(`article[data-sweep="${started.id}"] section.sweep-batches`).count()).toBe(0);
+    await page.close();
+    await stack.client.workflow.getHandle(started.id).result();
+  }, 180_000);
 });

@@ -7,8 +7,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { BenchmarkItem, SweepRunRecord } from '../../common/sweep';
 import { ResultsDb, type SweepRow } from '../../engines/results/results-db';
-import { MIGRATIONS, SCHEMA_VERSION } from '../../engines/results/migrations';
-import { numberPlaceholders } from '../../engines/results/postgres';
+import { migrate, MIGRATIONS, SCHEMA_VERSION } from '../../engines/results/migrations';
+import { numberPlaceholders, openPostgres } from '../../engines/results/postgres';
+import { openSqlite } from '../../engines/results/sqlite';
+import type { SqlDriver } from '../../engines/results/driver';
 import { SqlReplyLedger } from '../../engines/results/llm-ledger';
 import { csvField, toCsv, toJsonl } from '../../engines/results/export';
 import { startPostgres, type TestPostgres } from '../helpers/postgres';
@@ -69,7 +71,8 @@ function record(
   };
 }
 
-function contract(name: string, open: () => Promise<ResultsDb>) {
+/** `open`: the suite's database; `openEmpty`: a new, empty database of the same kind, unmigrated. */
+function contract(name: string, open: () => Promise<ResultsDb>, openEmpty: (label: string) => Promise<SqlDriver>) {
   describe(`results database: ${name}`, () => {
     let db: ResultsDb;
     beforeAll(async () => {
@@ -200,12 +203,12 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       await ledger.putReply('k1', { status: 200, body: '{"a":2}' });
       expect(await ledger.getReply('k1')).toEqual({ status: 200, body: '{"a":1}' });
       expect(await ledger.getReply('nope')).toBeUndefined();
-      const call = { stage: 'formalize', provider: 'p', model: 'm', key: 'k1', usage };
-      await ledger.recordCall({ ...call, runId: 'sw_1/drift/a/0', costUsd: 0.5, cacheHit: false });
-      await ledger.recordCall({ ...call, runId: 'sw_1/drift/a/0', costUsd: 0, cacheHit: true });
-      await ledger.recordCall({ ...call, runId: 'sw_1/none/b/0', costUsd: 0.25, cacheHit: false });
+      const call = { stage: 'formalize', provider: 'p', model: 'm', key: 'k1', usage, batch: false };
+      await ledger.recordCall({ ...call, runId: 'sw_1/drift/a/0', costUsd: 0.5, costIfSyncUsd: 0.5, cacheHit: false });
+      await ledger.recordCall({ ...call, runId: 'sw_1/drift/a/0', costUsd: 0, costIfSyncUsd: 0, cacheHit: true });
+      await ledger.recordCall({ ...call, runId: 'sw_1/none/b/0', costUsd: 0.25, costIfSyncUsd: 0.25, cacheHit: false });
       // `_` must not act as a LIKE wildcard: sw_10 is another sweep.
-      await ledger.recordCall({ ...call, runId: 'sw_10/drift/a/0', costUsd: 9, cacheHit: false });
+      await ledger.recordCall({ ...call, runId: 'sw_10/drift/a/0', costUsd: 9, costIfSyncUsd: 9, cacheHit: false });
       expect(await ledger.runTotals('sw_1/drift/a/0')).toEqual({
         calls: 2,
         promptTokens: 200,
@@ -217,24 +220,93 @@ function contract(name: string, open: () => Promise<ResultsDb>) {
       });
       expect(await ledger.sweepTotals('sw_1')).toMatchObject({ calls: 3, totalTokens: 360, costUsd: 0.75, hits: 1, misses: 2 });
       // A paid call without a price leaves the total cost unknown rather than too low.
-      await ledger.recordCall({ ...call, runId: 'sw_1/none/b/0', costUsd: undefined, cacheHit: false });
+      await ledger.recordCall({ ...call, runId: 'sw_1/none/b/0', costUsd: undefined, costIfSyncUsd: undefined, cacheHit: false });
       expect((await ledger.sweepTotals('sw_1')).costUsd).toBeUndefined();
+    });
+
+    it('keeps batch calls at the price paid and what they would have cost one at a time; run totals stay what was paid', async () => {
+      const ledger = new SqlReplyLedger(db.driver);
+      const usage = { promptTokens: 1000, completionTokens: 500, cachedTokens: 0 };
+      const call = { stage: 'judge', provider: 'p', model: 'm', key: 'kb', usage };
+      await ledger.recordCall({ ...call, runId: 'sb/drift/a/0', costUsd: 0.125, costIfSyncUsd: 0.25, cacheHit: false, batch: true });
+      await ledger.recordCall({ ...call, runId: 'sb/drift/a/0', costUsd: 0.25, costIfSyncUsd: 0.25, cacheHit: false, batch: false });
+      await ledger.recordCall({ ...call, runId: 'sb/drift/a/0', costUsd: 0, costIfSyncUsd: 0, cacheHit: true, batch: false });
+      await ledger.recordCall({ ...call, runId: 'sb/none/b/0', costUsd: 0.5, costIfSyncUsd: 1, cacheHit: false, batch: true });
+      await ledger.recordCall({
+        ...call,
+        runId: 'sb/none/b/0',
+        costUsd: undefined,
+        costIfSyncUsd: undefined,
+        cacheHit: false,
+        batch: true,
+      });
+      // Another sweep's calls are not this one's.
+      await ledger.recordCall({ ...call, runId: 'sb2/drift/a/0', costUsd: 7, costIfSyncUsd: 14, cacheHit: false, batch: true });
+      expect(await ledger.sweepRunCosts('sb')).toEqual([
+        { runId: 'sb/drift/a/0', calls: 3, batchCalls: 1, unpricedCalls: 0, costUsd: 0.375, costIfSyncUsd: 0.5 },
+        { runId: 'sb/none/b/0', calls: 2, batchCalls: 2, unpricedCalls: 1, costUsd: 0.5, costIfSyncUsd: 1 },
+      ]);
+      expect((await ledger.runTotals('sb/drift/a/0')).costUsd).toBe(0.375);
+      expect(await ledger.sweepRunCosts('nothing')).toEqual([]);
+    });
+
+    it('migrates a ledger written before batch calls: its calls were synchronous, and cost one at a time what they cost', async () => {
+      const driver = await openEmpty('before_batch');
+      try {
+        // The database as driftline left it at schema version 5 (what migrate() does, up to 5).
+        await driver.run('CREATE TABLE schema_version (version INTEGER NOT NULL)');
+        for (const m of MIGRATIONS.filter((x) => x.version <= 5)) {
+          for (const sql of m.statements) await driver.run(sql);
+          await driver.run('INSERT INTO schema_version (version) VALUES (?)', [m.version]);
+        }
+        const insert = `INSERT INTO llm_calls (id, run_id, stage, provider, model, reply_key, prompt_tokens, completion_tokens, cached_tokens, cost_usd, cache_hit, at)
+                        VALUES (?, 'old/c/i/0', 'judge', 'p', 'm', 'k', 10, 5, 0, ?, 0, '2026-12-01T00:00:00Z')`;
+        await driver.run(insert, ['a', 0.75]);
+        await driver.run(insert, ['b', null]);
+        expect(await migrate(driver)).toBe(SCHEMA_VERSION);
+        expect(await new SqlReplyLedger(driver).sweepRunCosts('old')).toEqual([
+          { runId: 'old/c/i/0', calls: 2, batchCalls: 0, unpricedCalls: 1, costUsd: 0.75, costIfSyncUsd: 0.75 },
+        ]);
+      } finally {
+        await driver.close();
+      }
     });
   });
 }
 
 const sqliteDirs: string[] = [];
-contract('SQLite', async () => {
-  const dir = sqliteDirs[0] ?? mkdtempSync(join(tmpdir(), 'driftline-results-'));
-  sqliteDirs[0] = dir;
-  return ResultsDb.open({ file: join(dir, 'results.sqlite') });
-});
+contract(
+  'SQLite',
+  async () => {
+    const dir = sqliteDirs[0] ?? mkdtempSync(join(tmpdir(), 'driftline-results-'));
+    sqliteDirs[0] = dir;
+    return ResultsDb.open({ file: join(dir, 'results.sqlite') });
+  },
+  async (label) => {
+    const dir = mkdtempSync(join(tmpdir(), 'driftline-results-'));
+    sqliteDirs.push(dir);
+    return openSqlite(join(dir, `${label}.sqlite`));
+  },
+);
 
 let pg: TestPostgres | undefined;
-contract('PostgreSQL', async () => {
-  pg ??= await startPostgres();
-  return ResultsDb.open({ url: pg.url, file: '' });
-});
+contract(
+  'PostgreSQL',
+  async () => {
+    pg ??= await startPostgres();
+    return ResultsDb.open({ url: pg.url, file: '' });
+  },
+  async (label) => {
+    pg ??= await startPostgres();
+    const admin = openPostgres(pg.url);
+    try {
+      await admin.run(`CREATE DATABASE ${label}`);
+    } finally {
+      await admin.close();
+    }
+    return openPostgres(pg.url.replace(/\/postgres$/, `/${label}`));
+  },
+);
 
 afterAll(() => {
   pg?.stop();

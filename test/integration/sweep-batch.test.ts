@@ -15,6 +15,8 @@ import { startSweep } from '../../client/sweeps';
 import { ResultsDb, resultsLocation } from '../../engines/results/results-db';
 import { sweepBatchCounts } from '../../engines/results/llm-batches';
 import { loadBenchmarks } from '../../engines/benchmarks/load';
+import { sweepReportInput } from '../../client/sweep-report';
+import { renderSweepReport } from '../../engines/report/write-report';
 import { startDevServer, type DevServer } from '../../infra/temporal-server';
 import { requireTemporalCli } from '../../infra/temporal-cli';
 import { FIXTURE_CORPUS, FIXTURE_LIBRARY } from '../helpers/stack';
@@ -171,4 +173,19 @@ it('sends a batch-mode sweep through the Batch API: every call once, the same re
   expect(batches).toMatchObject({ inFlight: 0, failed: 0, resubmitted: 0, synchronous: 0 });
   expect(batches.submitted).toBe(counts.batchesCreated);
   expect(batches.requests).toBe(counts.firstSubmissions);
+
+  // The ledger priced the batch calls at half (the default batchFactor), and the report says so:
+  // the same calls one at a time cost what the synchronous sweep paid.
+  const report = async (id: string) => (await renderSweepReport((await sweepReportInput(results, id))!)).data;
+  const sync = await report('sync');
+  const batched = await report('batched');
+  expect(sync.cost!.usd).toBeGreaterThan(0);
+  expect(sync.cost!.usdIfSynchronous).toBeCloseTo(sync.cost!.usd!, 9);
+  expect(batched.cost!.usdIfSynchronous).toBeCloseTo(sync.cost!.usd!, 9);
+  expect(batched.cost!.usd).toBeCloseTo(sync.cost!.usd! / 2, 9);
+  expect(batched.batches).toMatchObject({ submitted: counts.batchesCreated, requests: counts.firstSubmissions, resubmitted: 0 });
+  expect(sync.batches).toBeUndefined();
+  const rendered = await renderSweepReport((await sweepReportInput(results, 'batched'))!);
+  expect(JSON.parse(rendered.json).cost).toMatchObject({ usd: batched.cost!.usd, usdIfSynchronous: batched.cost!.usdIfSynchronous });
+  expect(rendered.markdown).toMatch(/LLM batches/);
 }, 400_000);

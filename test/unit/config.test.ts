@@ -96,9 +96,27 @@ describe('loadConfig', () => {
     [{ DRIFTLINE_LIBRARIES: 'mini=/no/such/file.jsonl' }, /Library "mini": corpus file \/no\/such\/file.jsonl does not exist/],
     [{ DRIFTLINE_LIBRARIES: `a=${FIXTURE_CORPUS},a=${FIXTURE_CORPUS}` }, /library "a" is named twice/],
     [{ DRIFTLINE_CONFIG: '/no/such/config.json' }, /DRIFTLINE_CONFIG=\/no\/such\/config.json does not exist/],
+    ...['0', '-0.5', '1.5', '"half"'].map((factor): [Record<string, string>, RegExp] => [
+      { DRIFTLINE_LLM_PRICES: `{"gpt-4.1": {"prompt": 2, "completion": 8, "batchFactor": ${factor}}}` },
+      /DRIFTLINE_LLM_PRICES \(llm\.prices\.gpt-4\.1\.batchFactor\): batchFactor is the batch price as a fraction of the synchronous one, a number above 0 and at most 1/,
+    ]),
   ])('refuses %o with an error naming the setting', (env, message) => {
     expect(() => loadConfig({ env: { ...base, ...env }, root: tempRoot() })).toThrow(ConfigError);
     expect(() => loadConfig({ env: { ...base, ...env }, root: tempRoot() })).toThrow(message);
+  });
+
+  it("reads a model's batch factor from DRIFTLINE_LLM_PRICES, and leaves it to the default when none is given", () => {
+    const prices = '{"gpt-4.1": {"prompt": 2, "completion": 8, "batchFactor": 0.4}, "small": {"prompt": 0.1, "completion": 0.4}}';
+    const config = loadConfig({ env: { ...base, DRIFTLINE_LLM_PRICES: prices }, root: tempRoot() });
+    expect(config.llm.prices).toEqual({
+      'gpt-4.1': { prompt: 2, completion: 8, batchFactor: 0.4 },
+      small: { prompt: 0.1, completion: 0.4 },
+    });
+    const one = loadConfig({
+      env: { ...base, DRIFTLINE_LLM_PRICES: '{"m": {"prompt": 1, "completion": 1, "batchFactor": 1}}' },
+      root: tempRoot(),
+    });
+    expect(one.llm.prices.m!.batchFactor).toBe(1);
   });
 
   it('has LLM provider defaults (token limits per role, auto structured output) that the environment and the file override', () => {
