@@ -36,7 +36,7 @@ export const llmBatcherStateQuery = defineQuery<BatcherState>('llmBatcherState')
 // Provider calls are few and small; a provider that is down is waited for, with backoff.
 const provider = proxyActivities<LlmBatchActivities>({
   startToCloseTimeout: '10m',
-  heartbeatTimeout: '1m',
+  heartbeatTimeout: '20s',
   retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '5m', nonRetryableErrorTypes: NON_RETRYABLE_TYPES },
 });
 
