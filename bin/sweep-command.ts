@@ -7,6 +7,7 @@ import { InvalidArgumentError, Option } from 'commander';
 import cliProgress from 'cli-progress';
 import type { Client } from '@temporalio/client';
 import { configOrExit as loadCfg, fail, stackLibraries, stackProviderNames } from './cli-support';
+import { servesBatchMode } from '../client/stack-providers';
 import { connectClient } from '../infra/connect';
 import { openResults } from '../infra/results';
 import { createIndexStore } from '../infra/deps';
@@ -80,7 +81,11 @@ async function startCommand(
     // The rules every door applies (client/sweep-prepare.ts), on the stack's libraries and LLM providers.
     const asked = spec.configurations.flatMap((c) => Object.values(c.config.providers ?? {}));
     const providerNames = await stackProviderNames(cfg, client, asked);
-    const problem = sweepStartProblem(spec, { libraries: stackLibraries(cfg).libraries, providerNames });
+    const problem = sweepStartProblem(spec, {
+      libraries: stackLibraries(cfg).libraries,
+      providerNames,
+      ...(spec.llm?.batch ? { batchMode: await servesBatchMode(client) } : {}),
+    });
     if (problem) fail(`${file}: ${problem}`);
     // Every record and predictions line is checked before anything starts: a bad line stops
     // here, naming file and line.

@@ -14,10 +14,20 @@ import { SweepRequestError } from './sweeps';
  * provider, which would wait on its queue for ever), or null. */
 export function sweepStartProblem(
   spec: SweepSpec,
-  served: { libraries: readonly string[]; providerNames: readonly string[] },
+  served: {
+    libraries: readonly string[];
+    providerNames: readonly string[];
+    /** Whether the stack serves batch mode (asked only for a batch-mode sweep; unknown: not checked). */
+    batchMode?: boolean;
+  },
 ): string | null {
   if (!served.libraries.includes(spec.library))
     return `library: "${spec.library}" is not configured; known: ${served.libraries.join(', ') || 'none'}. ${addLibraryHint(spec.library)}`;
+  if (spec.llm?.batch && served.batchMode === false)
+    return (
+      'llm.batch: batch mode was asked for, but the stack has no batch-capable LLM provider (no worker serves batch-mode calls); ' +
+      'start its workers with DRIFTLINE_LLM_BATCH=1 (or "batch": true for a provider in DRIFTLINE_PROVIDERS)'
+    );
   for (const c of spec.configurations) {
     const problem = runProvidersProblem(c.config, [...served.providerNames]);
     if (problem) return `configurations.${c.name}: ${problem}`;

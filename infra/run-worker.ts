@@ -103,15 +103,18 @@ export async function runWorkers(config: Config, queue: QueueChoice): Promise<vo
     // Batch-mode runs' LLM calls mostly wait for their batch: many slots, no provider rate limit
     // (the batch requests take none of the synchronous quota; a fallback sent one at a time
     // still passes the shared budget).
-    const batchWorker = await createLlmWorker({
-      connection,
-      namespace,
-      activities,
-      provider: 'batch',
-      taskQueue: LLM_BATCH_TASK_QUEUE,
-      maxConcurrentActivityTaskExecutions: config.llm.batchSlots,
-    });
-    runs.push(batchWorker.run());
+    // Served only with a batch-capable provider: `sweep start --batch` asks whether it is.
+    if (Object.values(config.llm.providers).some((p) => p.batch)) {
+      const batchWorker = await createLlmWorker({
+        connection,
+        namespace,
+        activities,
+        provider: 'batch',
+        taskQueue: LLM_BATCH_TASK_QUEUE,
+        maxConcurrentActivityTaskExecutions: config.llm.batchSlots,
+      });
+      runs.push(batchWorker.run());
+    }
     // Which structured-output mode each provider takes, learnt once now rather than from the
     // first refused request; calls that need it meanwhile wait for the answer.
     const llmLog = createLogger('driftline-llm');

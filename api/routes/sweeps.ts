@@ -19,6 +19,7 @@ import { SWEEP_KEY } from '../../common/search-attributes';
 import type { LlmCallPolicy } from '../../common/llm-call-policy';
 import { registerRescoreRoute } from './sweep-rescore';
 import { prepareSweep, sweepStartProblem } from '../../client/sweep-prepare';
+import { servesBatchMode } from '../../client/stack-providers';
 
 export interface SweepRoutesOptions {
   temporal: Client;
@@ -331,6 +332,7 @@ export const sweepRoutes: FastifyPluginAsync<SweepRoutesOptions> = async (fastif
       const problem = sweepStartProblem(spec, {
         libraries: options.libraries,
         providerNames: options.providerNames ?? spec.configurations.flatMap((c) => Object.values(c.config.providers ?? {})),
+        ...(spec.llm?.batch ? { batchMode: await servesBatchMode(temporal) } : {}),
       });
       if (problem) throw new HttpProblem(400, problem);
       const { sources, names } = await insideDataDir(spec, givenPaths(raw), options.dataDir);

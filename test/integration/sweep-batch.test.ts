@@ -2,8 +2,8 @@
 // Temporal dev server, against the fake provider's Batch API: a batch-mode sweep's calls go in
 // batches (none one at a time), each custom_id is submitted once, the runs' records equal those
 // of the same sweep run synchronously, and the ledger prices the batch calls at the batch factor.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -80,9 +80,7 @@ beforeAll(async () => {
   worker = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', 'all'], {
     env: {
       ...process.env,
-      TEMPORAL_ADDRESS: server.address,
-      DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`,
-      DRIFTLINE_DATA_DIR: join(dir, 'data'),
+      ...stackEnv(),
       OPENAI_BASE_URL: llm.url,
       OPENAI_API_KEY: 'test-key',
       DRIFTLINE_MODEL_DECOMPOSER: FAKE_MODELS.decomposer,
@@ -106,6 +104,25 @@ beforeAll(async () => {
     if (code) console.error(`worker exited ${code}: ${err}`);
   });
 });
+
+/** What the stack and a shell beside it share: Temporal, the library, the data directory. */
+function stackEnv(): Record<string, string> {
+  return {
+    TEMPORAL_ADDRESS: server.address,
+    DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`,
+    DRIFTLINE_DATA_DIR: join(dir, 'data'),
+  };
+}
+
+/** `driftline …` from a shell that has only the stack's address, library and data directory. */
+function cli(args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...stackEnv() },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
 
 afterAll(async () => {
   worker?.kill('SIGKILL');
@@ -189,3 +206,32 @@ it('sends a batch-mode sweep through the Batch API: every call once, the same re
   expect(JSON.parse(rendered.json).cost).toMatchObject({ usd: batched.cost!.usd, usdIfSynchronous: batched.cost!.usdIfSynchronous });
   expect(rendered.markdown).toMatch(/LLM batches/);
 }, 400_000);
+
+it('starts a batch-mode sweep from the command line (--batch) and shows its batches in `sweep status --json`', async () => {
+  const publicData = join(dir, 'data', 'data');
+  mkdirSync(publicData, { recursive: true });
+  writeBenchmark(join(publicData, 'cli.dev.jsonl'));
+  const file = join(dir, 'cli-sweep.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      benchmark: { path: '$DATA/cli.dev.jsonl', format: 'rautoformalizer', limit: 4 },
+      library: FIXTURE_LIBRARY,
+      window: 8,
+      configurations: { drift: { cache: false, repairRounds: 0 } },
+    }),
+  );
+  const before = llm.batches.stats().batchesCreated;
+  const started = cli(['sweep', 'start', file, '--batch', '--id', 'cli-batch']);
+  expect(started.stderr).toBe('');
+  expect(started.status).toBe(0);
+  expect(await finish('cli-batch')).toMatchObject({ status: 'completed', done: 4, failed: 0 });
+  const status = cli(['sweep', 'status', 'cli-batch', '--json']);
+  expect(status.status).toBe(0);
+  const batches = (JSON.parse(status.stdout) as { batches: Record<string, unknown> }).batches;
+  expect(batches).toMatchObject({ inFlight: 0, failed: 0, completed: llm.batches.stats().batchesCreated - before });
+  expect(batches.submitted).toBeGreaterThan(0);
+  expect(batches.requests).toBeGreaterThanOrEqual(4 * 3); // decompose, formalize and judge for each run
+  // Its text says so too.
+  expect(cli(['sweep', 'status', 'cli-batch']).stdout).toMatch(/LLM batches: 0 in flight; \d+ submitted/);
+}, 300_000);
