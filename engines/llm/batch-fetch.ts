@@ -1,8 +1,8 @@
 // Batch mode as a transport under the reply cache and ledger (metered-fetch.ts): a chat
 // completion made for a batch-mode run is not sent; it is handed to its sweep's batcher (the
 // mailbox: stored, then signalled) and the call waits until the batch's answer for it is stored,
-// then returns that answer as the provider's reply (marked `x-driftline-batch: 1`, so the ledger
-// prices it at the batch rate). The request's `custom_id` names the run, the stage, the activity
+// then returns that answer as the provider's reply (known to the ledger as a batch reply, which
+// it prices at the batch rate). The request's `custom_id` names the run, the stage, the activity
 // and the request, and is the same in every retry of the activity: a worker killed while it
 // waits comes back to the same request and never makes a second one. A request whose
 // resubmissions ran out is sent one at a time. Every other request passes through unchanged.
@@ -11,7 +11,6 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { batcherWorkflowId } from '../../common/llm-batch';
 import type { BatchRequestRow, CollectedRequest } from '../results/llm-batches';
 import { currentLlmCallContext, type BatchCallContext } from './call-context';
-import { BATCH_REPLY_HEADER } from './metered-fetch';
 
 /** Where batch requests are handed over and their answers read (activities/llm-batch-mailbox.ts). */
 export interface BatchMailbox {
@@ -30,6 +29,22 @@ export interface BatchFetchOptions {
   pollMs: number;
   /** The transport for requests not batched and for synchronous fallbacks. */
   fetch?: typeof fetch;
+}
+
+/** The replies this transport made from a batch's answers. A set of objects, not a header: a
+ * provider's own reply can carry any header, and must not get itself priced as a batch call. */
+const batchReplies = new WeakSet<Response>();
+
+/** A batch's answer as the provider's reply, known to the ledger as a batch call (isBatchReply). */
+export function batchReply(body: string): Response {
+  const res = new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
+  batchReplies.add(res);
+  return res;
+}
+
+/** Whether this reply came back through a provider batch (the ledger prices it at the batch factor). */
+export function isBatchReply(res: Response): boolean {
+  return batchReplies.has(res);
 }
 
 /** `custom_id` of a request: readable where it can be, bounded (providers limit its length). */
@@ -81,7 +96,7 @@ export function batchFetch(opts: BatchFetchOptions): typeof fetch {
     }
     for (;;) {
       if (row?.state === 'answered' && row.reply !== null) {
-        return new Response(row.reply, { status: 200, headers: { 'content-type': 'application/json', [BATCH_REPLY_HEADER]: '1' } });
+        return batchReply(row.reply);
       }
       if (row?.state === 'synchronous') return inner(input, init);
       try {

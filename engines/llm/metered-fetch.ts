@@ -4,6 +4,7 @@
 // is answered from the cache at no cost; identical requests in flight at once are sent once; every
 // reply used is recorded with its tokens and price (the batch price for a reply that came back
 // through a provider batch, and what it would have cost sent alone). Errors are never cached.
+import { isBatchReply } from './batch-fetch';
 import { currentLlmCallContext } from './call-context';
 import { replyKey } from './reply-key';
 import { SingleFlight } from './single-flight';
@@ -30,10 +31,6 @@ export interface LlmCallRecord {
   /** The reply came back through a provider batch (and costUsd is the batch price). */
   batch: boolean;
 }
-
-/** The header the batch transport sets, to "1", on a reply that came back through a provider
- * batch: the ledger prices such a call at the model's batch factor. */
-export const BATCH_REPLY_HEADER = 'x-driftline-batch';
 
 /** Where replies and calls are kept (the results database). */
 export interface ReplyLedger {
@@ -123,7 +120,7 @@ export function meteredFetch(opts: MeteredFetchOptions): Fetch {
       if (!res.ok) return res;
       const reply = { status: res.status, body: await res.text() };
       if (useCache) await opts.ledger.putReply(key, reply);
-      return { reply, batch: res.headers.get(BATCH_REPLY_HEADER) === '1' };
+      return { reply, batch: isBatchReply(res) };
     };
     // Only cacheable requests share a flight: with the cache off, each caller pays for its own.
     const { result, shared } = useCache ? flights.run(key, send) : { result: send(), shared: false };

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLlmClient } from '../../engines/llm/client';
 import { withLlmCallContext } from '../../engines/llm/call-context';
-import { BATCH_REPLY_HEADER, meteredFetch } from '../../engines/llm/metered-fetch';
+import { meteredFetch } from '../../engines/llm/metered-fetch';
+import { batchReply } from '../../engines/llm/batch-fetch';
 import { costOf, type PriceTable } from '../../engines/llm/usage';
 import { ResultsDb } from '../../engines/results/results-db';
 import { SqlReplyLedger } from '../../engines/results/llm-ledger';
@@ -50,9 +51,7 @@ afterAll(async () => {
 /** The fake, reached the way the batch transport reaches a reply: each one marked as a batch reply. */
 const throughBatches: typeof fetch = async (input, init) => {
   const res = await fetch(input, init);
-  const headers = new Headers(res.headers);
-  headers.set(BATCH_REPLY_HEADER, '1');
-  return new Response(await res.text(), { status: res.status, headers });
+  return batchReply(await res.text());
 };
 
 /** Runs a sweep of two configurations asking the same questions, `sync` one at a time and

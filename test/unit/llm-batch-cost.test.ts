@@ -1,9 +1,10 @@
 // What a call costs when it came back through a provider batch: the price table's batch factor
-// (costOf), and the ledger's record of each call (metered-fetch.ts) as the batch transport's
-// header marks it: paid, and what it would have cost sent one at a time.
+// (costOf), and the ledger's record of each call (metered-fetch.ts) as the batch transport
+// marks it (batchReply): paid, and what it would have cost sent one at a time.
 import { describe, expect, it } from 'vitest';
 import { costOf, DEFAULT_BATCH_FACTOR, type PriceTable } from '../../engines/llm/usage';
-import { BATCH_REPLY_HEADER, meteredFetch, type LlmCallRecord, type ReplyLedger, type StoredReply } from '../../engines/llm/metered-fetch';
+import { batchReply } from '../../engines/llm/batch-fetch';
+import { meteredFetch, type LlmCallRecord, type ReplyLedger, type StoredReply } from '../../engines/llm/metered-fetch';
 
 const usage = { promptTokens: 1_000_000, completionTokens: 250_000, cachedTokens: 200_000 };
 const prices: PriceTable = {
@@ -64,9 +65,8 @@ function transport(calls: { n: number }): typeof fetch {
       choices: [{ index: 0, message: { role: 'assistant', content: `re: ${text}` }, finish_reason: 'stop' }],
       usage: { prompt_tokens: 1_000_000, completion_tokens: 250_000, total_tokens: 1_250_000 },
     });
-    const headers: Record<string, string> = { 'content-type': 'application/json' };
-    if (text.includes('batch')) headers[BATCH_REPLY_HEADER] = '1';
-    return new Response(body, { status: 200, headers });
+    if (text.includes('batch')) return batchReply(body);
+    return new Response(body, { status: 200, headers: { 'content-type': 'application/json' } });
   };
 }
 
@@ -112,12 +112,12 @@ describe('the ledger of batch calls', () => {
     expect(ledger.calls[0]).toMatchObject({ batch: true, costUsd: undefined, costIfSyncUsd: undefined });
   });
 
-  it('reads only the value "1" as a batch reply', async () => {
+  it("never takes a provider's own reply for a batch reply, whatever headers it carries", async () => {
     const ledger = new MemoryLedger();
     const inner: typeof fetch = async () =>
       new Response(JSON.stringify({ choices: [], usage: { prompt_tokens: 10, completion_tokens: 0 } }), {
         status: 200,
-        headers: { [BATCH_REPLY_HEADER]: 'yes' },
+        headers: { 'x-driftline-batch': '1', 'x-batch': 'true' },
       });
     const f = meteredFetch({ provider: 'http://provider.test/v1', ledger, prices, fetch: inner });
     await ask(f, 'plain', 'q');

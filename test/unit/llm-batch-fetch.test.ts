@@ -2,7 +2,7 @@
 // the custom_id it gives them (the same in every retry of the activity), how it hands back the
 // batch's answer, falls back to a synchronous call, and lets go when its caller stops waiting.
 import { describe, expect, it } from 'vitest';
-import { batchFetch, batchCustomId, type BatchMailbox } from '../../engines/llm/batch-fetch';
+import { batchFetch, batchCustomId, isBatchReply, type BatchMailbox } from '../../engines/llm/batch-fetch';
 import { withLlmCallContext, type BatchCallContext } from '../../engines/llm/call-context';
 import type { BatchRequestRow, CollectedRequest } from '../../engines/results/llm-batches';
 
@@ -76,7 +76,7 @@ describe('batch-mode transport', () => {
     const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, fetch: net.fetch });
     const res = await inCall(batchCtx(), () => f(URL_, { method: 'POST', body: body('a') }));
     expect(res.status).toBe(200);
-    expect(res.headers.get('x-driftline-batch')).toBe('1');
+    expect(isBatchReply(res)).toBe(true);
     const reply = (await res.json()) as { answered: string };
     expect(net.sent).toEqual([]);
     expect(m.posted).toHaveLength(1);
@@ -123,7 +123,7 @@ describe('batch-mode transport', () => {
     const net = network();
     const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, fetch: net.fetch });
     const res = await inCall(batchCtx(), () => f(URL_, { method: 'POST', body: body('a') }));
-    expect(res.headers.get('x-driftline-batch')).toBeNull();
+    expect(isBatchReply(res)).toBe(false);
     expect(net.sent).toEqual([body('a')]);
   });
 
