@@ -288,7 +288,12 @@ export async function buildMainWorkerDeps(
   // Batch mode's requests and answers too; its batchers are signalled through a client of its own.
   const batchStore = new SqlBatchStore(results.driver);
   let client: Promise<Client> | undefined;
-  const batchClient = () => (client ??= connectClient(config));
+  // A connection that failed is tried again at the next call (the activity's retry), not kept.
+  const batchClient = () =>
+    (client ??= connectClient(config).catch((err: unknown) => {
+      client = undefined;
+      throw err;
+    }));
   const mailbox = temporalBatchMailbox(batchStore, batchClient, batcherSettings(config));
   // Each provider's quota is shared with every other worker process through the same database.
   const llm = createConfiguredLlm(
