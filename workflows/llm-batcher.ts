@@ -15,6 +15,7 @@ import {
   proxyActivities,
   setCurrentDetails,
   setHandler,
+  sleep,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
@@ -231,6 +232,18 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
     if (left.length) await provider.releaseLlmRequests({ customIds: left, to: 'withdrawn' });
     state.pending = [];
     state.pendingSince = null;
+    // A provider takes a while to cancel: look until each batch has ended, so that its status is
+    // recorded and the sweep's counts stop showing it in flight.
+    while (state.inFlight.some((b) => !batchEnded(b.status))) {
+      await sleep(input.pollMs);
+      for (const batch of state.inFlight) {
+        if (batchEnded(batch.status)) continue;
+        batch.status = (await provider.pollLlmBatch({ provider: input.provider, batchId: batch.id })).status;
+        if (batch.status === 'completed') state.counts.completed++;
+        else if (batchEnded(batch.status)) state.counts.failed++;
+      }
+      show();
+    }
   }
   show();
   return { ...state, withdrawn: [...withdrawn] };

@@ -78,7 +78,9 @@ export function batchFetch(opts: BatchFetchOptions): typeof fetch {
     const signal = init?.signal ?? undefined;
 
     let row = await opts.mailbox.read(customId);
-    if (!row || row.state === 'withdrawn') {
+    // Still only collected: an earlier attempt may have stored it but died (or met the server
+    // down) before its batcher was told, so tell it again; a batcher that holds it ignores this.
+    if (!row || row.state === 'withdrawn' || row.state === 'collected') {
       await opts.mailbox.post(
         {
           customId,

@@ -2,6 +2,10 @@
 // Temporal dev server, against the fake provider's Batch API: a batch-mode sweep's calls go in
 // batches (none one at a time), each custom_id is submitted once, the runs' records equal those
 // of the same sweep run synchronously, and the ledger prices the batch calls at the batch factor.
+// Then the provider's faults, each on a sweep of a few items: a failed, an expired and a partly
+// failed batch have their lines sent again in a new batch (or one at a time when the sweep allows
+// no resubmission), counted apart, and the runs' records are those of the synchronous sweep; a
+// sweep cancelled while its batch is in flight has the batch cancelled at the provider.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,16 +15,17 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { Client, type Connection } from '@temporalio/client';
 import { connectTemporal } from '../../infra/temporal-connection';
 import type { SweepProgress, SweepRunRecord } from '../../common/sweep';
-import { startSweep } from '../../client/sweeps';
+import { signalSweep, startSweep } from '../../client/sweeps';
 import { ResultsDb, resultsLocation } from '../../engines/results/results-db';
 import { sweepBatchCounts } from '../../engines/results/llm-batches';
 import { loadBenchmarks } from '../../engines/benchmarks/load';
+import type { BenchmarkItem } from '../../common/sweep';
 import { sweepReportInput } from '../../client/sweep-report';
 import { renderSweepReport } from '../../engines/report/write-report';
 import { startDevServer, type DevServer } from '../../infra/temporal-server';
 import { requireTemporalCli } from '../../infra/temporal-cli';
 import { FIXTURE_CORPUS, FIXTURE_LIBRARY } from '../helpers/stack';
-import { defaultBrain, FAKE_MODELS, startFakeOpenAI, type FakeOpenAI } from '../fakes/openai-server';
+import { defaultBrain, FAKE_MODELS, startFakeOpenAI, type FakeBatchFault, type FakeOpenAI } from '../fakes/openai-server';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 import { waitFor } from '../helpers/sweep';
 import type { SweepSpec } from '../../engines/sweeps/sweep-file';
@@ -134,7 +139,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function spec(benchmark: string, batch: boolean): SweepSpec {
+function spec(benchmark: string, batch: boolean, resubmits?: number): SweepSpec {
   return {
     benchmarks: [{ path: benchmark, format: 'rautoformalizer' }],
     library: FIXTURE_LIBRARY,
@@ -143,7 +148,7 @@ function spec(benchmark: string, batch: boolean): SweepSpec {
     maxAttempts: 2,
     leaveOut: 'item',
     configurations: [{ name: 'drift', config: { repairRounds: 1, cache: false } }],
-    ...(batch ? { llm: { batch: true } } : {}),
+    ...(batch ? { llm: { batch: true, ...(resubmits !== undefined ? { resubmits } : {}) } } : {}),
   };
 }
 
@@ -163,13 +168,30 @@ async function finish(id: string): Promise<SweepProgress> {
   ))!;
 }
 
-it('sends a batch-mode sweep through the Batch API: every call once, the same records, the batch price', async () => {
-  const benchmark = join(dir, 'batch.dev.jsonl');
-  writeBenchmark(benchmark);
-  const items = await loadBenchmarks(spec(benchmark, false).benchmarks);
+/** The synchronous sweep over every item, run once: the records the batch-mode sweeps must equal. */
+let syncSweep: Promise<SweepRunRecord[]> | undefined;
+function syncRecords(benchmark: string, items: BenchmarkItem[]): Promise<SweepRunRecord[]> {
+  syncSweep ??= (async () => {
+    await startSweep(client, results, spec(benchmark, false), items, { id: 'sync' });
+    expect(await finish('sync')).toMatchObject({ status: 'completed', done: ITEMS, failed: 0 });
+    return results.runs('sync');
+  })();
+  return syncSweep;
+}
 
-  await startSweep(client, results, spec(benchmark, false), items, { id: 'sync' });
-  expect(await finish('sync')).toMatchObject({ status: 'completed', done: ITEMS, failed: 0 });
+const byItem = (rs: SweepRunRecord[]) => rs.map(essence).sort((a, b) => a.item.localeCompare(b.item));
+
+let benchmark: string;
+let items: BenchmarkItem[];
+
+beforeAll(async () => {
+  benchmark = join(dir, 'batch.dev.jsonl');
+  writeBenchmark(benchmark);
+  items = await loadBenchmarks(spec(benchmark, false).benchmarks);
+});
+
+it('sends a batch-mode sweep through the Batch API: every call once, the same records, the batch price', async () => {
+  const sync = await syncRecords(benchmark, items);
   const syncRequests = llm.requests.length;
   expect(llm.batches.stats().batchesCreated).toBe(0);
 
@@ -183,8 +205,7 @@ it('sends a batch-mode sweep through the Batch API: every call once, the same re
   expect(counts.duplicateSubmissions).toBe(0);
   expect(counts.resubmissions).toBe(0);
   // The same records as one at a time.
-  const byItem = (rs: SweepRunRecord[]) => rs.map(essence).sort((a, b) => a.item.localeCompare(b.item));
-  expect(byItem(await results.runs('batched'))).toEqual(byItem(await results.runs('sync')));
+  expect(byItem(await results.runs('batched'))).toEqual(byItem(sync));
 
   const batches = await sweepBatchCounts(results.driver, 'batched');
   expect(batches).toMatchObject({ inFlight: 0, failed: 0, resubmitted: 0, synchronous: 0 });
@@ -194,14 +215,14 @@ it('sends a batch-mode sweep through the Batch API: every call once, the same re
   // The ledger priced the batch calls at half (the default batchFactor), and the report says so:
   // the same calls one at a time cost what the synchronous sweep paid.
   const report = async (id: string) => (await renderSweepReport((await sweepReportInput(results, id))!)).data;
-  const sync = await report('sync');
+  const syncReport = await report('sync');
   const batched = await report('batched');
-  expect(sync.cost!.usd).toBeGreaterThan(0);
-  expect(sync.cost!.usdIfSynchronous).toBeCloseTo(sync.cost!.usd!, 9);
-  expect(batched.cost!.usdIfSynchronous).toBeCloseTo(sync.cost!.usd!, 9);
-  expect(batched.cost!.usd).toBeCloseTo(sync.cost!.usd! / 2, 9);
+  expect(syncReport.cost!.usd).toBeGreaterThan(0);
+  expect(syncReport.cost!.usdIfSynchronous).toBeCloseTo(syncReport.cost!.usd!, 9);
+  expect(batched.cost!.usdIfSynchronous).toBeCloseTo(syncReport.cost!.usd!, 9);
+  expect(batched.cost!.usd).toBeCloseTo(syncReport.cost!.usd! / 2, 9);
   expect(batched.batches).toMatchObject({ submitted: counts.batchesCreated, requests: counts.firstSubmissions, resubmitted: 0 });
-  expect(sync.batches).toBeUndefined();
+  expect(syncReport.batches).toBeUndefined();
   const rendered = await renderSweepReport((await sweepReportInput(results, 'batched'))!);
   expect(JSON.parse(rendered.json).cost).toMatchObject({ usd: batched.cost!.usd, usdIfSynchronous: batched.cost!.usdIfSynchronous });
   expect(rendered.markdown).toMatch(/LLM batches/);
@@ -235,3 +256,107 @@ it('starts a batch-mode sweep from the command line (--batch) and shows its batc
   // Its text says so too.
   expect(cli(['sweep', 'status', 'cli-batch']).stdout).toMatch(/LLM batches: 0 in flight; \d+ submitted/);
 }, 300_000);
+
+/** A few items, one of each kind the fake brain answers differently. */
+const FEW = 3;
+
+/** Runs a batch-mode sweep over the first few items whose first batch meets `fault`; answers
+ * what the fake counted meanwhile, the requests sent one at a time, and the sweep's batch counts. */
+async function sweepMeeting(id: string, fault: FakeBatchFault, resubmits?: number) {
+  const sync = await syncRecords(benchmark, items);
+  const before = llm.batches.stats();
+  const requestsBefore = llm.requests.length;
+  llm.batches.failNext(fault);
+  await startSweep(client, results, spec(benchmark, true, resubmits), items.slice(0, FEW), { id });
+  expect(await finish(id)).toMatchObject({ status: 'completed', done: FEW, failed: 0 });
+  const after = llm.batches.stats();
+  // The first batch of this sweep is the one that met the fault.
+  const faulted = before.linesPerBatch.length;
+  expect(after.batchesCreated).toBeGreaterThan(before.batchesCreated);
+  const linesHit = after.linesPerBatch[faulted]!;
+  // The same records as the synchronous sweep's for these items.
+  const few = new Set(items.slice(0, FEW).map((i) => i.id));
+  expect(byItem(await results.runs(id))).toEqual(byItem(sync.filter((r) => few.has(r.item))));
+  return {
+    delta: {
+      resubmissions: after.resubmissions - before.resubmissions,
+      duplicateSubmissions: after.duplicateSubmissions - before.duplicateSubmissions,
+      firstSubmissions: after.firstSubmissions - before.firstSubmissions,
+      batchesCreated: after.batchesCreated - before.batchesCreated,
+    },
+    linesHit,
+    oneAtATime: llm.requests.slice(requestsBefore).filter((r) => r.batch === undefined).length,
+    batches: await sweepBatchCounts(results.driver, id),
+  };
+}
+
+it('sends the lines of a failed batch again in a new batch, counted apart', async () => {
+  const { delta, linesHit, oneAtATime, batches } = await sweepMeeting('failed-batch', { kind: 'failed' });
+  expect(linesHit).toBeGreaterThan(0);
+  // Every line of the failed batch came back in a later batch, and nothing was paid twice.
+  expect(delta).toMatchObject({ resubmissions: linesHit, duplicateSubmissions: 0 });
+  expect(oneAtATime).toBe(0);
+  expect(batches).toMatchObject({ inFlight: 0, failed: 1, resubmitted: linesHit, synchronous: 0 });
+  expect(batches.submitted).toBe(delta.batchesCreated);
+  expect(batches.completed).toBe(delta.batchesCreated - 1);
+  expect(batches.requests).toBe(delta.firstSubmissions + delta.resubmissions);
+}, 200_000);
+
+it('sends the lines an expired batch left undone again', async () => {
+  const { delta, linesHit, batches } = await sweepMeeting('expired-batch', { kind: 'expired', lines: 1 });
+  expect(linesHit).toBeGreaterThan(1);
+  expect(delta).toMatchObject({ resubmissions: 1, duplicateSubmissions: 0 });
+  expect(batches).toMatchObject({ inFlight: 0, failed: 1, resubmitted: 1, synchronous: 0 });
+  expect(batches.requests).toBe(delta.firstSubmissions + 1);
+}, 200_000);
+
+it("sends the lines in a completed batch's error file again", async () => {
+  const { delta, linesHit, batches } = await sweepMeeting('partial-batch', { kind: 'partial', lines: 2 });
+  expect(linesHit).toBeGreaterThan(2);
+  expect(delta).toMatchObject({ resubmissions: 2, duplicateSubmissions: 0 });
+  // The batch itself completed; two of its lines went again.
+  expect(batches).toMatchObject({ inFlight: 0, failed: 0, resubmitted: 2, synchronous: 0 });
+  expect(batches.completed).toBe(delta.batchesCreated);
+}, 200_000);
+
+it('sends a failed line one at a time when the sweep allows no resubmission', async () => {
+  const { delta, linesHit, oneAtATime, batches } = await sweepMeeting('no-resubmits', { kind: 'failed' }, 0);
+  expect(delta).toMatchObject({ resubmissions: 0, duplicateSubmissions: 0 });
+  // Each line of the failed batch was asked once more, synchronously.
+  expect(oneAtATime).toBe(linesHit);
+  expect(batches).toMatchObject({ inFlight: 0, failed: 1, resubmitted: 0, synchronous: linesHit });
+}, 200_000);
+
+it('cancels the batch in flight at the provider when its sweep is cancelled', async () => {
+  // Long enough that the batch is still at the provider when the cancel arrives.
+  llm.batches.setDelay(20_000);
+  try {
+    const before = llm.batches.stats().batchesCreated;
+    await startSweep(client, results, spec(benchmark, true), items.slice(0, FEW), { id: 'cancelled' });
+    const inFlight = await waitFor(
+      'a batch in flight',
+      async () => (await sweepBatchCounts(results.driver, 'cancelled')).batches[0],
+      60_000,
+    );
+    await signalSweep(client, 'cancelled', 'cancel');
+    const atProvider = await waitFor(
+      'the provider to cancel the batch',
+      async () => llm.batches.all().find((b) => b.id === inFlight.id && b.status === 'cancelled'),
+      60_000,
+    );
+    expect(atProvider.cancelling_at).toEqual(expect.any(Number));
+    expect(await finish('cancelled')).toMatchObject({ status: 'cancelled' });
+    // Nothing more went to the provider for the cancelled sweep.
+    await new Promise((r) => setTimeout(r, 1_500));
+    expect(llm.batches.stats().batchesCreated).toBe(before + 1);
+    // The sweep's status stops showing the batch in flight: it is counted among the ended ones.
+    await waitFor(
+      'the batch to be recorded as ended',
+      async () => (await sweepBatchCounts(results.driver, 'cancelled')).inFlight === 0,
+      30_000,
+    );
+    expect(await sweepBatchCounts(results.driver, 'cancelled')).toMatchObject({ inFlight: 0, submitted: 1, failed: 1 });
+  } finally {
+    llm.batches.setDelay(300);
+  }
+}, 200_000);
