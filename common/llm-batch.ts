@@ -129,8 +129,6 @@ export interface BatcherState {
   /** Submissions so far of lines that failed at least once. */
   failures: Record<string, number>;
   inFlight: BatchInFlightState[];
-  /** Requests whose callers stopped waiting while their batch was in flight. */
-  withdrawn: string[];
   /** Batches this batcher (in all its runs) has flushed: numbers the next flush. */
   flushes: number;
   counts: { submitted: number; completed: number; failed: number; requests: number; resubmitted: number; synchronous: number };

@@ -50,7 +50,6 @@ function freshState(): BatcherState {
     pendingSince: null,
     failures: {},
     inFlight: [],
-    withdrawn: [],
     flushes: 0,
     counts: { submitted: 0, completed: 0, failed: 0, requests: 0, resubmitted: 0, synchronous: 0 },
   };
@@ -59,7 +58,6 @@ function freshState(): BatcherState {
 export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
   const state: BatcherState = input.carried ?? freshState();
   const known = new Set<string>([...state.pending, ...state.inFlight.flatMap((b) => b.customIds)]);
-  const withdrawn = new Set(state.withdrawn);
   let cancelled = false;
   let changed = false;
 
@@ -73,22 +71,23 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
     }
   };
   setHandler(llmBatchCollectSignal, ({ customId }) => {
-    withdrawn.delete(customId);
     if (known.has(customId)) return; // a retried call re-signals what it asked before
     collect(customId);
   });
+  // A call that stopped waiting (its run cancelled, or its worker shutting down: its retry will
+  // ask again) takes back what is not yet sent. What is at the provider stays there: a retry may
+  // still want its answer, and a cancelled sweep cancels its batches itself.
   setHandler(llmBatchWithdrawSignal, ({ customId }) => {
     const at = state.pending.indexOf(customId);
-    if (at >= 0) {
-      state.pending.splice(at, 1);
-      known.delete(customId);
-      if (state.pending.length === 0) state.pendingSince = null;
-    } else if (known.has(customId)) withdrawn.add(customId);
+    if (at < 0) return;
+    state.pending.splice(at, 1);
+    known.delete(customId);
+    if (state.pending.length === 0) state.pendingSince = null;
   });
   setHandler(llmBatchCancelSignal, () => {
     cancelled = true;
   });
-  setHandler(llmBatcherStateQuery, () => ({ ...state, withdrawn: [...withdrawn] }));
+  setHandler(llmBatcherStateQuery, () => state);
 
   const show = (): void => {
     const lines = state.inFlight.map(
@@ -152,14 +151,13 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
   };
 
   const settle = async (batch: BatchInFlightState): Promise<void> => {
-    const lastTry = batch.customIds.filter((id) => withdrawn.has(id) || (state.failures[id] ?? 0) >= input.resubmits);
+    const lastTry = batch.customIds.filter((id) => (state.failures[id] ?? 0) >= input.resubmits);
     const got = await provider.collectLlmBatch({ provider: input.provider, batchId: batch.id, customIds: batch.customIds, lastTry });
     if (batch.status === 'completed') state.counts.completed++;
     else state.counts.failed++;
     forget(batch);
     const failed = new Set(got.failed);
     for (const id of got.failed) {
-      if (withdrawn.has(id)) continue;
       state.failures[id] = (state.failures[id] ?? 0) + 1;
       collect(id);
     }
@@ -167,17 +165,12 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
     for (const id of batch.customIds) {
       if (failed.has(id)) continue;
       delete state.failures[id];
-      withdrawn.delete(id);
     }
   };
 
   const poll = async (): Promise<void> => {
     for (const batch of [...state.inFlight]) {
       try {
-        // Nobody waits for any of its lines: the provider stops working on it.
-        if (batch.customIds.every((id) => withdrawn.has(id)) && !batchEnded(batch.status) && batch.status !== 'cancelling') {
-          await provider.cancelLlmBatch({ provider: input.provider, batchId: batch.id });
-        }
         batch.status = (await provider.pollLlmBatch({ provider: input.provider, batchId: batch.id })).status;
         if (batchEnded(batch.status)) await settle(batch);
       } catch (err) {
@@ -186,7 +179,7 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
         if (!(err instanceof ActivityFailure)) throw err;
         state.counts.failed++;
         forget(batch);
-        await handBack(batch.customIds.filter((id) => !withdrawn.has(id)));
+        await handBack(batch.customIds);
       }
     }
   };
@@ -218,7 +211,7 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
     show();
     const info = workflowInfo();
     if (info.historyLength > HISTORY_LIMIT || info.continueAsNewSuggested) {
-      await continueAsNew<typeof llmBatcher>({ ...input, carried: { ...state, withdrawn: [...withdrawn] } });
+      await continueAsNew<typeof llmBatcher>({ ...input, carried: state });
     }
   }
 
@@ -246,5 +239,5 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
     }
   }
   show();
-  return { ...state, withdrawn: [...withdrawn] };
+  return state;
 }
