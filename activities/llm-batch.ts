@@ -11,6 +11,7 @@ import type {
   SubmitBatchResult,
 } from '../common/llm-batch';
 import { LLM_FAILURE } from '../common/failures';
+import { batchEnded } from '../common/llm-batch';
 import type { SqlBatchStore, BatchLineOutcome } from '../engines/results/llm-batches';
 import { activityFailure, mapEngineErrors } from './failures';
 import { withHeartbeat } from './heartbeat';
@@ -101,7 +102,19 @@ export function createLlmBatchActivities(deps: LlmBatchActivityDeps): LlmBatchAc
     },
 
     async cancelLlmBatch({ provider, batchId }): Promise<void> {
-      return call(() => api(provider).cancel(batchId));
+      return call(async () => {
+        try {
+          await api(provider).cancel(batchId);
+        } catch (err) {
+          // A provider refuses to cancel a batch that is finalizing: it ends by itself, and the
+          // batcher looks at it until it has. Anything else is the refusal it seems.
+          const now = await api(provider)
+            .state(batchId)
+            .catch(() => undefined);
+          if (now && (now.status === 'finalizing' || now.status === 'cancelling' || batchEnded(now.status))) return;
+          throw err;
+        }
+      });
     },
 
     async releaseLlmRequests({ customIds, to }): Promise<void> {

@@ -18,6 +18,7 @@ import type { SweepProgress, SweepRunRecord } from '../../common/sweep';
 import { signalSweep, startSweep } from '../../client/sweeps';
 import { ResultsDb, resultsLocation } from '../../engines/results/results-db';
 import { sweepBatchCounts } from '../../engines/results/llm-batches';
+import { batcherWorkflowId } from '../../common/llm-batch';
 import { loadBenchmarks } from '../../engines/benchmarks/load';
 import type { BenchmarkItem } from '../../common/sweep';
 import { sweepReportInput } from '../../client/sweep-report';
@@ -356,6 +357,32 @@ it('cancels the batch in flight at the provider when its sweep is cancelled', as
       30_000,
     );
     expect(await sweepBatchCounts(results.driver, 'cancelled')).toMatchObject({ inFlight: 0, submitted: 1, failed: 1 });
+  } finally {
+    llm.batches.setDelay(300);
+  }
+}, 200_000);
+
+it('a sweep cancelled while its batch is finalizing: the provider refuses the cancel, the batch completes, the batcher ends cleanly', async () => {
+  // Finalizing takes a quarter of the delay: time for the cancel to arrive then.
+  llm.batches.setDelay(24_000);
+  try {
+    await startSweep(client, results, spec(benchmark, true), items.slice(0, FEW), { id: 'cancelled-late' });
+    const inFlight = await waitFor(
+      'a batch in flight',
+      async () => (await sweepBatchCounts(results.driver, 'cancelled-late')).batches[0],
+      60_000,
+    );
+    await waitFor(
+      'the batch to be finalizing',
+      async () => llm.batches.all().find((b) => b.id === inFlight.id && b.status === 'finalizing'),
+      60_000,
+    );
+    await signalSweep(client, 'cancelled-late', 'cancel');
+    expect(await finish('cancelled-late')).toMatchObject({ status: 'cancelled' });
+    // The batcher that held the batch ends without failing, once the batch has ended.
+    const batcher = client.workflow.getHandle(batcherWorkflowId('cancelled-late', 'default', inFlight.model));
+    await expect(batcher.result()).resolves.toBeDefined();
+    expect(await sweepBatchCounts(results.driver, 'cancelled-late')).toMatchObject({ inFlight: 0, completed: 1 });
   } finally {
     llm.batches.setDelay(300);
   }
