@@ -2,16 +2,16 @@
 // batch, write an ended batch's lines where the waiting calls read them, cancel. Each is safe to
 // run twice: a flush is looked up (in the results database, then at the provider by its ID)
 // before a batch is made, and a batch's lines are written only over lines still in it.
-import type {
-  CollectBatchInput,
-  CollectBatchResult,
-  LlmBatchActivities,
-  ProviderBatchStatus,
-  SubmitBatchInput,
-  SubmitBatchResult,
+import {
+  batchEnded,
+  type CollectBatchInput,
+  type CollectBatchResult,
+  type LlmBatchActivities,
+  type ProviderBatchStatus,
+  type SubmitBatchInput,
+  type SubmitBatchResult,
 } from '../common/llm-batch';
 import { LLM_FAILURE } from '../common/failures';
-import { batchEnded } from '../common/llm-batch';
 import type { SqlBatchStore, BatchLineOutcome } from '../engines/results/llm-batches';
 import { activityFailure, mapEngineErrors } from './failures';
 import { withHeartbeat } from './heartbeat';

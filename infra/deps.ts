@@ -224,7 +224,13 @@ function providerSettings(
   // Batch mode's calls wait for their batch instead (batch-fetch.ts), and cost no synchronous quota.
   const batched =
     p.batch && batches
-      ? batchFetch({ provider: name, mailbox: batches, pollMs: config.llm.batchReadMs, ...(network ? { fetch: network } : {}) })
+      ? batchFetch({
+          provider: name,
+          mailbox: batches,
+          pollMs: config.llm.batchReadMs,
+          callTimeoutMs: config.llm.timeoutMs + budgetWaitMs(config),
+          ...(network ? { fetch: network } : {}),
+        })
       : network;
   const transport = ledger
     ? meteredFetch({ provider: p.baseURL!, ledger, prices: config.llm.prices, ...(batched ? { fetch: batched } : {}) })

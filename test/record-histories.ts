@@ -11,6 +11,7 @@ import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startChecks } from '../client/checks';
 import { retrySweep } from '../client/sweep-retry';
+import { signalSweep } from '../client/sweeps';
 import { startRescore } from '../client/sweep-rescore';
 import { indexBuildWorkflowId, type BuildIndexInput } from '../common/index-build';
 import { batcherWorkflowId } from '../common/llm-batch';
@@ -160,6 +161,24 @@ const SCENARIOS: Record<string, Scenario> = {
       await s.client.workflow.getHandle(batcher).result();
       const [first] = await loadBenchmark({ path: MINI_BENCHMARK, format: 'rautoformalizer', limit: 1 });
       return { 'sweep-batch-run': `${id}/drift/${first!.id}/0`, 'llm-batcher': batcher };
+    },
+  },
+  'sweep-batch-cancelled': {
+    about: 'a batch-mode sweep cancelled while its batch is at the provider: the batcher cancels it there and looks until it has ended',
+    stack: { repl: REPL, batch: {}, llm: { batches: { delayMs: 3000 } } },
+    async run(s) {
+      const id = 'rec-sweep-batch-cancelled';
+      await startOnStack(s, miniSpec({ configurations: [{ name: 'drift', config: {} }], window: 8, llm: { batch: true } }), { id });
+      const deadline = Date.now() + 60_000;
+      while (s.llm.batches.stats().batchesCreated === 0) {
+        if (Date.now() > deadline) throw new Error('no batch was submitted');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await signalSweep(s.client, id, 'cancel');
+      const batcher = batcherWorkflowId(id, 'default', FAKE_MODELS.decomposer);
+      await s.client.workflow.getHandle(batcher).result();
+      await result(s, id);
+      return { 'llm-batcher-cancelled': batcher };
     },
   },
   'sweep-retry': {

@@ -237,6 +237,7 @@ export async function llmBatcher(input: BatcherInput): Promise<BatcherState> {
       }
       show();
     }
+    state.inFlight = [];
   }
   show();
   return state;

@@ -27,6 +27,8 @@ export interface BatchFetchOptions {
   mailbox: BatchMailbox;
   /** Between reads of the mailbox while a call waits. */
   pollMs: number;
+  /** The time of a request sent one at a time (the provider's call timeout). */
+  callTimeoutMs: number;
   /** The transport for requests not batched and for synchronous fallbacks. */
   fetch?: typeof fetch;
 }
@@ -100,7 +102,11 @@ export function batchFetch(opts: BatchFetchOptions): typeof fetch {
       if (row?.state === 'answered' && row.reply !== null) {
         return batchReply(row.reply);
       }
-      if (row?.state === 'synchronous') return inner(input, init);
+      // One at a time, within one call's own time (the SDK's timeout is the batch wait's).
+      if (row?.state === 'synchronous') {
+        const timeout = AbortSignal.timeout(opts.callTimeoutMs);
+        return inner(input, { ...init, signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
+      }
       try {
         await sleep(opts.pollMs, undefined, signal ? { signal } : {});
       } catch (err) {

@@ -204,6 +204,7 @@ export async function createStack(env: TestWorkflowEnvironment, options: StackOp
           mainQueue,
         ),
         pollMs: options.batch!.readMs ?? 50,
+        callTimeoutMs: settings.timeoutMs,
       })
     : undefined;
   const llmClient = options.llmClient

@@ -138,6 +138,12 @@ describe('POST /v1/sweeps refuses', () => {
       sweepFile({ configurations: { a: { providers: { judge: 'elsewhere' } } } }),
       /configurations\.a: "providers\.judge": no LLM provider "elsewhere" is configured \(configured: "default"\)/,
     ],
+    [
+      'batch mode on a stack that serves none',
+      sweepFile({ llm: { batch: true } }),
+      /^llm\.batch: batch mode was asked for, but the stack has no batch-capable LLM provider .*DRIFTLINE_LLM_BATCH=1/,
+    ],
+    ['a batch setting of the wrong type', sweepFile({ llm: { batch: 'yes' } }), /llm\.batch/],
   ])('%s', async (_name, body, detail) => {
     expectProblem(await post('/v1/sweeps', body), 400, detail);
   });

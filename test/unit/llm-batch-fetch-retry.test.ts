@@ -34,6 +34,7 @@ async function call(box: BatchMailbox): Promise<string> {
     provider: 'default',
     mailbox: box,
     pollMs: 1,
+    callTimeoutMs: 5_000,
     fetch: () => Promise.reject(new Error('not sent one at a time')),
   });
   const ctx = {

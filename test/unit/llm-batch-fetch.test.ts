@@ -63,7 +63,7 @@ describe('batch-mode transport', () => {
   it('sends requests of runs not in batch mode, and other endpoints, to the network', async () => {
     const m = mailbox();
     const net = network();
-    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, fetch: net.fetch });
+    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, callTimeoutMs: 5_000, fetch: net.fetch });
     await inCall(undefined, () => f(URL_, { method: 'POST', body: body('a') }));
     await inCall(batchCtx(), () => f('http://provider.test/v1/embeddings', { method: 'POST', body: body('b') }));
     expect(net.sent).toHaveLength(2);
@@ -73,7 +73,7 @@ describe('batch-mode transport', () => {
   it("waits for the batch's answer and returns it as the provider's reply, marked as a batch reply", async () => {
     const m = mailbox({ answerAfter: 2 });
     const net = network();
-    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, fetch: net.fetch });
+    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, callTimeoutMs: 5_000, fetch: net.fetch });
     const res = await inCall(batchCtx(), () => f(URL_, { method: 'POST', body: body('a') }));
     expect(res.status).toBe(200);
     expect(isBatchReply(res)).toBe(true);
@@ -93,7 +93,7 @@ describe('batch-mode transport', () => {
 
   it('gives a retried activity the same custom_ids, so it finds its requests instead of making new ones', async () => {
     const m = mailbox({ answerAfter: 1 });
-    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, fetch: network().fetch });
+    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, callTimeoutMs: 5_000, fetch: network().fetch });
     const attempt = () =>
       inCall(batchCtx(), async () => {
         await f(URL_, { method: 'POST', body: body('first') });
@@ -121,15 +121,26 @@ describe('batch-mode transport', () => {
   it('sends a request one at a time when the batcher hands it back', async () => {
     const m = mailbox({ handBack: true });
     const net = network();
-    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, fetch: net.fetch });
+    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, callTimeoutMs: 5_000, fetch: net.fetch });
     const res = await inCall(batchCtx(), () => f(URL_, { method: 'POST', body: body('a') }));
     expect(isBatchReply(res)).toBe(false);
     expect(net.sent).toEqual([body('a')]);
   });
 
+  it('gives a request sent one at a time its own call time, not the batch wait', async () => {
+    const m = mailbox({ handBack: true });
+    // A provider that never answers, until the request is aborted.
+    const hanging: typeof fetch = (_input, init) =>
+      new Promise((_resolve, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason as Error)));
+    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 1, callTimeoutMs: 50, fetch: hanging });
+    const started = Date.now();
+    await expect(inCall(batchCtx(), () => f(URL_, { method: 'POST', body: body('a') }))).rejects.toThrow(/timeout|aborted/i);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
   it('withdraws its request when the caller stops waiting', async () => {
     const m = mailbox({ answerAfter: Infinity });
-    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 5, fetch: network().fetch });
+    const f = batchFetch({ provider: 'default', mailbox: m.box, pollMs: 5, callTimeoutMs: 5_000, fetch: network().fetch });
     const abort = new AbortController();
     const call = inCall(batchCtx(), () => f(URL_, { method: 'POST', body: body('a'), signal: abort.signal }));
     setTimeout(() => abort.abort(), 30);

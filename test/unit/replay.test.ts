@@ -140,6 +140,7 @@ describe('replay of recorded histories', () => {
       'sweep-rescore',
       'sweep-batch-run',
       'llm-batcher',
+      'llm-batcher-cancelled',
       'build-index',
     ])
       expect(have(name), name).toBe(true);
@@ -148,6 +149,9 @@ describe('replay of recorded histories', () => {
     const batcher = recorded.find((h) => h.file === 'llm-batcher.json')!;
     expect(batcher.type).toBe('llmBatcher');
     for (const a of ['submitLlmBatch', 'pollLlmBatch', 'collectLlmBatch']) expect(batcher.activities.has(a), a).toBe(true);
+    // A cancelled sweep's batcher cancels its batch at the provider and lets its requests go.
+    const cancelled = recorded.find((h) => h.file === 'llm-batcher-cancelled.json')!;
+    for (const a of ['cancelLlmBatch', 'releaseLlmRequests']) expect(cancelled.activities.has(a), a).toBe(true);
     const byType = (type: string) => recorded.filter((h) => h.type === type);
     // The pipeline's current stages: `formalize` and `repair` activities, with the marker.
     expect(
