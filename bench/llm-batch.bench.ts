@@ -11,7 +11,7 @@
 //
 //   npx tsx bench/llm-batch.bench.ts [--json] [--items 100] [--delays 500,2000,5000] [--pairs 1]
 import { spawn, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -25,10 +25,11 @@ import { LEAN_TASK_QUEUE, MAIN_TASK_QUEUE } from '../common/activities';
 import { ResultsDb, resultsLocation } from '../engines/results/results-db';
 import { loadBenchmarks } from '../engines/benchmarks/load';
 import type { SweepSpec } from '../engines/sweeps/sweep-file';
-import { defaultBrain, FAKE_MODELS, startFakeOpenAI } from '../test/fakes/openai-server';
+import { defaultBrain, startFakeOpenAI } from '../test/fakes/openai-server';
 import { fakeRepl } from '../test/fakes/fake-repl-harness';
-import { FIXTURE_CORPUS, FIXTURE_LIBRARY } from '../test/helpers/stack';
-import { freePort, pollers } from '../test/helpers/worker-processes';
+import { FIXTURE_LIBRARY } from '../test/helpers/stack';
+import { freePort, pollers, workerEnv } from '../test/helpers/worker-processes';
+import { EVEN_FAILS, writeThreeKindBenchmark } from '../test/helpers/fake-benchmark';
 
 const args = process.argv.slice(2);
 const json = args.includes('--json');
@@ -61,7 +62,7 @@ function cpuMs(pid: number): number {
 const dir = mkdtempSync(join(tmpdir(), 'driftline-bench-batch-'));
 const machineAtStart = { cpus: cpus().length, model: cpus()[0]?.model, loadavg: loadavg().map((l) => round(l)) };
 const llm = await startFakeOpenAI({ handler: defaultBrain, batches: { delayMs: 0 } });
-const repl = fakeRepl({ typeMismatchPatterns: ['Even \\(2 \\* n\\)'] });
+const repl = fakeRepl(EVEN_FAILS);
 const server = await startDevServer({
   cli: requireTemporalCli(),
   port: await freePort(),
@@ -75,42 +76,19 @@ const client = new Client({ connection });
 const results = await ResultsDb.open(resultsLocation(join(dir, 'data')));
 const worker = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', 'all'], {
   env: {
-    ...process.env,
-    TEMPORAL_ADDRESS: server.address,
-    DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`,
-    DRIFTLINE_DATA_DIR: join(dir, 'data'),
-    OPENAI_BASE_URL: llm.url,
-    OPENAI_API_KEY: 'bench-key',
-    DRIFTLINE_MODEL_DECOMPOSER: FAKE_MODELS.decomposer,
-    DRIFTLINE_MODEL_FORMALIZER: FAKE_MODELS.formalizer,
-    DRIFTLINE_MODEL_JUDGE: FAKE_MODELS.judge,
+    ...workerEnv({
+      temporalAddress: server.address,
+      dataDir: join(dir, 'data'),
+      llmUrl: llm.url,
+      replCmd: repl.command,
+      replSandboxEnv: repl.sandboxEnv,
+      leanPoolSize: 2,
+    }),
     DRIFTLINE_LLM_BATCH: '1',
     ...BATCH_SETTINGS,
-    LEAN_REPL_CMD: repl.command,
-    ...repl.sandboxEnv,
-    LEAN_POOL_SIZE: '2',
-    DRIFTLINE_LOG_LEVEL: 'warn',
   },
   stdio: ['ignore', 'ignore', 'inherit'],
 });
-
-function writeBenchmark(file: string): void {
-  const kinds = [
-    (i: number) => `If p is a prime number larger than ${i} then p is at least 2.`,
-    (i: number) => `Twice the number ${i} is even.`,
-    (i: number) => `The square of the real number ${i} is nonnegative.`,
-  ];
-  const lines = Array.from({ length: ITEMS }, (_, i) =>
-    JSON.stringify({
-      full_name: `Bench.item_${i}`,
-      informal_stmt: kinds[i % 3]!(i),
-      formal_stmt: `theorem thm_P : True := by sorry`,
-      mathlib_dependencies: i % 3 === 0 ? ['Nat.Prime'] : [],
-      source: 'A',
-    }),
-  );
-  writeFileSync(file, `${lines.join('\n')}\n`);
-}
 
 function spec(benchmark: string, batch: boolean): SweepSpec {
   return {
@@ -182,7 +160,7 @@ async function measure(benchmark: string, batch: boolean, batchDelayMs: number |
 
 try {
   const benchmark = join(dir, 'bench.dev.jsonl');
-  writeBenchmark(benchmark);
+  writeThreeKindBenchmark(benchmark, { items: ITEMS, prefix: 'Bench' });
   // The worker polls both queues before anything is measured.
   const deadline = Date.now() + 120_000;
   for (;;) {

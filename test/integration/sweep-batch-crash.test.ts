@@ -5,7 +5,7 @@
 // submitted once (no request paid twice), and the records equal those of the same sweep run
 // synchronously afterwards.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,12 +20,14 @@ import { sweepBatchCounts } from '../../engines/results/llm-batches';
 import { loadBenchmarks } from '../../engines/benchmarks/load';
 import { startDevServer, type DevServer } from '../../infra/temporal-server';
 import { requireTemporalCli } from '../../infra/temporal-cli';
-import { FIXTURE_CORPUS, FIXTURE_LIBRARY } from '../helpers/stack';
-import { defaultBrain, FAKE_MODELS, startFakeOpenAI, type FakeOpenAI, type FakeRequest } from '../fakes/openai-server';
+import { FIXTURE_LIBRARY } from '../helpers/stack';
+import { defaultBrain, startFakeOpenAI, type FakeOpenAI, type FakeRequest } from '../fakes/openai-server';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 import { waitFor } from '../helpers/sweep';
+import { EVEN_FAILS, writeThreeKindBenchmark } from '../helpers/fake-benchmark';
 import type { SweepSpec } from '../../engines/sweeps/sweep-file';
 import { freePort } from '../helpers/ports';
+import { workerEnv } from '../helpers/worker-processes';
 
 const CLI = fileURLToPath(new URL('../../bin/cli.ts', import.meta.url));
 const ITEMS = 100;
@@ -51,24 +53,20 @@ function superviseWorker(queue: 'main' | 'lean'): void {
   const w = workers[queue];
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', queue], {
     env: {
-      ...process.env,
-      TEMPORAL_ADDRESS: server.address,
-      DRIFTLINE_LIBRARIES: `${FIXTURE_LIBRARY}=${FIXTURE_CORPUS}`,
-      DRIFTLINE_DATA_DIR: join(dir, 'data'),
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: 'test-key',
-      DRIFTLINE_MODEL_DECOMPOSER: FAKE_MODELS.decomposer,
-      DRIFTLINE_MODEL_FORMALIZER: FAKE_MODELS.formalizer,
-      DRIFTLINE_MODEL_JUDGE: FAKE_MODELS.judge,
+      ...workerEnv({
+        temporalAddress: server.address,
+        dataDir: join(dir, 'data'),
+        llmUrl: llm.url,
+        replCmd: repl.command,
+        replSandboxEnv: repl.sandboxEnv,
+        leanPoolSize: 2,
+      }),
       DRIFTLINE_LLM_BATCH: '1',
       // Batches fill from the whole window before they are sent.
       DRIFTLINE_LLM_BATCH_MAX_AGE_MS: '1000',
       DRIFTLINE_LLM_BATCH_POLL_MS: '300',
       DRIFTLINE_LLM_BATCH_READ_MS: '250',
       DRIFTLINE_LLM_BATCH_IDLE_MS: '5000',
-      LEAN_REPL_CMD: repl.command,
-      ...repl.sandboxEnv,
-      LEAN_POOL_SIZE: '2',
       LEAN_TIMEOUT_MS: '20000',
     },
     stdio: ['ignore', 'ignore', 'ignore'],
@@ -87,30 +85,10 @@ async function kill(queue: 'main' | 'lean'): Promise<void> {
   await exited;
 }
 
-// Items whose statements take the fake brain's three paths: primes compile and are faithful,
-// "even" statements never compile (the fake Lean refuses them), the rest compile.
-function writeBenchmark(file: string): void {
-  const kinds = [
-    (i: number) => `If p is a prime number larger than ${i} then p is at least 2.`,
-    (i: number) => `Twice the number ${i} is even.`,
-    (i: number) => `The square of the real number ${i} is nonnegative.`,
-  ];
-  const lines = Array.from({ length: ITEMS }, (_, i) =>
-    JSON.stringify({
-      full_name: `BatchCrash.item_${i}`,
-      informal_stmt: kinds[i % 3]!(i),
-      formal_stmt: `theorem thm_P : True := by sorry`,
-      mathlib_dependencies: i % 3 === 0 ? ['Nat.Prime'] : [],
-      source: i < 50 ? 'A' : 'B',
-    }),
-  );
-  writeFileSync(file, `${lines.join('\n')}\n`);
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'driftline-sweep-batch-crash-'));
   llm = await startFakeOpenAI({ handler: defaultBrain, batches: { delayMs: BATCH_DELAY_MS } });
-  repl = fakeRepl({ typeMismatchPatterns: ['Even \\(2 \\* n\\)'] });
+  repl = fakeRepl(EVEN_FAILS);
   serverOptions = {
     cli: requireTemporalCli(),
     port: await freePort(),
@@ -204,7 +182,7 @@ async function finish(id: string): Promise<SweepProgress> {
 
 it('a batch-mode sweep survives kill -9 of the main worker (twice) and of the dev server with batches in flight: every run once, every request submitted once, the synchronous records', async () => {
   const benchmark = join(dir, 'batch-crash.dev.jsonl');
-  writeBenchmark(benchmark);
+  writeThreeKindBenchmark(benchmark, { items: ITEMS, prefix: 'BatchCrash', source: (i) => (i < 50 ? 'A' : 'B') });
   const items = await loadBenchmarks(spec(benchmark, true).benchmarks);
   const t0 = Date.now();
   await startSweep(client, results, spec(benchmark, true), items, { id: 'batched' });

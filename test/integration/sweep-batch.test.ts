@@ -29,8 +29,10 @@ import { FIXTURE_CORPUS, FIXTURE_LIBRARY } from '../helpers/stack';
 import { defaultBrain, FAKE_MODELS, startFakeOpenAI, type FakeBatchFault, type FakeOpenAI } from '../fakes/openai-server';
 import { fakeRepl, type FakeRepl } from '../fakes/fake-repl-harness';
 import { waitFor } from '../helpers/sweep';
+import { EVEN_FAILS, writeThreeKindBenchmark } from '../helpers/fake-benchmark';
 import type { SweepSpec } from '../../engines/sweeps/sweep-file';
 import { freePort } from '../helpers/ports';
+import { workerEnv } from '../helpers/worker-processes';
 
 const CLI = fileURLToPath(new URL('../../bin/cli.ts', import.meta.url));
 const ITEMS = 12;
@@ -50,28 +52,10 @@ const PRICES = {
   [FAKE_MODELS.judge]: { prompt: 1, completion: 1 },
 };
 
-function writeBenchmark(file: string): void {
-  const kinds = [
-    (i: number) => `If p is a prime number larger than ${i} then p is at least 2.`,
-    (i: number) => `Twice the number ${i} is even.`,
-    (i: number) => `The square of the real number ${i} is nonnegative.`,
-  ];
-  const lines = Array.from({ length: ITEMS }, (_, i) =>
-    JSON.stringify({
-      full_name: `Batch.item_${i}`,
-      informal_stmt: kinds[i % 3]!(i),
-      formal_stmt: `theorem thm_P : True := by sorry`,
-      mathlib_dependencies: i % 3 === 0 ? ['Nat.Prime'] : [],
-      source: 'A',
-    }),
-  );
-  writeFileSync(file, `${lines.join('\n')}\n`);
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'driftline-sweep-batch-'));
   llm = await startFakeOpenAI({ handler: defaultBrain, batches: { delayMs: 300 } });
-  repl = fakeRepl({ typeMismatchPatterns: ['Even \\(2 \\* n\\)'] });
+  repl = fakeRepl(EVEN_FAILS);
   server = await startDevServer({
     cli: requireTemporalCli(),
     port: await freePort(),
@@ -85,22 +69,20 @@ beforeAll(async () => {
   results = await ResultsDb.open(resultsLocation(join(dir, 'data')));
   worker = spawn(process.execPath, ['--import', 'tsx', CLI, 'worker', '--queue', 'all'], {
     env: {
-      ...process.env,
-      ...stackEnv(),
-      OPENAI_BASE_URL: llm.url,
-      OPENAI_API_KEY: 'test-key',
-      DRIFTLINE_MODEL_DECOMPOSER: FAKE_MODELS.decomposer,
-      DRIFTLINE_MODEL_FORMALIZER: FAKE_MODELS.formalizer,
-      DRIFTLINE_MODEL_JUDGE: FAKE_MODELS.judge,
+      ...workerEnv({
+        temporalAddress: server.address,
+        dataDir: join(dir, 'data'),
+        llmUrl: llm.url,
+        replCmd: repl.command,
+        replSandboxEnv: repl.sandboxEnv,
+        leanPoolSize: 2,
+      }),
       DRIFTLINE_LLM_PRICES: JSON.stringify(PRICES),
       DRIFTLINE_LLM_BATCH: '1',
       DRIFTLINE_LLM_BATCH_MAX_AGE_MS: '400',
       DRIFTLINE_LLM_BATCH_POLL_MS: '200',
       DRIFTLINE_LLM_BATCH_READ_MS: '100',
       DRIFTLINE_LLM_BATCH_IDLE_MS: '3000',
-      LEAN_REPL_CMD: repl.command,
-      ...repl.sandboxEnv,
-      LEAN_POOL_SIZE: '2',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -187,7 +169,7 @@ let items: BenchmarkItem[];
 
 beforeAll(async () => {
   benchmark = join(dir, 'batch.dev.jsonl');
-  writeBenchmark(benchmark);
+  writeThreeKindBenchmark(benchmark, { items: ITEMS, prefix: 'Batch' });
   items = await loadBenchmarks(spec(benchmark, false).benchmarks);
 });
 
@@ -232,7 +214,7 @@ it('sends a batch-mode sweep through the Batch API: every call once, the same re
 it('starts a batch-mode sweep from the command line (--batch) and shows its batches in `sweep status --json`', async () => {
   const publicData = join(dir, 'data', 'data');
   mkdirSync(publicData, { recursive: true });
-  writeBenchmark(join(publicData, 'cli.dev.jsonl'));
+  writeThreeKindBenchmark(join(publicData, 'cli.dev.jsonl'), { items: ITEMS, prefix: 'Batch' });
   const file = join(dir, 'cli-sweep.json');
   writeFileSync(
     file,
