@@ -36,6 +36,8 @@ import { workerEnv } from '../helpers/worker-processes';
 
 const CLI = fileURLToPath(new URL('../../bin/cli.ts', import.meta.url));
 const ITEMS = 12;
+/** The fake's time from a batch's creation to its end. */
+const PACE_MS = 120;
 
 let dir: string;
 let server: DevServer;
@@ -54,7 +56,7 @@ const PRICES = {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'driftline-sweep-batch-'));
-  llm = await startFakeOpenAI({ handler: defaultBrain, batches: { delayMs: 300 } });
+  llm = await startFakeOpenAI({ handler: defaultBrain, batches: { delayMs: PACE_MS } });
   repl = fakeRepl(EVEN_FAILS);
   server = await startDevServer({
     cli: requireTemporalCli(),
@@ -79,9 +81,10 @@ beforeAll(async () => {
       }),
       DRIFTLINE_LLM_PRICES: JSON.stringify(PRICES),
       DRIFTLINE_LLM_BATCH: '1',
-      DRIFTLINE_LLM_BATCH_MAX_AGE_MS: '400',
-      DRIFTLINE_LLM_BATCH_POLL_MS: '200',
-      DRIFTLINE_LLM_BATCH_READ_MS: '100',
+      // Short, so that the tests run in seconds: a batch ends in 120 ms at the fake.
+      DRIFTLINE_LLM_BATCH_MAX_AGE_MS: '150',
+      DRIFTLINE_LLM_BATCH_POLL_MS: '80',
+      DRIFTLINE_LLM_BATCH_READ_MS: '50',
       DRIFTLINE_LLM_BATCH_IDLE_MS: '3000',
     },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -340,13 +343,13 @@ it('cancels the batch in flight at the provider when its sweep is cancelled', as
     );
     expect(await sweepBatchCounts(results.driver, 'cancelled')).toMatchObject({ inFlight: 0, submitted: 1, failed: 1 });
   } finally {
-    llm.batches.setDelay(300);
+    llm.batches.setDelay(PACE_MS);
   }
 }, 200_000);
 
 it('a sweep cancelled while its batch is finalizing: the provider refuses the cancel, the batch completes, the batcher ends cleanly', async () => {
   // Finalizing takes a quarter of the delay: time for the cancel to arrive then.
-  llm.batches.setDelay(24_000);
+  llm.batches.setDelay(10_000);
   try {
     await startSweep(client, results, spec(benchmark, true), items.slice(0, FEW), { id: 'cancelled-late' });
     const inFlight = await waitFor(
@@ -366,6 +369,6 @@ it('a sweep cancelled while its batch is finalizing: the provider refuses the ca
     await expect(batcher.result()).resolves.toBeDefined();
     expect(await sweepBatchCounts(results.driver, 'cancelled-late')).toMatchObject({ inFlight: 0, completed: 1 });
   } finally {
-    llm.batches.setDelay(300);
+    llm.batches.setDelay(PACE_MS);
   }
 }, 200_000);
