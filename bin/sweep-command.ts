@@ -1,6 +1,7 @@
 // `driftline sweep …`: start a benchmark sweep from a sweep file, watch it (a live progress bar
 // with rate and ETA), pause, resume or cancel it, list sweeps, export its runs, write its report.
 import { sweepBatchCounts } from '../engines/results/llm-batches';
+import { sentBatches } from '../common/llm-batch';
 import { createWriteStream } from 'node:fs';
 import type { Command } from 'commander';
 import { InvalidArgumentError, Option } from 'commander';
@@ -158,7 +159,7 @@ async function statusCommand(id: string, opts: { json?: boolean; watch?: boolean
     // Under the sweep's own lines: its batches (when it sent any), then the providers' quota.
     const writeSections = async () => {
       const b = await batches();
-      const lines = sweepBatchesLines(b && (b.submitted > 0 || b.synchronous > 0) ? b : undefined);
+      const lines = sweepBatchesLines(b && sentBatches(b) ? b : undefined);
       process.stdout.write(`${lines.map((l) => `  ${l}\n`).join('')}${quotaSection(await quota())}`);
     };
     const read = async () => {

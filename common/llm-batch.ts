@@ -49,6 +49,12 @@ export const PROVIDER_BATCH_STATUSES = [
 ] as const;
 export type ProviderBatchStatus = (typeof PROVIDER_BATCH_STATUSES)[number];
 
+/** Whether a sweep sent anything in batch mode (a batch, or a line one at a time after its
+ * resubmissions): the status views and the report show its batches only then. */
+export function sentBatches(c: Pick<SweepBatchCounts, 'submitted' | 'synchronous'>): boolean {
+  return c.submitted > 0 || c.synchronous > 0;
+}
+
 /** Statuses after which the provider does nothing more with a batch. */
 export function batchEnded(status: ProviderBatchStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'expired' || status === 'cancelled';

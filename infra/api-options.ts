@@ -2,6 +2,7 @@
 // for both ways of running the API: `npm start` (infra/start.ts, the whole stack) and
 // `driftline api` (infra/serve.ts, the API alone beside workers elsewhere).
 import { sweepBatchCounts } from '../engines/results/llm-batches';
+import { sentBatches } from '../common/llm-batch';
 import type { Client } from '@temporalio/client';
 import type { ApiOptions } from '../api/server';
 import { createReadinessCheck, type ReadinessDeps } from '../api/readiness';
@@ -80,7 +81,7 @@ export function apiOptionsFor(
       // Shown for sweeps that sent batches (batch mode).
       batches: async (id) => {
         const b = await sweepBatchCounts(services.results.driver, id);
-        return b.submitted > 0 || b.synchronous > 0 ? b : undefined;
+        return sentBatches(b) ? b : undefined;
       },
     },
   };

@@ -9,7 +9,7 @@ import { designCells, factorialAnalysis, factorialResponses, type FactorialAnaly
 import { computeSweepMetrics, type SweepMetrics } from '../metrics/sweep-metrics';
 import { judgeAgreement, rescoreLine, type JudgeAgreement, type RescoreMeta } from './judge-agreement';
 import { costLine, sweepCost, type SweepCost } from './sweep-cost';
-import type { SweepBatchCounts } from '../../common/llm-batch';
+import { sentBatches, type SweepBatchCounts } from '../../common/llm-batch';
 import { batchCountsText } from '../../common/sweep-batches-text';
 import type { RunLlmCost } from '../results/llm-ledger';
 
@@ -285,7 +285,7 @@ export function buildReportData(input: SweepReportInput): ReportData {
   };
   data.outcomes = outcomeCounts(records, data.configs);
   if (input.llmCosts) data.cost = sweepCost(input.llmCosts, records, data.configs);
-  if (input.batches && (input.batches.submitted > 0 || input.batches.synchronous > 0)) {
+  if (input.batches && sentBatches(input.batches)) {
     const { batches: _inFlight, ...counts } = input.batches;
     data.batches = counts;
   }

@@ -231,14 +231,9 @@ export class SqlBatchStore {
     ]);
     return { batchId: b.batch_id, status: b.status, customIds: ids.map((r) => r.custom_id), resubmissions: Number(b.resubmissions) };
   }
-
-  /** A sweep's batches, for its status and its report (all zero when it sent none). */
-  async sweepBatches(sweep: string): Promise<SweepBatchCounts> {
-    return sweepBatchCounts(this.db, sweep);
-  }
 }
 
-/** A sweep's batch counts (exported for readers holding only an executor); all zero when it sent none. */
+/** A sweep's batch counts, for its status views and its report; all zero when it sent none. */
 export async function sweepBatchCounts(db: SqlExecutor, sweep: string): Promise<SweepBatchCounts> {
   const batches = await db.all<{
     batch_id: string;
